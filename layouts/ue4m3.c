@@ -36,6 +36,28 @@ uint8_t fp4lr_ue4m3_encode(float v)
     return (uint8_t)(c > E4M3_MAX_CODE ? E4M3_MAX_CODE : c);
 }
 
+uint8_t fp4lr_ue4m3_encode_div(float num, double den)
+{
+    /* Largest code c with value(c) * den <= num, by bisection over the
+     * monotone codes 0x00..0x7E (value(0) = 0, so c exists). */
+    uint8_t lo = 0, hi = E4M3_MAX_CODE;
+    while (lo < hi) {
+        uint8_t mid = (uint8_t)((lo + hi + 1) / 2);
+        if ((double)fp4lr_ue4m3_decode(mid) * den <= (double)num)
+            lo = mid;
+        else
+            hi = (uint8_t)(mid - 1);
+    }
+    if (lo == E4M3_MAX_CODE)
+        return E4M3_MAX_CODE; /* satfinite */
+    /* Round between lo and lo+1 at their midpoint (5 significant bits). */
+    double m = 0.5 * ((double)fp4lr_ue4m3_decode(lo) + (double)fp4lr_ue4m3_decode((uint8_t)(lo + 1)));
+    double t = m * den;
+    if ((double)num > t || ((double)num == t && (lo & 1)))
+        return (uint8_t)(lo + 1);
+    return lo;
+}
+
 uint8_t fp4lr_e4m3_encode_rne_sat(float v)
 {
     uint8_t sign = signbit(v) ? 0x80 : 0x00;

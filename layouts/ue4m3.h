@@ -21,6 +21,13 @@ int fp4lr_ue4m3_valid(uint8_t code);
  * the NaN code, so a bad scale is visible rather than silently clamped. */
 uint8_t fp4lr_ue4m3_encode(float v);
 
+/* The unsigned code of the exact real quotient num / den (num >= 0 finite,
+ * den > 0 finite), rounded to nearest, ties to even, saturating to 448, with
+ * NO intermediate rounding: num is compared with code values and midpoints
+ * times den, each product exact in double (<= 5 + 27 significant bits for
+ * den with up to 27 bits, e.g. 6 * an fp32).  Used for NVFP4 block scales. */
+uint8_t fp4lr_ue4m3_encode_div(float num, double den);
+
 /* Signed e4m3fn encoder, round to nearest even, satfinite: |v| > 448 and
  * +-Inf -> +-448; NaN -> 0x7F (sign of the NaN is kept: 0xFF when set).
  * Same as `cvt.rn.satfinite.e4m3x2.f32`. */
