@@ -29,13 +29,13 @@ uint32_t fp4lr_minifloat_round(float a, int mbits, int emin)
         exp -= 1;
     }
 
-    /* Target quantum: 2^(exp - mbits) for normals, 2^(emin - mbits) below emin.
-     * The value in units of the quantum is sig * 2^(exp - 23 - (q - ...)). */
+    /* Target quantum (ulp): 2^(exp - mbits) in a normal binade, 2^(emin - mbits)
+     * in the subnormal range.  In units of it, a = sig * 2^shift. */
     int32_t qexp = (exp >= emin ? exp : emin) - mbits; /* log2 of the target ulp */
     int32_t shift = (exp - 23) - qexp;                 /* a = sig * 2^shift ulps */
     uint64_t units;
     if (shift >= 0) {
-        units = sig << shift; /* cannot happen for mbits < 23, kept for safety */
+        units = sig << shift; /* only for mbits >= 23: exact, no rounding */
     } else if (-shift > 40) {
         units = 0; /* far below half a quantum: rounds to zero */
     } else {

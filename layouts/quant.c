@@ -87,15 +87,48 @@ static int mx_exponent(float amax, fp4lr_mx_rounding mode)
     return e;
 }
 
-fp4lr_status fp4lr_quantize_mxfp4(const float *x, int64_t rows, int64_t K, int64_t ldx,
-                                  fp4lr_mx_rounding mode, uint8_t *q, uint8_t *sf)
-{
-    FP4LR_TRY(check_shape(FP4LR_MXFP4, x, q, sf, rows, K));
-    FP4LR_TRY(check_ld(K, ldx));
-    if (mode != FP4LR_MX_FLOOR && mode != FP4LR_MX_ROUND_UP)
-        return fp4lr_fail(FP4LR_E_INVALID, "MX_ROUNDING", "unknown MX rounding mode %d", (int)mode);
+/* How one format turns a block amax into a stored scale and back. */
+typedef struct block_scaler {
+    fp4lr_format format;
+    fp4lr_mx_rounding mode; /* MXFP4 */
+    double g;               /* global scale (1 when quantizing MXFP4) */
+} block_scaler;
 
-    const int B = 32;
+/* The stored scale code of a block with finite amax. */
+static uint8_t scale_code(const block_scaler *s, float amax)
+{
+    if (s->format == FP4LR_MXFP4) {
+        if (amax == 0.0f)
+            return 0x00; /* all-zero block: the smallest scale, 2^-127 */
+        return fp4lr_ue8m0_from_exponent(mx_exponent(amax, s->mode)); /* clamp 0..254 */
+    }
+    /* The exact real amax / (6 g), rounded once to ue4m3, RNE, satfinite
+     * (6 g is exact in double: 3 + 24 significant bits). */
+    uint8_t code = fp4lr_ue4m3_encode_div(amax, 6.0 * s->g);
+    /* Never zero for a non-zero block: bump to the smallest subnormal. */
+    if (code == 0x00 && amax > 0.0f)
+        code = 0x01;
+    return code;
+}
+
+/* The NaN scale code of the format. */
+static uint8_t scale_nan(const block_scaler *s) { return s->format == FP4LR_MXFP4 ? UE8M0_NAN : UE4M3_NAN; }
+
+/* The real value one element code is multiplied by: g * scale, exact in
+ * double (at most 24 + 4 significant bits); NaN for a NaN code. */
+static double scale_value(const block_scaler *s, uint8_t code)
+{
+    if (s->format == FP4LR_MXFP4)
+        return code == UE8M0_NAN ? NAN : s->g * ldexp(1.0, (int)code - 127);
+    return s->g * (double)fp4lr_ue4m3_decode(code);
+}
+
+/* Quantizes every block of x (shape already checked): scale into the atom
+ * layout (padding zeroed), elements packed two per byte. */
+static void quantize_blocks(const block_scaler *s, const float *x, int64_t rows, int64_t K, int64_t ldx,
+                            uint8_t *q, uint8_t *sf)
+{
+    const int B = fp4lr_format_block(s->format);
     int64_t kv = K / B;
     memset(sf, 0, fp4lr_sf_bytes(rows, kv)); /* padding bytes are zero */
     for (int64_t i = 0; i < rows; i++) {
@@ -105,20 +138,29 @@ fp4lr_status fp4lr_quantize_mxfp4(const float *x, int64_t rows, int64_t K, int64
             const float *v = xr + c * B;
             int finite;
             float amax = block_amax(v, B, &finite);
-            uint8_t code;
-            if (!finite)
-                code = UE8M0_NAN;
-            else if (amax == 0.0f)
-                code = 0x00; /* all-zero block: the smallest scale, 2^-127 */
-            else
-                code = fp4lr_ue8m0_from_exponent(mx_exponent(amax, mode)); /* clamp 0..254 */
+            uint8_t code = finite ? scale_code(s, amax) : scale_nan(s);
             sf[fp4lr_sf_offset_inline(i, c, kv)] = code;
 
-            double d = ldexp(1.0, (int)code - 127); /* the stored scale, exact */
-            for (int k = 0; k < B; k++)
-                fp4lr_fp4_set(qr, c * B + k, finite ? fp4lr_e2m1_encode_div(v[k], d) : 0);
+            double d = scale_value(s, code);
+            for (int k = 0; k < B; k++) {
+                /* Exact quotient, one RNE rounding.  A zero NVFP4 block has
+                 * d = 0: its elements are +-0 and encode as such. */
+                uint8_t e = !finite ? 0 : d > 0.0 ? fp4lr_e2m1_encode_div(v[k], d) : fp4lr_e2m1_encode(v[k]);
+                fp4lr_fp4_set(qr, c * B + k, e);
+            }
         }
     }
+}
+
+fp4lr_status fp4lr_quantize_mxfp4(const float *x, int64_t rows, int64_t K, int64_t ldx,
+                                  fp4lr_mx_rounding mode, uint8_t *q, uint8_t *sf)
+{
+    FP4LR_TRY(check_shape(FP4LR_MXFP4, x, q, sf, rows, K));
+    FP4LR_TRY(check_ld(K, ldx));
+    if (mode != FP4LR_MX_FLOOR && mode != FP4LR_MX_ROUND_UP)
+        return fp4lr_fail(FP4LR_E_INVALID, "MX_ROUNDING", "unknown MX rounding mode %d", (int)mode);
+    block_scaler s = {FP4LR_MXFP4, mode, 1.0};
+    quantize_blocks(&s, x, rows, K, ldx, q, sf);
     return fp4lr_ok();
 }
 
@@ -150,39 +192,8 @@ fp4lr_status fp4lr_quantize_nvfp4(const float *x, int64_t rows, int64_t K, int64
     if (!isfinite(g) || !(g > 0.0f))
         return fp4lr_fail(FP4LR_E_INVALID, "GLOBAL_SCALE", "global scale %g must be finite and > 0",
                           (double)g);
-
-    const int B = 16;
-    int64_t kv = K / B;
-    double six_g = 6.0 * (double)g; /* exact: 3 + 24 significant bits */
-    memset(sf, 0, fp4lr_sf_bytes(rows, kv));
-    for (int64_t i = 0; i < rows; i++) {
-        const float *xr = x + i * ldx;
-        uint8_t *qr = q + i * (K / 2);
-        for (int64_t c = 0; c < kv; c++) {
-            const float *v = xr + c * B;
-            int finite;
-            float amax = block_amax(v, B, &finite);
-            uint8_t code;
-            if (!finite) {
-                code = UE4M3_NAN;
-            } else {
-                /* The exact real amax / (6 g), rounded once to ue4m3, RNE, satfinite. */
-                code = fp4lr_ue4m3_encode_div(amax, six_g);
-                /* Never zero for a non-zero block: bump to the smallest subnormal. */
-                if (code == 0x00 && amax > 0.0f)
-                    code = 0x01;
-            }
-            sf[fp4lr_sf_offset_inline(i, c, kv)] = code;
-
-            double d = (double)g * (double)fp4lr_ue4m3_decode(code); /* exact */
-            for (int k = 0; k < B; k++) {
-                /* A zero block has d = 0: every element is 0 and encodes as such. */
-                uint8_t e = !finite ? 0 : d > 0.0 ? fp4lr_e2m1_encode_div(v[k], d)
-                                                  : fp4lr_e2m1_encode(v[k]);
-                fp4lr_fp4_set(qr, c * B + k, e);
-            }
-        }
-    }
+    block_scaler s = {FP4LR_NVFP4, FP4LR_MX_FLOOR, (double)g};
+    quantize_blocks(&s, x, rows, K, ldx, q, sf);
     return fp4lr_ok();
 }
 
@@ -204,15 +215,14 @@ fp4lr_status fp4lr_dequantize(fp4lr_format f, const uint8_t *q, const uint8_t *s
                                       "ue4m3 scale (%lld, %lld) = 0x%02X has its sign bit set",
                                       (long long)i, (long long)c, fp4lr_sf_get(sf, i, c, kv));
 
+    block_scaler s = {f, FP4LR_MX_FLOOR, (double)g};
     for (int64_t i = 0; i < rows; i++) {
         const uint8_t *qr = q + i * (K / 2);
         for (int64_t k = 0; k < K; k++) {
-            uint8_t sc = fp4lr_sf_get(sf, i, k / B, kv);
-            double s = f == FP4LR_NVFP4 ? (double)g * fp4lr_ue4m3_decode(sc)
-                                        : (double)fp4lr_ue8m0_decode(sc);
+            double d = scale_value(&s, fp4lr_sf_get(sf, i, k / B, kv));
             /* e2m1 * scale (* g) is exact in double; one rounding to fp32
              * (MX values above FLT_MAX, e.g. 6 * 2^127, become Inf). */
-            out[i * K + k] = (float)((double)fp4lr_e2m1_decode(fp4lr_fp4_get(qr, k)) * s);
+            out[i * K + k] = (float)((double)fp4lr_e2m1_decode(fp4lr_fp4_get(qr, k)) * d);
         }
     }
     return fp4lr_ok();

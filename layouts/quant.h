@@ -36,8 +36,10 @@ float fp4lr_nvfp4_global_scale(const float *x, int64_t rows, int64_t K, int64_t 
 fp4lr_status fp4lr_quantize_nvfp4(const float *x, int64_t rows, int64_t K, int64_t ldx,
                                   float g, uint8_t *q, uint8_t *sf);
 
-/* out[i*K + k] = g * e2m1(q[i,k]) * scale(sf[i, k/B]) (g = 1 for MXFP4).
- * Rules: NULL_POINTER, M_POSITIVE, K_MULTIPLE, FORMAT. */
+/* out[i*K + k] = g * e2m1(q[i,k]) * scale(sf[i, k/B]), formed exactly and
+ * rounded once to fp32; pass g = 1 for MXFP4 (alpha is 1 there).
+ * Rules: NULL_POINTER, M_POSITIVE, K_MULTIPLE, FORMAT, SCALE_SIGN (an NVFP4
+ * scale byte with bit 7 set; 0x7F NaN scales are accepted and give NaN). */
 fp4lr_status fp4lr_dequantize(fp4lr_format f, const uint8_t *q, const uint8_t *sf, int64_t rows,
                               int64_t K, float g, float *out);
 

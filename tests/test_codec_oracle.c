@@ -81,18 +81,35 @@ static void free_oracle(oracle o)
     free(o.enc);
 }
 
-/* Counts disagreements, reports the first, and fails if there is any. */
-#define EXPECT_NO_MISMATCH(nbad, first_i, o, ours_at_first, what)                                  \
-    cr_assert_eq((nbad), 0u, "%s: %u of %u inputs differ; first x = %a (0x%08X): ml_dtypes 0x%02X, ours 0x%02X", \
-                 (what), (nbad), ORACLE_N, (double)(o).x[first_i], bits_of((o).x[first_i]),     \
-                 (o).enc[first_i], (ours_at_first))
+/* Disagreements with the oracle: how many, and the first one. */
+typedef struct tally {
+    unsigned bad, compared;
+    uint32_t first;
+    uint8_t first_ours, first_want;
+} tally;
+
+static void count(tally *t, uint32_t i, uint8_t ours, uint8_t want)
+{
+    t->compared++;
+    if (ours != want && t->bad++ == 0) {
+        t->first = i;
+        t->first_ours = ours;
+        t->first_want = want;
+    }
+}
+
+static void expect_agreement(const tally *t, const oracle *o, const char *what)
+{
+    cr_assert_eq(t->bad, 0u, "%s: %u of %u inputs differ; first x = %a (0x%08X): expected 0x%02X, ours 0x%02X",
+                 what, t->bad, t->compared, (double)o->x[t->first], bits_of(o->x[t->first]), t->first_want,
+                 t->first_ours);
+}
 
 Test(codec_oracle, e2m1_encode_matches_on_every_non_nan_input)
 {
     oracle o = load_oracle("codec_enc_e2m1.u8");
-    unsigned nbad = 0, nnan = 0, compared = 0;
-    uint32_t first = 0;
-    uint8_t first_ours = 0;
+    tally t = {0};
+    unsigned nnan = 0;
     for (uint32_t i = 0; i < ORACLE_N; i++) {
         if (isnan(o.x[i])) {
             /* ml_dtypes: a zero with the NaN's sign flipped; ours: +0. */
@@ -102,15 +119,11 @@ Test(codec_oracle, e2m1_encode_matches_on_every_non_nan_input)
             continue;
         }
         uint8_t ours = fp4lr_e2m1_encode(o.x[i]);
-        compared++;
-        if (ours != o.enc[i] && nbad++ == 0) {
-            first = i;
-            first_ours = ours;
-        }
+        count(&t, i, ours, o.enc[i]);
     }
-    EXPECT_NO_MISMATCH(nbad, first, o, first_ours, "e2m1");
+    expect_agreement(&t, &o, "e2m1");
     cr_expect_gt(nnan, 0u);
-    cr_expect_gt(compared, ORACLE_N - 2000u);
+    cr_expect_gt(t.compared, ORACLE_N - 2000u);
     free_oracle(o);
 }
 
@@ -118,41 +131,39 @@ Test(codec_oracle, e2m1_encode_matches_on_every_non_nan_input)
 Test(codec_oracle, e2m1_encode_div_matches_on_scaled_inputs)
 {
     oracle o = load_oracle("codec_enc_e2m1.u8");
-    unsigned nbad = 0, compared = 0;
-    uint32_t first = 0;
-    uint8_t first_ours = 0;
+    tally t = {0};
     for (uint32_t i = 0; i < ORACLE_N; i++) {
         float x = o.x[i];
         if (!isfinite(x) || fabsf(x) < 0x1p-100f || fabsf(x) > 0x1p100f)
             continue;
         int k = (int)(i % 61) - 30; /* scale by 2^-30 .. 2^30, exact for these x */
         uint8_t ours = fp4lr_e2m1_encode_div(ldexpf(x, k), ldexp(1.0, k));
-        compared++;
-        if (ours != o.enc[i] && nbad++ == 0) {
-            first = i;
-            first_ours = ours;
-        }
+        count(&t, i, ours, o.enc[i]);
     }
-    EXPECT_NO_MISMATCH(nbad, first, o, first_ours, "e2m1 encode_div");
-    cr_expect_gt(compared, ORACLE_N / 2);
+    expect_agreement(&t, &o, "e2m1 encode_div");
+    cr_expect_gt(t.compared, ORACLE_N / 2);
+    free_oracle(o);
+}
+
+/* An encoder that must reproduce ml_dtypes on every input, NaN included. */
+static void expect_encoder_matches(const char *enc_file, uint8_t (*encode)(float), const char *what)
+{
+    oracle o = load_oracle(enc_file);
+    tally t = {0};
+    for (uint32_t i = 0; i < ORACLE_N; i++)
+        count(&t, i, encode(o.x[i]), o.enc[i]);
+    expect_agreement(&t, &o, what);
     free_oracle(o);
 }
 
 Test(codec_oracle, e4m3fn_nonsat_matches_every_input)
 {
-    oracle o = load_oracle("codec_enc_e4m3fn.u8");
-    unsigned nbad = 0;
-    uint32_t first = 0;
-    uint8_t first_ours = 0;
-    for (uint32_t i = 0; i < ORACLE_N; i++) {
-        uint8_t ours = fp4lr_e4m3_encode_rne_nonsat(o.x[i]);
-        if (ours != o.enc[i] && nbad++ == 0) {
-            first = i;
-            first_ours = ours;
-        }
-    }
-    EXPECT_NO_MISMATCH(nbad, first, o, first_ours, "e4m3fn nonsat");
-    free_oracle(o);
+    expect_encoder_matches("codec_enc_e4m3fn.u8", fp4lr_e4m3_encode_rne_nonsat, "e4m3fn nonsat");
+}
+
+Test(codec_oracle, e8m0fnu_matches_every_input)
+{
+    expect_encoder_matches("codec_enc_e8m0fnu.u8", fp4lr_ue8m0_encode_rne, "e8m0fnu");
 }
 
 /* Saturating variant: equal to ml_dtypes wherever ml_dtypes gives a finite
@@ -160,9 +171,8 @@ Test(codec_oracle, e4m3fn_nonsat_matches_every_input)
 Test(codec_oracle, e4m3fn_sat_matches_except_overflow)
 {
     oracle o = load_oracle("codec_enc_e4m3fn.u8");
-    unsigned nbad = 0, overflows = 0;
-    uint32_t first = 0;
-    uint8_t first_ours = 0;
+    tally t = {0};
+    unsigned overflows = 0;
     for (uint32_t i = 0; i < ORACLE_N; i++) {
         float x = o.x[i];
         uint8_t ours = fp4lr_e4m3_encode_rne_sat(x);
@@ -171,12 +181,9 @@ Test(codec_oracle, e4m3fn_sat_matches_except_overflow)
             want = (uint8_t)((want & 0x80) | 0x7E);
             overflows++;
         }
-        if (ours != want && nbad++ == 0) {
-            first = i;
-            first_ours = ours;
-        }
+        count(&t, i, ours, want);
     }
-    EXPECT_NO_MISMATCH(nbad, first, o, first_ours, "e4m3fn sat");
+    expect_agreement(&t, &o, "e4m3fn sat");
     cr_expect_gt(overflows, 1000u);
     free_oracle(o);
 }
@@ -186,9 +193,7 @@ Test(codec_oracle, e4m3fn_sat_matches_except_overflow)
 Test(codec_oracle, ue4m3_matches_on_non_negative_inputs)
 {
     oracle o = load_oracle("codec_enc_e4m3fn.u8");
-    unsigned nbad = 0, compared = 0;
-    uint32_t first = 0;
-    uint8_t first_ours = 0;
+    tally t = {0};
     for (uint32_t i = 0; i < ORACLE_N; i++) {
         float x = o.x[i];
         uint8_t ours = fp4lr_ue4m3_encode(x);
@@ -198,32 +203,11 @@ Test(codec_oracle, ue4m3_matches_on_non_negative_inputs)
         }
         /* -0 is 0x80 in ml_dtypes; the unsigned scale has no sign: 0x00. */
         uint8_t want = o.enc[i] == 0x7F ? 0x7E : (uint8_t)(o.enc[i] & 0x7F);
-        compared++;
-        if (ours != want && nbad++ == 0) {
-            first = i;
-            first_ours = ours;
-        }
+        count(&t, i, ours, want);
         if (isfinite(x))
             cr_expect_eq(fp4lr_ue4m3_encode_div(x, 1.0), ours, "encode_div(%a, 1)", (double)x);
     }
-    EXPECT_NO_MISMATCH(nbad, first, o, first_ours, "ue4m3");
-    cr_expect_gt(compared, ORACLE_N / 3);
-    free_oracle(o);
-}
-
-Test(codec_oracle, e8m0fnu_matches_every_input)
-{
-    oracle o = load_oracle("codec_enc_e8m0fnu.u8");
-    unsigned nbad = 0;
-    uint32_t first = 0;
-    uint8_t first_ours = 0;
-    for (uint32_t i = 0; i < ORACLE_N; i++) {
-        uint8_t ours = fp4lr_ue8m0_encode_rne(o.x[i]);
-        if (ours != o.enc[i] && nbad++ == 0) {
-            first = i;
-            first_ours = ours;
-        }
-    }
-    EXPECT_NO_MISMATCH(nbad, first, o, first_ours, "e8m0fnu");
+    expect_agreement(&t, &o, "ue4m3");
+    cr_expect_gt(t.compared, ORACLE_N / 3);
     free_oracle(o);
 }
