@@ -42,7 +42,7 @@ FORMATS = {
 # tests/test_sm90a_instances.c); lower counts exist for the stage sweep.
 INSTANCES = [
     ("nvfp4", "dense", 1, 4),
-    ("mxfp4", "dense", 1, 4),
+    ("mxfp4", "dense", 1, 5),
     ("nvfp4", "dense", 1, 2),
     ("nvfp4", "dense", 1, 3),
 ]

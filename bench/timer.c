@@ -1,0 +1,64 @@
+/* CUDA-event timing with medians (see timer.h). */
+#include "timer.h"
+
+#include <stdlib.h>
+
+enum { MAX_REPS = 1024 };
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+fp4lr_status fp4lr_time(const fp4lr_ctx *ctx, fp4lr_timed_fn fn, void *user, int warmup, int reps,
+                        CUstream stream, fp4lr_timing *out)
+{
+    const fp4lr_driver *drv = ctx->drv;
+    if (reps < 1 || reps > MAX_REPS || warmup < 0)
+        return fp4lr_fail(FP4LR_E_INVALID, "TIMER_REPS", "repetitions must be 1..%d (got %d), warm-up >= 0",
+                          MAX_REPS, reps);
+    for (int i = 0; i < warmup; i++)
+        FP4LR_TRY(fn(user, i, stream));
+    CUevent ev[MAX_REPS + 1];
+    int made = 0;
+    fp4lr_status st = fp4lr_ok();
+    for (; made <= reps; made++) {
+        CUresult r = drv->cuEventCreate(&ev[made], CU_EVENT_DEFAULT);
+        if (r != CUDA_SUCCESS) {
+            st = fp4lr_cu_status(drv, r, "cuEventCreate", __FILE__, __LINE__);
+            break;
+        }
+    }
+    double ms[MAX_REPS];
+    if (st.code == FP4LR_OK) {
+        CUresult r = drv->cuEventRecord(ev[0], stream);
+        if (r != CUDA_SUCCESS)
+            st = fp4lr_cu_status(drv, r, "cuEventRecord", __FILE__, __LINE__);
+        for (int i = 0; i < reps && st.code == FP4LR_OK; i++) {
+            st = fn(user, warmup + i, stream);
+            if (st.code == FP4LR_OK && (r = drv->cuEventRecord(ev[i + 1], stream)) != CUDA_SUCCESS)
+                st = fp4lr_cu_status(drv, r, "cuEventRecord", __FILE__, __LINE__);
+        }
+        if (st.code == FP4LR_OK && (r = drv->cuEventSynchronize(ev[reps])) != CUDA_SUCCESS)
+            st = fp4lr_cu_status(drv, r, "cuEventSynchronize", __FILE__, __LINE__);
+        for (int i = 0; i < reps && st.code == FP4LR_OK; i++) {
+            float f = 0;
+            if ((r = drv->cuEventElapsedTime(&f, ev[i], ev[i + 1])) != CUDA_SUCCESS)
+                st = fp4lr_cu_status(drv, r, "cuEventElapsedTime", __FILE__, __LINE__);
+            ms[i] = f;
+        }
+    }
+    for (int i = 0; i < made; i++)
+        drv->cuEventDestroy(ev[i]);
+    if (st.code != FP4LR_OK)
+        return st;
+    qsort(ms, (size_t)reps, sizeof ms[0], cmp_double);
+    out->reps = reps;
+    out->min_ms = ms[0];
+    out->max_ms = ms[reps - 1];
+    out->median_ms = reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
+    out->p10_ms = ms[reps / 10];
+    out->p90_ms = ms[(reps * 9) / 10 < reps ? (reps * 9) / 10 : reps - 1];
+    return fp4lr_ok();
+}

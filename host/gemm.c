@@ -1,0 +1,97 @@
+/* Dispatch of planned problems to the kernels, and the runtime's kernel cache. */
+#include "gemm.h"
+
+#include <string.h>
+
+#include "launch.h"
+#include "sm90a_dense.h"
+
+fp4lr_status fp4lr_runtime_init(fp4lr_runtime *rt, fp4lr_ctx *ctx, const char *kernel_dir)
+{
+    if (!rt || !ctx)
+        return fp4lr_fail(FP4LR_E_INVALID, "NULL_POINTER", "fp4lr_runtime_init: runtime and context are required");
+    memset(rt, 0, sizeof *rt);
+    rt->ctx = ctx;
+    rt->kernel_dir = fp4lr_kernel_dir(kernel_dir);
+    return fp4lr_ok();
+}
+
+void fp4lr_runtime_release(fp4lr_runtime *rt)
+{
+    if (!rt)
+        return;
+    for (int i = 0; i < rt->nkernels; i++)
+        fp4lr_module_unload(&rt->kernels[i].module);
+    rt->nkernels = 0;
+}
+
+fp4lr_status fp4lr_runtime_plan(const fp4lr_runtime *rt, const fp4lr_problem *p,
+                                const fp4lr_plan_opts *opts, fp4lr_plan *out)
+{
+    const char *arch_name = NULL;
+    FP4LR_TRY(fp4lr_ctx_arch(rt->ctx, &arch_name));
+    fp4lr_arch arch = strcmp(arch_name, "sm90a") == 0 ? FP4LR_ARCH_SM90A : FP4LR_ARCH_SM100A;
+    fp4lr_plan_opts o;
+    if (opts)
+        o = *opts;
+    else
+        memset(&o, 0, sizeof o);
+    if (o.smem_capacity == 0)
+        o.smem_capacity = rt->ctx->max_smem_optin;
+    return fp4lr_plan_make(p, arch, &o, out);
+}
+
+fp4lr_status fp4lr_runtime_kernel(fp4lr_runtime *rt, const fp4lr_plan *plan, fp4lr_kernel **out)
+{
+    for (int i = 0; i < rt->nkernels; i++)
+        if (strcmp(rt->kernels[i].entry, plan->entry) == 0) {
+            *out = &rt->kernels[i];
+            return fp4lr_ok();
+        }
+    if (rt->nkernels == FP4LR_RUNTIME_MAX_KERNELS)
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "RUNTIME_FULL", "the runtime holds %d kernels already",
+                          FP4LR_RUNTIME_MAX_KERNELS);
+    fp4lr_kernel *k = &rt->kernels[rt->nkernels];
+    memset(k, 0, sizeof *k);
+    snprintf(k->entry, sizeof k->entry, "%s", plan->entry);
+    FP4LR_TRY(fp4lr_module_load_cubin(rt->ctx, rt->kernel_dir, plan->entry, &k->module, NULL));
+    fp4lr_status st = fp4lr_module_function(&k->module, plan->entry, &k->fn);
+    if (st.code == FP4LR_OK) {
+        fp4lr_func_expect ex = {.max_regs = 65536 / plan->block_threads / 8 * 8,
+                                .dyn_smem = (int)plan->smem_bytes,
+                                .max_static_smem = 0,
+                                .threads = plan->block_threads};
+        st = fp4lr_func_prepare(rt->ctx, k->fn, plan->entry, &ex, &k->info);
+    }
+    if (st.code == FP4LR_OK) {
+        unsigned block[3] = {(unsigned)plan->block_threads, 1, 1};
+        st = fp4lr_occupancy_grid(rt->ctx, k->fn, block, (unsigned)plan->smem_bytes,
+                                  (unsigned)plan->cluster, &k->max_ctas);
+    }
+    if (st.code != FP4LR_OK) {
+        fp4lr_module_unload(&k->module);
+        return st;
+    }
+    rt->nkernels++;
+    *out = k;
+    return fp4lr_ok();
+}
+
+fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *dev, CUstream stream)
+{
+    if (!rt || !plan || !dev)
+        return fp4lr_fail(FP4LR_E_INVALID, "NULL_POINTER", "fp4lr_gemm: runtime, plan and arguments are required");
+    FP4LR_TRY(fp4lr_problem_validate(&plan->problem));
+    FP4LR_TRY(fp4lr_args_validate(&plan->problem, dev));
+    if (plan->arch == FP4LR_ARCH_SM90A && plan->family == FP4LR_FAMILY_DENSE) {
+        fp4lr_sm90a_dense_params prm;
+        FP4LR_TRY(fp4lr_sm90a_dense_params_make(rt->ctx, plan, dev, &prm));
+        fp4lr_kernel *k = NULL;
+        FP4LR_TRY(fp4lr_runtime_kernel(rt, plan, &k));
+        return fp4lr_sm90a_dense_launch(rt->ctx, k->fn, plan, &prm, k->max_ctas, stream);
+    }
+    return fp4lr_fail(FP4LR_E_UNSUPPORTED, "NO_KERNEL",
+                      "no %s %s kernel is built yet (plan entry %s)",
+                      plan->arch == FP4LR_ARCH_SM90A ? "sm_90a" : "sm_100a",
+                      fp4lr_family_name(plan->family), plan->entry);
+}

@@ -1,0 +1,48 @@
+/* The public entry: run a planned problem on the device.
+ *
+ * An fp4lr_runtime holds a device context and the kernels loaded so far (one
+ * module per entry, loaded on first use); it is the only state, and it is the
+ * caller's.  fp4lr_gemm is asynchronous on `stream`. */
+#ifndef FP4LR_GEMM_H
+#define FP4LR_GEMM_H
+
+#include "device.h"
+#include "module.h"
+#include "plan.h"
+#include "problem.h"
+
+#define FP4LR_RUNTIME_MAX_KERNELS 32
+
+typedef struct fp4lr_kernel {
+    char entry[FP4LR_ENTRY_NAME_LEN];
+    fp4lr_module module;
+    CUfunction fn;
+    fp4lr_func_info info;
+    int max_ctas;        /* co-resident CTAs on the device (persistent grid) */
+} fp4lr_kernel;
+
+typedef struct fp4lr_runtime {
+    fp4lr_ctx *ctx;      /* not owned */
+    const char *kernel_dir;
+    fp4lr_kernel kernels[FP4LR_RUNTIME_MAX_KERNELS];
+    int nkernels;
+} fp4lr_runtime;
+
+/* kernel_dir NULL: $FP4LR_KERNEL_DIR or build/ptx. */
+fp4lr_status fp4lr_runtime_init(fp4lr_runtime *rt, fp4lr_ctx *ctx, const char *kernel_dir);
+void fp4lr_runtime_release(fp4lr_runtime *rt);
+
+/* The plan of `p` for the runtime's device (arch from its compute capability,
+ * shared-memory capacity from its opt-in limit). */
+fp4lr_status fp4lr_runtime_plan(const fp4lr_runtime *rt, const fp4lr_problem *p,
+                                const fp4lr_plan_opts *opts, fp4lr_plan *out);
+
+/* Loads (once) and checks the plan's kernel: registers, local memory (0) and
+ * shared memory against the plan. */
+fp4lr_status fp4lr_runtime_kernel(fp4lr_runtime *rt, const fp4lr_plan *plan, fp4lr_kernel **out);
+
+/* Runs the plan on device buffers `dev` (device addresses in the pointers),
+ * asynchronously on `stream`. */
+fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *dev, CUstream stream);
+
+#endif

@@ -1,0 +1,126 @@
+/* Tensor maps, parameters and launch of the sm_90a dense kernels.
+ *
+ * The maps follow the kernel header written by tools/gen_sm90a.py:
+ *   A, W   UINT8 {K/2, rows}, box {64, 128 | 256}, 64-byte swizzle: one K stage
+ *          (128 fp4 = 64 bytes) of the tile's rows; out-of-bounds rows read 0.
+ *   SFA/W  UINT8 3-D view {256, 2*KA, ceil(rows/128)} of the 128x4 atom buffer
+ *          (KA = atoms per 128-row block = ceil(K/block/4)); a box is the stage's
+ *          atoms of one (A) or two (W) row blocks, as raw bytes.
+ *   Y      BF16 {N, M}, box {64, 64}, 128-byte swizzle; stores clip at the edges. */
+#include "sm90a_dense.h"
+
+#include <string.h>
+
+#include "launch.h"
+#include "tensormap.h"
+
+enum { TILE_M = 128, TILE_N = 256, TILE_K = 128 };
+
+static fp4lr_tmap_desc tmap_fp4(CUdeviceptr addr, int64_t rows, int64_t K, uint32_t box_rows)
+{
+    fp4lr_tmap_desc d;
+    memset(&d, 0, sizeof d);
+    d.dtype = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    d.rank = 2;
+    d.addr = addr;
+    d.dims[0] = (uint64_t)K / 2;
+    d.dims[1] = (uint64_t)rows;
+    d.strides[0] = (uint64_t)K / 2;
+    d.box[0] = TILE_K / 2;
+    d.box[1] = box_rows;
+    d.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+    d.swizzle = CU_TENSOR_MAP_SWIZZLE_64B;
+    d.promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+    d.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+    return d;
+}
+
+static fp4lr_tmap_desc tmap_scales(CUdeviceptr addr, int64_t rows, int64_t katoms,
+                                   uint32_t katoms_stage, uint32_t box_blocks)
+{
+    fp4lr_tmap_desc d;
+    memset(&d, 0, sizeof d);
+    d.dtype = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    d.rank = 3;
+    d.addr = addr;
+    d.dims[0] = 256;                          /* half an atom */
+    d.dims[1] = (uint64_t)(2 * katoms);       /* half-atoms of one 128-row block */
+    d.dims[2] = (uint64_t)((rows + 127) / 128);
+    d.strides[0] = 256;
+    d.strides[1] = (uint64_t)(512 * katoms);
+    d.box[0] = 256;
+    d.box[1] = 2 * katoms_stage;
+    d.box[2] = box_blocks;
+    d.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+    d.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
+    d.promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+    d.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+    return d;
+}
+
+fp4lr_status fp4lr_sm90a_dense_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *plan,
+                                           const fp4lr_args *dev, fp4lr_sm90a_dense_params *out)
+{
+    const fp4lr_problem *p = &plan->problem;
+    if (plan->arch != FP4LR_ARCH_SM90A || plan->family != FP4LR_FAMILY_DENSE)
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM90A_DENSE_PLAN",
+                          "plan %s is not an sm_90a dense plan", plan->entry);
+    if (plan->tile_m != TILE_M || plan->tile_n != TILE_N || plan->tile_k != TILE_K || plan->cluster != 1)
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM90A_DENSE_TILE",
+                          "sm_90a dense kernels exist for tile %dx%dx%d, cluster 1; the plan asks %dx%dx%d, cluster %d",
+                          TILE_M, TILE_N, TILE_K, plan->tile_m, plan->tile_n, plan->tile_k, plan->cluster);
+    if (p->out != FP4LR_OUT_BF16)
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM90A_DENSE_OUT",
+                          "sm_90a dense kernels write bf16; %s output is not built yet", fp4lr_out_name(p->out));
+
+    const int64_t block = fp4lr_format_block(p->format);
+    const int64_t katoms = (p->K / block + 3) / 4;
+    const uint32_t katoms_stage = (uint32_t)(TILE_K / block / 4);
+
+    memset(out, 0, sizeof *out);
+    fp4lr_tmap_desc d = tmap_fp4((CUdeviceptr)(uintptr_t)dev->A, p->M, p->K, TILE_M);
+    FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmA, &d));
+    d = tmap_fp4((CUdeviceptr)(uintptr_t)dev->W, p->N, p->K, TILE_N);
+    FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmW, &d));
+    d = tmap_scales((CUdeviceptr)(uintptr_t)dev->SFA, p->M, katoms, katoms_stage, 1);
+    FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmSFA, &d));
+    d = tmap_scales((CUdeviceptr)(uintptr_t)dev->SFW, p->N, katoms, katoms_stage, 2);
+    FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmSFW, &d));
+
+    memset(&d, 0, sizeof d);
+    d.dtype = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    d.rank = 2;
+    d.addr = (CUdeviceptr)(uintptr_t)dev->Y;
+    d.dims[0] = (uint64_t)p->N;
+    d.dims[1] = (uint64_t)p->M;
+    d.strides[0] = (uint64_t)p->ldY * 2;
+    d.box[0] = 64;
+    d.box[1] = 64;
+    d.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+    d.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+    d.promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;
+    d.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+    FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmY, &d));
+
+    out->num_k_stages = (uint32_t)((p->K + TILE_K - 1) / TILE_K);
+    out->alpha = dev->alpha;
+    out->tiles_m = (uint32_t)((p->M + TILE_M - 1) / TILE_M);
+    out->tiles_n = (uint32_t)((p->N + TILE_N - 1) / TILE_N);
+    out->group = FP4LR_SM90A_GROUP;
+    return fp4lr_ok();
+}
+
+fp4lr_status fp4lr_sm90a_dense_launch(const fp4lr_ctx *ctx, CUfunction f, const fp4lr_plan *plan,
+                                      fp4lr_sm90a_dense_params *prm, int grid, CUstream stream)
+{
+    void *args[] = {&prm->tmA, &prm->tmW, &prm->tmSFA, &prm->tmSFW, &prm->tmY,
+                    &prm->num_k_stages, &prm->alpha, &prm->tiles_m, &prm->tiles_n, &prm->group};
+    int64_t tiles = (int64_t)prm->tiles_m * prm->tiles_n;
+    if (grid > tiles)
+        grid = (int)tiles;
+    if (grid < 1)
+        grid = 1;
+    unsigned g[3] = {(unsigned)grid, 1, 1};
+    unsigned b[3] = {(unsigned)plan->block_threads, 1, 1};
+    return fp4lr_launch(ctx, f, g, b, (unsigned)plan->smem_bytes, 1, stream, args);
+}
