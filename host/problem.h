@@ -39,18 +39,38 @@ typedef struct fp4lr_args {
     void *Y;
 } fp4lr_args;
 
-/* Replace 0 leading dimensions by their packed defaults. */
+/* The largest rank accepted (OPERATOR.md §2 asks for at least 1024; ranks
+ * beyond what shared memory holds at once are streamed in chunks). */
+#define FP4LR_RANK_MAX 8192
+
+/* Replace 0 leading dimensions by their packed defaults (ldL = ldU = r, ldY = N). */
 void fp4lr_problem_resolve(fp4lr_problem *p);
 
 /* Checks every rule of OPERATOR.md §2 on the shapes; a violation returns
- * FP4LR_E_INVALID with status.rule naming the rule (see problem.c). */
+ * FP4LR_E_INVALID with status.rule naming the rule and a message naming the
+ * offending value.  Rules, in the order they are checked:
+ *   FORMAT, OUT_TYPE            enum values known
+ *   M_POSITIVE, N_POSITIVE, K_POSITIVE
+ *   K_MULTIPLE                  K % 64 (NVFP4) or % 128 (MXFP4): one scale-atom column
+ *   R_MULTIPLE, R_MAX           r = 0 or a positive multiple of 16, r <= FP4LR_RANK_MAX
+ *   LDL_MIN, LDL_ALIGN          ldL >= r, ldL*2 % 16 == 0      (only when r > 0)
+ *   LDU_MIN, LDU_ALIGN          ldU >= r, ldU*2 % 16 == 0      (only when r > 0)
+ *   LDY_MIN, LDY_ALIGN          ldY >= N, ldY*out_bytes % 16 == 0
+ *   DIM_LIMIT                   tensor-map limits (every global dimension <= 2^32,
+ *                               every stride < 2^40) and no int64 overflow of a size
+ * Works on resolved and unresolved problems (a 0 leading dimension is read as packed). */
 fp4lr_status fp4lr_problem_validate(const fp4lr_problem *p);
 
-/* Checks the argument pointers: required ones present, optional ones consistent
- * with has_wc/has_beta/r, every pointer 16-byte aligned. */
+/* Checks the argument pointers (call after fp4lr_problem_validate):
+ *   NULL_POINTER  A, SFA, W, SFW, Y always; L, U when r > 0; wc when has_wc;
+ *                 beta when has_beta (pointers the problem does not use are ignored)
+ *   PTR_ALIGN     every used pointer 16-byte aligned
+ * alpha is not checked: NaN and Inf are legal and propagate (OPERATOR.md §3). */
 fp4lr_status fp4lr_args_validate(const fp4lr_problem *p, const fp4lr_args *a);
 
-/* Byte sizes of each operand buffer for a (resolved) problem. */
+/* Byte sizes of each operand buffer of a valid problem (0 leading dimensions
+ * read as packed).  SFA/SFW are the padded 128x4 atom sizes; L, U are 0 when
+ * r = 0; wc, beta are 0 when absent; a strided buffer counts rows x ld. */
 typedef struct fp4lr_sizes {
     size_t A, SFA, W, SFW, L, U, wc, beta, Y;
 } fp4lr_sizes;

@@ -1,0 +1,87 @@
+/* Problem -> plan: family selection, per-architecture defaults and overrides,
+ * the budget, the entry name (ARCHITECTURE.md §3) and the launch shape. */
+#include "plan.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* The architecture's default tile, cluster and threads. */
+static void arch_defaults(fp4lr_arch arch, fp4lr_plan *pl)
+{
+    if (arch == FP4LR_ARCH_SM100A) {
+        pl->tile_m = 256, pl->tile_n = 256, pl->tile_k = 256, pl->cluster = 2;
+        pl->block_threads = FP4LR_SM100A_THREADS;
+    } else {
+        pl->tile_m = 128, pl->tile_n = 256, pl->tile_k = 128, pl->cluster = 1;
+        pl->block_threads = FP4LR_SM90A_THREADS;
+    }
+}
+
+static int or_default(int v, int dflt) { return v ? v : dflt; }
+
+fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4lr_plan_opts *opts,
+                             fp4lr_plan *out)
+{
+    if (!out)
+        return fp4lr_fail(FP4LR_E_INVALID, "NULL_POINTER", "output plan is NULL");
+    FP4LR_TRY(fp4lr_problem_validate(p));
+    if (!fp4lr_arch_valid(arch))
+        return fp4lr_fail(FP4LR_E_INVALID, "ARCH", "arch = %d is neither sm90a nor sm100a",
+                          (int)arch);
+    const fp4lr_plan_opts none = {0};
+    const fp4lr_plan_opts *o = opts ? opts : &none;
+
+    fp4lr_plan *pl = out;
+    memset(pl, 0, sizeof *pl);
+    pl->problem = *p;
+    fp4lr_problem_resolve(&pl->problem);
+    pl->arch = arch;
+    pl->format = p->format;
+    pl->family = p->r == 0 && !p->has_wc && !p->has_beta ? FP4LR_FAMILY_DENSE : FP4LR_FAMILY_FUSED;
+    arch_defaults(arch, pl);
+    pl->tile_m = or_default(o->tile_m, pl->tile_m);
+    pl->tile_n = or_default(o->tile_n, pl->tile_n);
+    pl->tile_k = or_default(o->tile_k, pl->tile_k);
+    pl->cluster = or_default(o->cluster, pl->cluster);
+    pl->policy = o->policy;
+
+    const fp4lr_budget_req req = {
+        .arch = arch,
+        .format = p->format,
+        .tile_m = pl->tile_m,
+        .tile_n = pl->tile_n,
+        .tile_k = pl->tile_k,
+        .cluster = pl->cluster,
+        .rank = (int)p->r, /* <= FP4LR_RANK_MAX after validation */
+        .family = pl->family,
+        .has_affine = p->has_wc || p->has_beta,
+        .out_bytes = fp4lr_out_bytes(p->out),
+        .policy = o->policy,
+        .smem_capacity = o->smem_capacity,
+        .force_main_stages = o->force_main_stages,
+    };
+    FP4LR_TRY(fp4lr_budget_solve(&req, &pl->budget));
+
+    snprintf(pl->entry, sizeof pl->entry, "fp4lr_%s_%s_%s_m%dn%dk%d_c%d_s%d", fp4lr_arch_name(arch),
+             fp4lr_format_name(pl->format), fp4lr_family_name(pl->family), pl->tile_m, pl->tile_n,
+             pl->tile_k, pl->cluster, pl->budget.stages_main);
+    pl->smem_bytes = pl->budget.total_bytes;
+    pl->tiles = ((p->M + pl->tile_m - 1) / pl->tile_m) * ((p->N + pl->tile_n - 1) / pl->tile_n);
+    return fp4lr_ok();
+}
+
+fp4lr_status fp4lr_plan_print(FILE *f, const fp4lr_plan *pl)
+{
+    if (!f || !pl)
+        return fp4lr_fail(FP4LR_E_INVALID, "NULL_POINTER", "%s is NULL", !f ? "FILE" : "plan");
+    const fp4lr_problem *p = &pl->problem;
+    fprintf(f, "plan: M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " r=%" PRId64 " %s out=%s "
+               "ldL=%" PRId64 " ldU=%" PRId64 " ldY=%" PRId64 " wc=%s beta=%s\n",
+            p->M, p->N, p->K, p->r, fp4lr_format_name(p->format), fp4lr_out_name(p->out), p->ldL,
+            p->ldU, p->ldY, p->has_wc ? "yes" : "no", p->has_beta ? "yes" : "no");
+    fprintf(f, "entry: %s\n", pl->entry);
+    fprintf(f, "launch: %d threads per CTA, cluster %d, %" PRId64 " B dynamic shared memory, "
+               "%" PRId64 " tiles of %dx%d\n",
+            pl->block_threads, pl->cluster, pl->smem_bytes, pl->tiles, pl->tile_m, pl->tile_n);
+    return fp4lr_budget_print(f, &pl->budget);
+}

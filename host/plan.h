@@ -1,0 +1,57 @@
+/* A plan: everything the host decides before loading a kernel for a problem
+ * (ARCHITECTURE.md §2 step 2) - the family, the tile, the cluster, the solved
+ * budget, the kernel entry name, the launch shape.  A plain printable struct. */
+#ifndef FP4LR_PLAN_H
+#define FP4LR_PLAN_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "arch.h"
+#include "budget.h"
+#include "problem.h"
+#include "status.h"
+
+/* Defaults per architecture (ARCHITECTURE.md §4): sm_90a one CTA of 384
+ * threads (producer + two consumer warpgroups) on a 128x256x128 tile; sm_100a
+ * a CTA pair of 256 threads each on a 256x256x256 tile. */
+#define FP4LR_SM90A_THREADS 384
+#define FP4LR_SM100A_THREADS 256
+
+/* Overrides; a 0 field (or NULL opts) takes the architecture's default. */
+typedef struct fp4lr_plan_opts {
+    int tile_m, tile_n, tile_k;
+    int cluster;
+    fp4lr_policy policy;     /* FP4LR_POLICY_SPLIT (0) by default */
+    int64_t smem_capacity;   /* the device's reported per-block opt-in limit */
+    int force_main_stages;
+} fp4lr_plan_opts;
+
+#define FP4LR_ENTRY_NAME_LEN 96
+
+typedef struct fp4lr_plan {
+    fp4lr_problem problem;   /* resolved (packed leading dimensions filled in) */
+    fp4lr_arch arch;
+    fp4lr_family family;     /* dense when r = 0 and no wc, no beta; else fused */
+    fp4lr_format format;
+    int tile_m, tile_n, tile_k;
+    int cluster;
+    fp4lr_policy policy;
+    fp4lr_budget budget;
+    /* "fp4lr_<arch>_<format>_<family>_m<TM>n<TN>k<TK>_c<cluster>_s<stages_main>" */
+    char entry[FP4LR_ENTRY_NAME_LEN];
+    int block_threads;
+    int64_t smem_bytes;      /* dynamic shared memory = budget.total_bytes */
+    int64_t tiles;           /* grid hint: ceil(M/tile_m) * ceil(N/tile_n) cluster tiles */
+} fp4lr_plan;
+
+/* Validates the problem (returning its status on failure), picks the family
+ * and the tile, solves the budget (returning its status on failure) and fills
+ * *out. */
+fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4lr_plan_opts *opts,
+                             fp4lr_plan *out);
+
+/* Writes the plan, then its budget table, to f. */
+fp4lr_status fp4lr_plan_print(FILE *f, const fp4lr_plan *plan);
+
+#endif
