@@ -22,11 +22,11 @@ OUTDIR = os.path.join(os.path.dirname(HERE), "ptx", "sm90a")
 # converted and multiplied 64 K at a time ("chunks").
 BM, BN, BK, CHUNK_K = 128, 256, 128, 64
 THREADS = 384
-# setmaxnreg budget (384 threads x 168 registers at entry; the pool is 65536):
-# WG0 (producer warp + three transform warps) 112, two consumer WGs 200
-# -> 128*(112 + 2*200) = 65536.  (512 threads would give 128 registers at entry, and
+# setmaxnreg budget: 384 threads x 168 registers at entry = a pool of 64512;
+# WG0 (producer warp + three transform warps) 104, two consumer WGs 200
+# -> 128*(104 + 2*200) = 64512 (more would make setmaxnreg.inc wait forever).  (512 threads would give 128 registers at entry, and
 # ptxas compiles a m64n256 wgmma only with >= 158.)
-REG_WG0, REG_CONSUMER = 112, 200
+REG_WG0, REG_CONSUMER = 104, 200
 TRANSFORM_WARPS = 3
 TSLOTS = 2          # bf16 transform ring: 2 slots of BN x 64 bf16 (32 KiB each)
 WB_STAGES = 2       # writeback staging: 2 buffers of BM x 64 bf16 (16 KiB each)
@@ -179,11 +179,11 @@ def emit_kernel(fmt, family, cluster, stages):
 .extern .shared .align 1024 .b8 smem[];
 """)
     e(f""".visible .entry {name}(
-\t.param .align 64 .b8 p_tmA[128],     // A   UINT8 {{K/2, M}}, box {{64, {BM}}}, swizzle 64B
-\t.param .align 64 .b8 p_tmW[128],     // W   UINT8 {{K/2, N}}, box {{64, {BN}}}, swizzle 64B
-\t.param .align 64 .b8 p_tmSFA[128],   // SFA UINT8 {{256, 2*KA, ceil(M/128)}}, box {{256, {2*ka}, 1}}
-\t.param .align 64 .b8 p_tmSFW[128],   // SFW UINT8 {{256, 2*KA, ceil(N/128)}}, box {{256, {2*ka}, 2}}
-\t.param .align 64 .b8 p_tmY[128],     // Y   BF16  {{N, M}}, box {{64, 64}}, swizzle 128B
+\t.param .align 128 .b8 p_tmA[128],     // A   UINT8 {{K/2, M}}, box {{64, {BM}}}, swizzle 64B
+\t.param .align 128 .b8 p_tmW[128],     // W   UINT8 {{K/2, N}}, box {{64, {BN}}}, swizzle 64B
+\t.param .align 128 .b8 p_tmSFA[128],   // SFA UINT8 {{256, 2*KA, ceil(M/128)}}, box {{256, {2*ka}, 1}}
+\t.param .align 128 .b8 p_tmSFW[128],   // SFW UINT8 {{256, 2*KA, ceil(N/128)}}, box {{256, {2*ka}, 2}}
+\t.param .align 128 .b8 p_tmY[128],     // Y   BF16  {{N, M}}, box {{64, 64}}, swizzle 128B
 \t.param .u32 p_num_k_stages,          // ceil(K / {BK})
 \t.param .f32 p_alpha,
 \t.param .u32 p_tiles_m,               // ceil(M / {BM})
@@ -576,10 +576,12 @@ def wgmma_chunk(e, xr, xq, first_pred):
 
 
 def release_prev_slot(e):
-    """After wgmma.wait_group 1: the previous chunk's wgmmas are done; free its slot."""
+    """After wgmma.wait_group: the previous chunk's wgmmas are done; lane 0 of each
+    warp frees its slot (tempty counts one arrive per consumer warp)."""
     e("""\tmul.lo.u32 %r32, %tprev, 8;
 \tadd.u32 %r32, %r32, %bar_tempty;
-\t@%ppend mbarrier.arrive.shared::cta.b64 _, [%r32];""")
+\tand.pred %p4, %ppend, %p1;
+\t@%p4 mbarrier.arrive.shared::cta.b64 _, [%r32];""")
 
 
 def emit_consumer(e, fmt, stages, L):
