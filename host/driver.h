@@ -69,6 +69,9 @@
     X(cuMemGetInfo, 3020, "cuMemGetInfo_v2")
 
 #define FP4LR_DRIVER_FIELD_(name, abi, symbol) PFN_##name##_v##abi name;
+#define FP4LR_DRIVER_COUNT_(name, abi, symbol) +1
+/* How many entry points the table holds. */
+#define FP4LR_DRIVER_ENTRY_COUNT (0 FP4LR_DRIVER_ENTRIES(FP4LR_DRIVER_COUNT_))
 
 /* The resolved driver.  A hand-filled table (lib == NULL) is valid too: the
  * CPU tests build one from fake functions. */

@@ -17,7 +17,9 @@
 
 /* What the driver's JIT reported (empty for a cubin, which needs no JIT). */
 typedef struct fp4lr_jit_log {
-    char info[FP4LR_JIT_LOG_BYTES];  /* with CU_JIT_LOG_VERBOSE: the ptxas report */
+    char info[FP4LR_JIT_LOG_BYTES];  /* with CU_JIT_LOG_VERBOSE: the ptxas report; empty
+                                        when the driver's JIT cache served the PTX
+                                        (CUDA_CACHE_DISABLE=1 forces compilation) */
     char error[FP4LR_JIT_LOG_BYTES];
     float wall_ms;                   /* JIT wall time, CU_JIT_WALL_TIME */
 } fp4lr_jit_log;

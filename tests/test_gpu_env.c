@@ -102,6 +102,17 @@ Test(gpu_env, context_reports_the_device)
     fp4lr_ctx_destroy(ctx);
 }
 
+Test(gpu_env, every_entry_point_resolved_through_get_proc_address)
+{
+    fp4lr_ctx *ctx = tsupport_gpu_ctx_or_skip();
+#define ASSERT_RESOLVED_(name, abi, symbol) cr_assert_not_null(ctx->drv->name, "%s", #name);
+    FP4LR_DRIVER_ENTRIES(ASSERT_RESOLVED_)
+#undef ASSERT_RESOLVED_
+    cr_assert_eq(FP4LR_DRIVER_ENTRY_COUNT, 39);
+    cr_assert_eq(ctx->drv->via_proc_address, FP4LR_DRIVER_ENTRY_COUNT);
+    fp4lr_ctx_destroy(ctx);
+}
+
 Test(gpu_env, missing_ordinal_is_no_device)
 {
     fp4lr_ctx *ctx = tsupport_gpu_ctx_or_skip();
@@ -112,6 +123,23 @@ Test(gpu_env, missing_ordinal_is_no_device)
     cr_assert_str_eq(s.rule, "device_ordinal");
     assert_has(s.msg, "4096");
     cr_assert_null(other);
+}
+
+Test(gpu_env, destroying_one_context_leaves_another_usable)
+{
+    fp4lr_ctx *first = tsupport_gpu_ctx_or_skip();
+    fp4lr_ctx *second = NULL;
+    assert_ok(fp4lr_ctx_create(first->ordinal, &second));
+    cr_assert_eq(first->ctx, second->ctx, "both hold the device's primary context");
+    fp4lr_ctx_destroy(first);
+    CUdeviceptr d = 0;
+    uint32_t v = 0x12345678, back = 0;
+    assert_ok(fp4lr_dev_alloc(second, &d, 4));
+    assert_ok(fp4lr_dev_upload(second, d, &v, 4));
+    assert_ok(fp4lr_dev_download(second, &back, d, 4));
+    cr_assert_eq(back, v);
+    assert_ok(fp4lr_dev_free(second, d));
+    fp4lr_ctx_destroy(second);
 }
 
 Test(gpu_env, upload_download_round_trip)
@@ -235,6 +263,9 @@ Test(gpu_env, tensor_map_driver_rejection_lists_every_argument)
 
 Test(gpu_env, ptx_from_memory_launches_and_reads_back)
 {
+    /* A PTX the driver serves from its JIT cache comes with an empty info
+     * log: compile afresh (read at cuInit, and each test is a process). */
+    setenv("CUDA_CACHE_DISABLE", "1", 1);
     fp4lr_ctx *ctx = sm90a_ctx();
     fp4lr_module m;
     fp4lr_jit_log *log = malloc(sizeof *log);

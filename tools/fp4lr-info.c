@@ -99,6 +99,8 @@ int main(int argc, char **argv)
     printf("%-22s %s\n", "driver library", drv->path);
     printf("%-22s %d (CUDA %d.%d)\n", "driver version", drv->version, drv->version / 1000,
            drv->version % 1000 / 10);
+    printf("%-22s %d of %d through cuGetProcAddress, the rest by dlsym\n", "entry points",
+           drv->via_proc_address, FP4LR_DRIVER_ENTRY_COUNT);
     fp4lr_driver_close(drv);
 
     fp4lr_ctx *ctx = NULL;
