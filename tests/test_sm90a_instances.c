@@ -1,0 +1,115 @@
+/* CPU suite: the sm_90a kernel instantiations agree with the budget solver.
+ *
+ * Reads every ptx/sm90a/<entry>.ptx (tests run from the repository root), parses its
+ * entry name and the shared-memory total of its header, and checks that
+ *  - the entry is what fp4lr_plan_make names for that configuration,
+ *  - its stage count is one the solver allows (the largest is the solver's own
+ *    unforced answer; smaller ones exist for the stage sweep),
+ *  - the kernel's shared-memory map fits in the plan's dynamic shared memory,
+ *  - every plan the host picks by default has a built instantiation. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+
+#define PTX_DIR "ptx/sm90a"
+
+typedef struct instance {
+    char entry[FP4LR_ENTRY_NAME_LEN];
+    fp4lr_format format;
+    int tm, tn, tk, cluster, stages;
+    long smem_total;
+} instance;
+
+static int load_instances(instance *out, int cap)
+{
+    DIR *d = opendir(PTX_DIR);
+    cr_assert(d, "cannot open %s (run the tests from the repository root)", PTX_DIR);
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) && n < cap) {
+        size_t len = strlen(de->d_name);
+        if (len < 5 || strcmp(de->d_name + len - 4, ".ptx"))
+            continue;
+        instance *in = &out[n];
+        memset(in, 0, sizeof *in);
+        char fmt[8], fam[8];
+        cr_assert_eq(sscanf(de->d_name, "fp4lr_sm90a_%5[a-z0-9]_%5[a-z]_m%dn%dk%d_c%d_s%d.ptx", fmt, fam, &in->tm,
+                            &in->tn, &in->tk, &in->cluster, &in->stages),
+                     7, "unexpected kernel file name %s", de->d_name);
+        in->format = strcmp(fmt, "nvfp4") == 0 ? FP4LR_NVFP4 : FP4LR_MXFP4;
+        snprintf(in->entry, sizeof in->entry, "%.*s", (int)(len - 4), de->d_name);
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", PTX_DIR, de->d_name);
+        FILE *f = fopen(path, "r");
+        cr_assert(f, "cannot read %s", path);
+        char line[512];
+        while (fgets(line, sizeof line, f)) {
+            const char *t = strstr(line, "//   total ");
+            if (t && sscanf(t, "//   total %ld bytes", &in->smem_total) == 1)
+                break;
+        }
+        fclose(f);
+        cr_assert_gt(in->smem_total, 0, "%s: no shared-memory total in its header", path);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static fp4lr_problem dense_problem(fp4lr_format f)
+{
+    fp4lr_problem p = {.M = 4096, .N = 4096, .K = 4096, .r = 0, .format = f, .out = FP4LR_OUT_BF16};
+    return p;
+}
+
+Test(sm90a_instances, entries_match_the_solver)
+{
+    instance in[64];
+    int n = load_instances(in, 64);
+    cr_assert_geq(n, 2, "expected at least one NVFP4 and one MXFP4 instantiation");
+    for (int i = 0; i < n; i++) {
+        fp4lr_problem p = dense_problem(in[i].format);
+        fp4lr_plan_opts o = {.tile_m = in[i].tm, .tile_n = in[i].tn, .tile_k = in[i].tk,
+                             .cluster = in[i].cluster, .force_main_stages = in[i].stages};
+        fp4lr_plan plan;
+        fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &o, &plan);
+        cr_assert_eq(st.code, FP4LR_OK, "%s: %s", in[i].entry, st.msg);
+        cr_expect_str_eq(plan.entry, in[i].entry);
+        cr_expect_eq(plan.budget.stages_main, in[i].stages);
+        cr_expect_leq(in[i].smem_total, plan.smem_bytes, "%s: kernel map %ld B > plan %lld B", in[i].entry,
+                      in[i].smem_total, (long long)plan.smem_bytes);
+        /* the unforced solver never gives fewer stages than an instance uses */
+        fp4lr_plan_opts u = o;
+        u.force_main_stages = 0;
+        st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &u, &plan);
+        cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+        cr_expect_geq(plan.budget.stages_main, in[i].stages, "%s uses more stages than fit", in[i].entry);
+    }
+}
+
+Test(sm90a_instances, every_default_plan_is_built)
+{
+    instance in[64];
+    int n = load_instances(in, 64);
+    for (int f = 0; f < 2; f++) {
+        fp4lr_problem p = dense_problem((fp4lr_format)f);
+        fp4lr_plan plan;
+        fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, NULL, &plan);
+        cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+        int found = 0;
+        for (int i = 0; i < n; i++)
+            found |= strcmp(in[i].entry, plan.entry) == 0;
+        cr_expect(found, "the default %s plan %s has no built kernel", fp4lr_format_name((fp4lr_format)f),
+                  plan.entry);
+    }
+}
+
+Test(sm90a_instances, generator_output_is_reproducible)
+{
+    int rc = system("python3 tools/gen_sm90a.py --check > /dev/null");
+    cr_expect_eq(rc, 0, "tools/gen_sm90a.py --check failed: the committed PTX differs from the generator");
+}
