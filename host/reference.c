@@ -330,9 +330,10 @@ fp4lr_status fp4lr_sample_rows(int64_t M, int64_t want, uint64_t seed, int64_t *
         return fp4lr_fail(FP4LR_E_INVALID, "NULL_POINTER", "sample_rows: rows and nrows are required");
     if (M < 1)
         return fp4lr_fail(FP4LR_E_INVALID, "M_POSITIVE", "sample_rows: M = %lld, need >= 1", (long long)M);
-    if (want < FP4LR_SAMPLE_FIXED_MAX)
-        return fp4lr_fail(FP4LR_E_INVALID, "SAMPLE_WANT", "sample_rows: want = %lld, need >= %d",
-                          (long long)want, FP4LR_SAMPLE_FIXED_MAX);
+    if (want < M && want < FP4LR_SAMPLE_FIXED_MAX)
+        return fp4lr_fail(FP4LR_E_INVALID, "SAMPLE_WANT",
+                          "sample_rows: want = %lld is below M = %lld and below the %d edge rows",
+                          (long long)want, (long long)M, FP4LR_SAMPLE_FIXED_MAX);
     int64_t n = 0;
     if (want >= M) {
         for (int64_t m = 0; m < M; m++)

@@ -57,9 +57,9 @@ fp4lr_status fp4lr_rows_validate(const fp4lr_problem *p, const int64_t *rows, in
 
 /* Chooses rows to validate on a large problem: the fixed rows above (those < M) plus
  * rows drawn with a seeded generator until there are `want`, sorted ascending and
- * unique.  When want >= M every row is returned.  `rows` must hold `want` entries;
- * *nrows gets the count (min(want, M)).  Rules: NULL_POINTER, M_POSITIVE,
- * SAMPLE_WANT (want >= FP4LR_SAMPLE_FIXED_MAX). */
+ * unique.  When want >= M every row is returned (0, 1, ..., M-1).  `rows` must hold
+ * min(want, M) entries; *nrows gets that count.  Rules: NULL_POINTER, M_POSITIVE,
+ * SAMPLE_WANT (want < M needs want >= FP4LR_SAMPLE_FIXED_MAX). */
 fp4lr_status fp4lr_sample_rows(int64_t M, int64_t want, uint64_t seed, int64_t *rows, int64_t *nrows);
 
 #endif

@@ -501,8 +501,10 @@ Test(reference, sample_rows_small_m_takes_every_row)
     cr_assert_eq(n, 5);
     for (int i = 0; i < 5; i++)
         cr_assert_eq(rows[i], i);
-    cr_assert_eq(fp4lr_sample_rows(1, 12, 1, rows, &n).code, FP4LR_OK);
+    cr_assert_eq(fp4lr_sample_rows(1, 1, 1, rows, &n).code, FP4LR_OK);
     cr_assert(n == 1 && rows[0] == 0);
+    cr_assert_eq(fp4lr_sample_rows(7, 7, 1, rows, &n).code, FP4LR_OK); /* want = M < 12 */
+    cr_assert(n == 7 && rows[6] == 6);
     /* M = 130: edges 0, 1, 128, 129, 63, 64, 127 (and the last 64-row tile at 128) */
     cr_assert_eq(fp4lr_sample_rows(130, 12, 1, rows, &n).code, FP4LR_OK);
     cr_assert_eq(n, 12);
@@ -515,6 +517,7 @@ Test(reference, sample_rows_rejects)
 {
     int64_t rows[16], n;
     cr_assert_str_eq(fp4lr_sample_rows(100, 11, 1, rows, &n).rule, "SAMPLE_WANT");
+    cr_assert_str_eq(fp4lr_sample_rows(12, 11, 1, rows, &n).rule, "SAMPLE_WANT");
     cr_assert_str_eq(fp4lr_sample_rows(0, 16, 1, rows, &n).rule, "M_POSITIVE");
     cr_assert_str_eq(fp4lr_sample_rows(100, 16, 1, NULL, &n).rule, "NULL_POINTER");
 }
