@@ -13,14 +13,14 @@
 #include "reference.h"
 #include "scale_atom.h"
 #include "shapes.h"
-#include "support_problem_gen.h"
+#include "problem_gen.h"
 #include "ue4m3.h"
 #include "ue8m0.h"
 
 /* ---- fixtures ------------------------------------------------------------------- */
 
 typedef struct fixture {
-    tsupport_problem t;
+    fp4lr_pgen_problem t;
     double *ref, *mag; /* clean reference of every row */
 } fixture;
 
@@ -30,7 +30,7 @@ static fp4lr_problem shape(int64_t M, int64_t N, int64_t K, int64_t r, fp4lr_for
         .M = M, .N = N, .K = K, .r = r, .format = f, .out = FP4LR_OUT_BF16, .has_wc = 1, .has_beta = 1};
 }
 
-static void reference_into(const tsupport_problem *t, double *ref, double *mag)
+static void reference_into(const fp4lr_pgen_problem *t, double *ref, double *mag)
 {
     fp4lr_status s = fp4lr_reference(&t->p, &t->a, NULL, t->p.M, 0, ref, mag);
     cr_assert_eq(s.code, FP4LR_OK, "reference: %s", s.msg);
@@ -38,19 +38,19 @@ static void reference_into(const tsupport_problem *t, double *ref, double *mag)
 
 static void setup(fixture *f, fp4lr_problem p, uint64_t seed)
 {
-    cr_assert_eq(tsupport_problem_alloc(&f->t, &p), 0);
-    tsupport_problem_fill(&f->t, seed, TSUPPORT_SCALES_REALISTIC);
+    cr_assert_eq(fp4lr_pgen_alloc(&f->t, &p), 0);
+    fp4lr_pgen_fill(&f->t, seed, FP4LR_PGEN_SCALES_REALISTIC);
     size_t n = (size_t)(p.M * p.N);
     f->ref = malloc(n * sizeof(double)), f->mag = malloc(n * sizeof(double));
     cr_assert(f->ref && f->mag);
     reference_into(&f->t, f->ref, f->mag);
-    tsupport_output_poison(&f->t);
+    fp4lr_pgen_output_poison(&f->t);
 }
 
 static void teardown(fixture *f)
 {
     free(f->ref), free(f->mag);
-    tsupport_problem_free(&f->t);
+    fp4lr_pgen_free(&f->t);
 }
 
 static fp4lr_status compare_all(fixture *f, fp4lr_compare_report *rep)
@@ -65,7 +65,7 @@ static void store_current_reference(fixture *f)
     double *r = malloc(n * sizeof(double)), *g = malloc(n * sizeof(double));
     cr_assert(r && g);
     reference_into(&f->t, r, g);
-    tsupport_output_store(&f->t, NULL, f->t.p.M, r);
+    fp4lr_pgen_output_store(&f->t, NULL, f->t.p.M, r);
     free(r), free(g);
 }
 
@@ -75,7 +75,7 @@ Test(compare, rounded_reference_passes_bf16)
 {
     fixture f;
     setup(&f, shape(37, 41, 512, 32, FP4LR_NVFP4), 1);
-    tsupport_output_store(&f.t, NULL, 37, f.ref);
+    fp4lr_pgen_output_store(&f.t, NULL, 37, f.ref);
     fp4lr_compare_report rep;
     fp4lr_status s = compare_all(&f, &rep);
     cr_assert_eq(s.code, FP4LR_OK, "%s", s.msg);
@@ -93,7 +93,7 @@ Test(compare, rounded_reference_passes_f16_and_f32)
         fp4lr_problem p = shape(9, 24, 256, 16, FP4LR_MXFP4);
         p.out = (fp4lr_out_type)out;
         setup(&f, p, 2);
-        tsupport_output_store(&f.t, NULL, 9, f.ref);
+        fp4lr_pgen_output_store(&f.t, NULL, 9, f.ref);
         fp4lr_compare_report rep;
         fp4lr_status s = compare_all(&f, &rep);
         cr_assert_eq(s.code, FP4LR_OK, "%s: %s", fp4lr_out_name(p.out), s.msg);
@@ -109,7 +109,7 @@ Test(compare, selected_rows_only)
     const int64_t rows[] = {129, 0, 64};
     double ref[3 * 16], mag[3 * 16];
     cr_assert_eq(fp4lr_reference(&f.t.p, &f.t.a, rows, 3, 0, ref, mag).code, FP4LR_OK);
-    tsupport_output_store(&f.t, rows, 3, ref);
+    fp4lr_pgen_output_store(&f.t, rows, 3, ref);
     fp4lr_compare_report rep;
     cr_assert_eq(fp4lr_compare(&f.t.p, f.t.Y, rows, 3, ref, mag, &rep).code, FP4LR_OK);
     cr_assert_eq(rep.checked, 48);
@@ -148,7 +148,7 @@ static double tc_step(double acc, const double *p, int n)
     return trunc_f32(s);
 }
 
-static double deq(const tsupport_problem *t, const uint8_t *q, const uint8_t *sf, int64_t row, int64_t k)
+static double deq(const fp4lr_pgen_problem *t, const uint8_t *q, const uint8_t *sf, int64_t row, int64_t k)
 {
     const fp4lr_problem *p = &t->p;
     int64_t B = fp4lr_format_block(p->format);
@@ -157,7 +157,7 @@ static double deq(const tsupport_problem *t, const uint8_t *q, const uint8_t *sf
     return fp4lr_e2m1_decode(fp4lr_fp4_get(q + row * (p->K / 2), k)) * sv;
 }
 
-static double emulated_output(const tsupport_problem *t, int64_t m, int64_t n)
+static double emulated_output(const fp4lr_pgen_problem *t, int64_t m, int64_t n)
 {
     const fp4lr_problem *p = &t->p;
     double acc = 0, prod[16];
@@ -195,7 +195,7 @@ static void emulate_and_compare(fp4lr_problem p, uint64_t seed, int all_positive
     }
     for (int64_t m = 0; m < p.M; m++)
         for (int64_t n = 0; n < p.N; n++)
-            tsupport_output_set(&f.t, m, n, emulated_output(&f.t, m, n));
+            fp4lr_pgen_output_set(&f.t, m, n, emulated_output(&f.t, m, n));
     fp4lr_compare_report rep;
     fp4lr_status s = compare_all(&f, &rep);
     cr_assert_eq(s.code, FP4LR_OK, "K=%lld r=%lld %s: %s", (long long)p.K, (long long)p.r,
@@ -340,9 +340,9 @@ Test(compare, fault_unwritten_row)
 {
     fixture f;
     setup(&f, shape(40, 24, 128, 16, FP4LR_MXFP4), 25);
-    tsupport_output_store(&f.t, NULL, 40, f.ref);
+    fp4lr_pgen_output_store(&f.t, NULL, 40, f.ref);
     for (int64_t n = 0; n < 24; n++)
-        tsupport_output_set(&f.t, 17, n, NAN);
+        fp4lr_pgen_output_set(&f.t, 17, n, NAN);
     fp4lr_compare_report rep;
     cr_assert_eq(compare_all(&f, &rep).code, FP4LR_E_MISMATCH);
     cr_assert_eq(rep.failed, 24);
@@ -357,9 +357,9 @@ Test(compare, fault_unwritten_column)
 {
     fixture f;
     setup(&f, shape(40, 24, 128, 16, FP4LR_NVFP4), 26);
-    tsupport_output_store(&f.t, NULL, 40, f.ref);
+    fp4lr_pgen_output_store(&f.t, NULL, 40, f.ref);
     for (int64_t m = 0; m < 40; m++)
-        tsupport_output_set(&f.t, m, 23, NAN);
+        fp4lr_pgen_output_set(&f.t, m, 23, NAN);
     fp4lr_compare_report rep;
     cr_assert_eq(compare_all(&f, &rep).code, FP4LR_E_MISMATCH);
     cr_assert_eq(rep.failed, 40);
@@ -375,8 +375,8 @@ Test(compare, nan_where_a_number_is_expected_fails)
 {
     fixture f;
     setup(&f, shape(8, 16, 64, 0, FP4LR_NVFP4), 31);
-    tsupport_output_store(&f.t, NULL, 8, f.ref);
-    tsupport_output_set(&f.t, 6, 9, NAN);
+    fp4lr_pgen_output_store(&f.t, NULL, 8, f.ref);
+    fp4lr_pgen_output_set(&f.t, 6, 9, NAN);
     fp4lr_compare_report rep;
     cr_assert_eq(compare_all(&f, &rep).code, FP4LR_E_MISMATCH);
     cr_assert_eq(rep.failed, 1);
@@ -392,11 +392,11 @@ Test(compare, nan_expected_rules)
     setup(&f, shape(8, 16, 64, 16, FP4LR_NVFP4), 32);
     f.t.SFA[fp4lr_sf_offset(2, 1, 4)] = 0x7F;
     reference_into(&f.t, f.ref, f.mag);
-    tsupport_output_store(&f.t, NULL, 8, f.ref);
+    fp4lr_pgen_output_store(&f.t, NULL, 8, f.ref);
     fp4lr_compare_report rep;
     cr_assert_eq(compare_all(&f, &rep).code, FP4LR_OK);
     cr_assert_eq(rep.nan_expected, 16);
-    tsupport_output_set(&f.t, 2, 4, 1.0);
+    fp4lr_pgen_output_set(&f.t, 2, 4, 1.0);
     cr_assert_eq(compare_all(&f, &rep).code, FP4LR_E_MISMATCH);
     cr_assert_eq(rep.failed, 1);
     cr_assert(rep.first[0].m == 2 && rep.first[0].n == 4 && isnan(rep.first[0].expected));
@@ -409,14 +409,14 @@ Test(compare, one_ulp_at_ref_is_allowed)
     const fp4lr_problem p = {.M = 1, .N = 8, .K = 64, .format = FP4LR_NVFP4, .out = FP4LR_OUT_BF16};
     double ref[8] = {1 + 0.9 * 0x1p-7, 1 + 0.9 * 0x1p-7, 1.5, 1.5, 2, 2, 2, 2}, mag[8] = {0};
     uint16_t Y[8];
-    tsupport_problem t = {.p = p, .Y = Y};
+    fp4lr_pgen_problem t = {.p = p, .Y = Y};
     t.p.ldY = 8;
     for (int n = 4; n < 8; n++)
-        tsupport_output_set(&t, 0, n, 2.0);
-    tsupport_output_set(&t, 0, 0, 1.0);          /* 0.9 ulp away: passes */
-    tsupport_output_set(&t, 0, 1, 1 - 0x1p-8);   /* 1.4 ulp away: fails */
-    tsupport_output_set(&t, 0, 2, 1.5 + 0x1p-7); /* exactly 1 ulp: passes */
-    tsupport_output_set(&t, 0, 3, 1.5 + 0x1p-6); /* 2 ulp: fails */
+        fp4lr_pgen_output_set(&t, 0, n, 2.0);
+    fp4lr_pgen_output_set(&t, 0, 0, 1.0);          /* 0.9 ulp away: passes */
+    fp4lr_pgen_output_set(&t, 0, 1, 1 - 0x1p-8);   /* 1.4 ulp away: fails */
+    fp4lr_pgen_output_set(&t, 0, 2, 1.5 + 0x1p-7); /* exactly 1 ulp: passes */
+    fp4lr_pgen_output_set(&t, 0, 3, 1.5 + 0x1p-6); /* 2 ulp: fails */
     fp4lr_compare_report rep;
     cr_assert_eq(fp4lr_compare(&p, Y, NULL, 1, ref, mag, &rep).code, FP4LR_E_MISMATCH);
     cr_assert_eq(rep.failed, 2);
@@ -444,11 +444,11 @@ Test(compare, inf_passes_only_where_rounding_overflows)
     };
     uint16_t Y[8];
     double ref[8], mag[8];
-    tsupport_problem t = {.p = p, .Y = Y};
+    fp4lr_pgen_problem t = {.p = p, .Y = Y};
     t.p.ldY = 8;
     for (int i = 0; i < 8; i++) {
         ref[i] = c[i].ref, mag[i] = c[i].mag;
-        tsupport_output_set(&t, 0, i, c[i].y);
+        fp4lr_pgen_output_set(&t, 0, i, c[i].y);
     }
     fp4lr_compare_report rep;
     cr_assert_eq(fp4lr_compare(&p, Y, NULL, 1, ref, mag, &rep).code, FP4LR_E_MISMATCH);
@@ -465,9 +465,9 @@ Test(compare, inf_passes_only_where_rounding_overflows)
  * spacing fails (err/mag = Inf). */
 Test(compare, zero_problem)
 {
-    tsupport_problem t;
+    fp4lr_pgen_problem t;
     fp4lr_problem p = {.M = 2, .N = 8, .K = 128, .format = FP4LR_MXFP4};
-    cr_assert_eq(tsupport_problem_alloc(&t, &p), 0);
+    cr_assert_eq(fp4lr_pgen_alloc(&t, &p), 0);
     double ref[16], mag[16];
     cr_assert_eq(fp4lr_reference(&t.p, &t.a, NULL, 2, 0, ref, mag).code, FP4LR_OK);
     for (int i = 0; i < 16; i++)
@@ -475,10 +475,10 @@ Test(compare, zero_problem)
     fp4lr_compare_report rep;
     cr_assert_eq(fp4lr_compare(&t.p, t.Y, NULL, 2, ref, mag, &rep).code, FP4LR_OK);
     cr_assert_eq(rep.max_err_over_mag, 0);
-    tsupport_output_set(&t, 1, 3, 1e-3);
+    fp4lr_pgen_output_set(&t, 1, 3, 1e-3);
     cr_assert_eq(fp4lr_compare(&t.p, t.Y, NULL, 2, ref, mag, &rep).code, FP4LR_E_MISMATCH);
     cr_assert(isinf(rep.first[0].err_over_mag) && rep.worst_m == 1 && rep.worst_n == 3);
-    tsupport_problem_free(&t);
+    fp4lr_pgen_free(&t);
 }
 
 /* ---- the report ----------------------------------------------------------------------- */
@@ -492,14 +492,14 @@ Test(compare, report_counts_coordinates_and_worst)
     const int64_t rows[] = {60, 2, 33};
     double ref[3 * 32], mag[3 * 32];
     cr_assert_eq(fp4lr_reference(&f.t.p, &f.t.a, rows, 3, 0, ref, mag).code, FP4LR_OK);
-    tsupport_output_store(&f.t, rows, 3, ref);
+    fp4lr_pgen_output_store(&f.t, rows, 3, ref);
     /* 10 errors in row 60 (n = 0, 3, ..., 27), 10 in row 33 (n = 1, 4, ..., 28), each
      * err = k·(mag + |ref|), so err/mag lies in [k, 2k]: k = 1, except k = 3 at row
      * 33, n = 13, the worst */
     for (int e = 0; e < 20; e++) {
         int i = e < 10 ? 0 : 2, n = e < 10 ? 3 * e : 3 * (e - 10) + 1;
         double x = ref[i * 32 + n], g = mag[i * 32 + n];
-        tsupport_output_set(&f.t, rows[i], n, x + (n == 13 ? 3 : 1) * (g + fabs(x)));
+        fp4lr_pgen_output_set(&f.t, rows[i], n, x + (n == 13 ? 3 : 1) * (g + fabs(x)));
     }
     fp4lr_compare_report rep;
     fp4lr_status s = fp4lr_compare(&f.t.p, f.t.Y, rows, 3, ref, mag, &rep);
@@ -619,7 +619,7 @@ Test(compare, faults_exceed_tolerance_tenfold_at_k3072)
         for (int64_t m = 0; m < 32; m++) /* K-block 7 of 64 dropped */
             memset(f.t.A + m * 1536 + 7 * 32, 0, 32);
         double drop = fault_margin(&f, faulty, -1);
-        tsupport_problem_fill(&f.t, 51, TSUPPORT_SCALES_REALISTIC);
+        fp4lr_pgen_fill(&f.t, 51, FP4LR_PGEN_SCALES_REALISTIC);
 
         const int64_t n = live_column(&f);
         uint8_t *b = band_scale(&f, n), keep = *b;

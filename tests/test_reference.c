@@ -8,7 +8,7 @@
 
 #include "reference.h"
 #include "scale_atom.h"
-#include "support_problem_gen.h"
+#include "problem_gen.h"
 
 /* ---- the naive reference: own decoders, own layout arithmetic ------------------ */
 
@@ -50,7 +50,7 @@ static double naive_deq(const fp4lr_problem *p, const uint8_t *q, const uint8_t 
     return NAIVE_E2M1[code] * (p->format == FP4LR_NVFP4 ? naive_ue4m3(s) : naive_ue8m0(s));
 }
 
-static void naive_output(const tsupport_problem *t, int64_t m, int64_t n, double *ref, double *mag)
+static void naive_output(const fp4lr_pgen_problem *t, int64_t m, int64_t n, double *ref, double *mag)
 {
     const fp4lr_problem *p = &t->p;
     double main = 0, sabs = 0, low = 0, labs = 0;
@@ -80,15 +80,15 @@ static fp4lr_problem shape(int64_t M, int64_t N, int64_t K, int64_t r, fp4lr_for
         .M = M, .N = N, .K = K, .r = r, .format = f, .out = FP4LR_OUT_BF16, .has_wc = wc, .has_beta = beta};
 }
 
-static void make(tsupport_problem *t, fp4lr_problem p, uint64_t seed, tsupport_scales s)
+static void make(fp4lr_pgen_problem *t, fp4lr_problem p, uint64_t seed, fp4lr_pgen_scales s)
 {
-    cr_assert_eq(tsupport_problem_alloc(t, &p), 0, "problem %lldx%lldx%lld r=%lld rejected", (long long)p.M,
+    cr_assert_eq(fp4lr_pgen_alloc(t, &p), 0, "problem %lldx%lldx%lld r=%lld rejected", (long long)p.M,
                  (long long)p.N, (long long)p.K, (long long)p.r);
-    tsupport_problem_fill(t, seed, s);
+    fp4lr_pgen_fill(t, seed, s);
 }
 
 /* Runs the reference on rows (NULL: all) into fresh arrays. */
-static void run_ref(const tsupport_problem *t, const int64_t *rows, int64_t nrows, int threads, double **ref,
+static void run_ref(const fp4lr_pgen_problem *t, const int64_t *rows, int64_t nrows, int threads, double **ref,
                     double **mag)
 {
     size_t n = (size_t)(nrows * t->p.N);
@@ -100,7 +100,7 @@ static void run_ref(const tsupport_problem *t, const int64_t *rows, int64_t nrow
 }
 
 /* Every requested output bitwise equal to the naive loop's. */
-static void check_against_naive(const tsupport_problem *t, const int64_t *rows, int64_t nrows)
+static void check_against_naive(const fp4lr_pgen_problem *t, const int64_t *rows, int64_t nrows)
 {
     double *ref, *mag;
     run_ref(t, rows, nrows, 0, &ref, &mag);
@@ -117,61 +117,61 @@ static void check_against_naive(const tsupport_problem *t, const int64_t *rows, 
     free(ref), free(mag);
 }
 
-static void naive_case(fp4lr_problem p, uint64_t seed, tsupport_scales s)
+static void naive_case(fp4lr_problem p, uint64_t seed, fp4lr_pgen_scales s)
 {
-    tsupport_problem t;
+    fp4lr_pgen_problem t;
     make(&t, p, seed, s);
     check_against_naive(&t, NULL, t.p.M);
-    tsupport_problem_free(&t);
+    fp4lr_pgen_free(&t);
 }
 
 /* ---- against the naive loop ------------------------------------------------------ */
 
 Test(reference, naive_nvfp4_r0_plain)
 {
-    naive_case(shape(7, 9, 64, 0, FP4LR_NVFP4, 0, 0), 1, TSUPPORT_SCALES_REALISTIC);
+    naive_case(shape(7, 9, 64, 0, FP4LR_NVFP4, 0, 0), 1, FP4LR_PGEN_SCALES_REALISTIC);
 }
 
 Test(reference, naive_nvfp4_r16_affine_ragged_n)
 {
-    naive_case(shape(1, 129, 128, 16, FP4LR_NVFP4, 1, 1), 2, TSUPPORT_SCALES_REALISTIC);
+    naive_case(shape(1, 129, 128, 16, FP4LR_NVFP4, 1, 1), 2, FP4LR_PGEN_SCALES_REALISTIC);
 }
 
 Test(reference, naive_mxfp4_r32_affine_ragged_m)
 {
-    naive_case(shape(129, 7, 256, 32, FP4LR_MXFP4, 1, 1), 3, TSUPPORT_SCALES_REALISTIC);
+    naive_case(shape(129, 7, 256, 32, FP4LR_MXFP4, 1, 1), 3, FP4LR_PGEN_SCALES_REALISTIC);
 }
 
 Test(reference, naive_mxfp4_full_scale_range)
 {
-    naive_case(shape(13, 17, 256, 16, FP4LR_MXFP4, 1, 0), 4, TSUPPORT_SCALES_FULL);
+    naive_case(shape(13, 17, 256, 16, FP4LR_MXFP4, 1, 0), 4, FP4LR_PGEN_SCALES_FULL);
 }
 
 Test(reference, naive_nvfp4_full_scale_range)
 {
-    naive_case(shape(13, 17, 192, 32, FP4LR_NVFP4, 0, 1), 5, TSUPPORT_SCALES_FULL);
+    naive_case(shape(13, 17, 192, 32, FP4LR_NVFP4, 0, 1), 5, FP4LR_PGEN_SCALES_FULL);
 }
 
 Test(reference, naive_padded_leading_dimensions)
 {
     fp4lr_problem p = shape(9, 11, 128, 32, FP4LR_MXFP4, 1, 1);
     p.ldL = 40, p.ldU = 48, p.ldY = 24;
-    naive_case(p, 6, TSUPPORT_SCALES_REALISTIC);
+    naive_case(p, 6, FP4LR_PGEN_SCALES_REALISTIC);
 }
 
 Test(reference, naive_selected_rows_any_order_with_repeats)
 {
-    tsupport_problem t;
-    make(&t, shape(201, 33, 128, 16, FP4LR_NVFP4, 1, 1), 7, TSUPPORT_SCALES_REALISTIC);
+    fp4lr_pgen_problem t;
+    make(&t, shape(201, 33, 128, 16, FP4LR_NVFP4, 1, 1), 7, FP4LR_PGEN_SCALES_REALISTIC);
     const int64_t rows[] = {128, 3, 3, 0, 200, 127};
     check_against_naive(&t, rows, 6);
-    tsupport_problem_free(&t);
+    fp4lr_pgen_free(&t);
 }
 
 Test(reference, selected_rows_equal_the_full_run)
 {
-    tsupport_problem t;
-    make(&t, shape(300, 70, 512, 32, FP4LR_MXFP4, 1, 1), 8, TSUPPORT_SCALES_REALISTIC);
+    fp4lr_pgen_problem t;
+    make(&t, shape(300, 70, 512, 32, FP4LR_MXFP4, 1, 1), 8, FP4LR_PGEN_SCALES_REALISTIC);
     double *full, *fmag, *part, *pmag;
     const int64_t rows[] = {299, 0, 150, 64};
     run_ref(&t, NULL, t.p.M, 0, &full, &fmag);
@@ -181,7 +181,7 @@ Test(reference, selected_rows_equal_the_full_run)
                       memcmp(pmag + i * 70, fmag + rows[i] * 70, 70 * sizeof(double)) == 0,
                   "row %lld differs between the sampled and the full run", (long long)rows[i]);
     free(full), free(fmag), free(part), free(pmag);
-    tsupport_problem_free(&t);
+    fp4lr_pgen_free(&t);
 }
 
 /* ---- hand-checked vectors ------------------------------------------------------- */
@@ -191,9 +191,9 @@ Test(reference, selected_rows_equal_the_full_run)
  * ref = -2·(0.5·128) + 3 + 8 = -117, mag = |0.5·-2|·128 + 3 + 8 = 139. */
 Test(reference, hand_vector_nvfp4)
 {
-    tsupport_problem t;
+    fp4lr_pgen_problem t;
     cr_assert_eq(
-        tsupport_problem_alloc(
+        fp4lr_pgen_alloc(
             &t,
             &(fp4lr_problem){
                 .M = 1, .N = 1, .K = 64, .r = 16, .format = FP4LR_NVFP4, .has_wc = 1, .has_beta = 1}),
@@ -208,7 +208,7 @@ Test(reference, hand_vector_nvfp4)
     cr_assert_eq(fp4lr_reference(&t.p, &t.a, NULL, 1, 1, &ref, &mag).code, FP4LR_OK);
     cr_assert_eq(ref, -117.0);
     cr_assert_eq(mag, 139.0);
-    tsupport_problem_free(&t);
+    fp4lr_pgen_free(&t);
 }
 
 /* MXFP4, K = 128: A = 6 (code 7) for k < 64 and -0.5 (code 9) after; W = 1.5 (code 3)
@@ -217,9 +217,9 @@ Test(reference, hand_vector_nvfp4)
  * Σ|a·w| = 1152 + 24 = 1176; no wc, beta, r: ref = 1128, mag = 1176. */
 Test(reference, hand_vector_mxfp4)
 {
-    tsupport_problem t;
+    fp4lr_pgen_problem t;
     cr_assert_eq(
-        tsupport_problem_alloc(&t, &(fp4lr_problem){.M = 1, .N = 1, .K = 128, .format = FP4LR_MXFP4}), 0);
+        fp4lr_pgen_alloc(&t, &(fp4lr_problem){.M = 1, .N = 1, .K = 128, .format = FP4LR_MXFP4}), 0);
     memset(t.A, 0x77, 32), memset(t.A + 32, 0x99, 32), memset(t.W, 0x33, 64);
     t.SFA[0] = t.SFA[1] = 128, t.SFA[2] = t.SFA[3] = 126;
     for (int c = 0; c < 4; c++)
@@ -228,15 +228,15 @@ Test(reference, hand_vector_mxfp4)
     cr_assert_eq(fp4lr_reference(&t.p, &t.a, NULL, 1, 2, &ref, &mag).code, FP4LR_OK);
     cr_assert_eq(ref, 1128.0);
     cr_assert_eq(mag, 1176.0);
-    tsupport_problem_free(&t);
+    fp4lr_pgen_free(&t);
 }
 
 /* A scale byte with the sign bit set decodes as a negative scale (e4m3 semantics):
  * SFA 0xB8 = -1.0 on the only non-zero block flips the sign of the result. */
 Test(reference, ue4m3_sign_bit_scale_is_negative)
 {
-    tsupport_problem t;
-    cr_assert_eq(tsupport_problem_alloc(&t, &(fp4lr_problem){.M = 1, .N = 1, .K = 64, .format = FP4LR_NVFP4}),
+    fp4lr_pgen_problem t;
+    cr_assert_eq(fp4lr_pgen_alloc(&t, &(fp4lr_problem){.M = 1, .N = 1, .K = 64, .format = FP4LR_NVFP4}),
                  0);
     memset(t.A, 0x44, 8), memset(t.W, 0x22, 32); /* A = 2.0 on block 0 only, W = 1.0 */
     for (int c = 0; c < 4; c++)
@@ -248,7 +248,7 @@ Test(reference, ue4m3_sign_bit_scale_is_negative)
     cr_assert_eq(pos, 32.0);
     cr_assert_eq(neg, -32.0);
     cr_assert_eq(mag, 32.0);
-    tsupport_problem_free(&t);
+    fp4lr_pgen_free(&t);
 }
 
 /* ---- mag -------------------------------------------------------------------------- */
@@ -256,8 +256,8 @@ Test(reference, ue4m3_sign_bit_scale_is_negative)
 /* Flipping the sign of every A element negates main exactly and leaves mag alone. */
 Test(reference, mag_ignores_signs_of_a)
 {
-    tsupport_problem t;
-    make(&t, shape(17, 23, 256, 0, FP4LR_NVFP4, 1, 0), 11, TSUPPORT_SCALES_REALISTIC);
+    fp4lr_pgen_problem t;
+    make(&t, shape(17, 23, 256, 0, FP4LR_NVFP4, 1, 0), 11, FP4LR_PGEN_SCALES_REALISTIC);
     double *r0, *m0, *r1, *m1;
     run_ref(&t, NULL, 17, 0, &r0, &m0);
     for (size_t i = 0; i < t.sizes.A; i++)
@@ -268,15 +268,15 @@ Test(reference, mag_ignores_signs_of_a)
         cr_assert_eq(m1[i], m0[i], "mag %d changed", i);
     }
     free(r0), free(m0), free(r1), free(m1);
-    tsupport_problem_free(&t);
+    fp4lr_pgen_free(&t);
 }
 
 /* mag >= |ref| (triangle inequality, up to one rounding of each) on random data, and
  * mag is strictly larger somewhere (signs cancel). */
 Test(reference, mag_bounds_ref)
 {
-    tsupport_problem t;
-    make(&t, shape(19, 21, 384, 32, FP4LR_NVFP4, 1, 1), 12, TSUPPORT_SCALES_REALISTIC);
+    fp4lr_pgen_problem t;
+    make(&t, shape(19, 21, 384, 32, FP4LR_NVFP4, 1, 1), 12, FP4LR_PGEN_SCALES_REALISTIC);
     double *ref, *mag;
     run_ref(&t, NULL, 19, 0, &ref, &mag);
     int strict = 0;
@@ -286,20 +286,20 @@ Test(reference, mag_bounds_ref)
     }
     cr_assert_gt(strict, 0);
     free(ref), free(mag);
-    tsupport_problem_free(&t);
+    fp4lr_pgen_free(&t);
 }
 
 /* mag may be NULL; ref is the same as with mag. */
 Test(reference, mag_optional)
 {
-    tsupport_problem t;
-    make(&t, shape(5, 40, 128, 16, FP4LR_MXFP4, 1, 1), 13, TSUPPORT_SCALES_REALISTIC);
+    fp4lr_pgen_problem t;
+    make(&t, shape(5, 40, 128, 16, FP4LR_MXFP4, 1, 1), 13, FP4LR_PGEN_SCALES_REALISTIC);
     double *ref, *mag, ref2[5 * 40];
     run_ref(&t, NULL, 5, 0, &ref, &mag);
     cr_assert_eq(fp4lr_reference(&t.p, &t.a, NULL, 5, 0, ref2, NULL).code, FP4LR_OK);
     cr_assert(memcmp(ref, ref2, sizeof ref2) == 0);
     free(ref), free(mag);
-    tsupport_problem_free(&t);
+    fp4lr_pgen_free(&t);
 }
 
 /* ---- NaN propagation ---------------------------------------------------------------- */
@@ -310,7 +310,7 @@ typedef struct nan_case {
 
 /* Compares a poisoned run with the clean one: NaN (ref and mag) exactly in row
  * `row` or column `col` (both -1: everywhere), every other output bitwise clean. */
-static void expect_nan_only(const tsupport_problem *t, const double *clean_ref, const double *clean_mag,
+static void expect_nan_only(const fp4lr_pgen_problem *t, const double *clean_ref, const double *clean_mag,
                             nan_case c)
 {
     double *ref, *mag;
@@ -329,16 +329,16 @@ static void expect_nan_only(const tsupport_problem *t, const double *clean_ref, 
     free(ref), free(mag);
 }
 
-static void nan_fixture(tsupport_problem *t, fp4lr_format f, double **ref, double **mag)
+static void nan_fixture(fp4lr_pgen_problem *t, fp4lr_format f, double **ref, double **mag)
 {
-    make(t, shape(37, 29, 256, 16, f, 1, 1), 21, TSUPPORT_SCALES_REALISTIC);
+    make(t, shape(37, 29, 256, 16, f, 1, 1), 21, FP4LR_PGEN_SCALES_REALISTIC);
     run_ref(t, NULL, 37, 0, ref, mag);
 }
 
 /* A NaN scale on a block whose elements are all zero still poisons: deq = 0·NaN. */
 Test(reference, nan_sfa_poisons_its_row_even_on_a_zero_block)
 {
-    tsupport_problem t;
+    fp4lr_pgen_problem t;
     double *ref, *mag;
     nan_fixture(&t, FP4LR_NVFP4, &ref, &mag);
     const int64_t m = 33, c = 5, kv = 256 / 16;
@@ -346,23 +346,23 @@ Test(reference, nan_sfa_poisons_its_row_even_on_a_zero_block)
     t.SFA[fp4lr_sf_offset(m, c, kv)] = 0x7F;
     expect_nan_only(&t, ref, mag, (nan_case){m, -1});
     free(ref), free(mag);
-    tsupport_problem_free(&t);
+    fp4lr_pgen_free(&t);
 }
 
 Test(reference, nan_sfw_poisons_its_column)
 {
-    tsupport_problem t;
+    fp4lr_pgen_problem t;
     double *ref, *mag;
     nan_fixture(&t, FP4LR_MXFP4, &ref, &mag);
     t.SFW[fp4lr_sf_offset(28, 7, 256 / 32)] = 0xFF;
     expect_nan_only(&t, ref, mag, (nan_case){-1, 28});
     free(ref), free(mag);
-    tsupport_problem_free(&t);
+    fp4lr_pgen_free(&t);
 }
 
 Test(reference, nan_wc_and_beta_poison_their_columns)
 {
-    tsupport_problem t;
+    fp4lr_pgen_problem t;
     double *ref, *mag;
     nan_fixture(&t, FP4LR_NVFP4, &ref, &mag);
     t.wc[3] = NAN;
@@ -373,13 +373,13 @@ Test(reference, nan_wc_and_beta_poison_their_columns)
     t.beta[0] = NAN;
     expect_nan_only(&t, ref, mag, (nan_case){-1, 0});
     free(ref), free(mag);
-    tsupport_problem_free(&t);
+    fp4lr_pgen_free(&t);
 }
 
 /* bf16 NaN (0x7FC0) in L[m, j] poisons row m; in U[n, j] column n. */
 Test(reference, nan_low_rank_poisons_row_or_column)
 {
-    tsupport_problem t;
+    fp4lr_pgen_problem t;
     double *ref, *mag;
     nan_fixture(&t, FP4LR_MXFP4, &ref, &mag);
     uint16_t keep = t.L[10 * 16 + 15];
@@ -389,26 +389,26 @@ Test(reference, nan_low_rank_poisons_row_or_column)
     t.U[21 * 16 + 0] = 0xFFC0;
     expect_nan_only(&t, ref, mag, (nan_case){-1, 21});
     free(ref), free(mag);
-    tsupport_problem_free(&t);
+    fp4lr_pgen_free(&t);
 }
 
 Test(reference, nan_alpha_poisons_everything)
 {
-    tsupport_problem t;
+    fp4lr_pgen_problem t;
     double *ref, *mag;
     nan_fixture(&t, FP4LR_NVFP4, &ref, &mag);
     t.a.alpha = NAN;
     expect_nan_only(&t, ref, mag, (nan_case){-1, -1});
     free(ref), free(mag);
-    tsupport_problem_free(&t);
+    fp4lr_pgen_free(&t);
 }
 
 /* ---- threads ------------------------------------------------------------------------ */
 
 Test(reference, thread_count_does_not_change_a_bit)
 {
-    tsupport_problem t;
-    make(&t, shape(67, 45, 576, 32, FP4LR_NVFP4, 1, 1), 31, TSUPPORT_SCALES_REALISTIC);
+    fp4lr_pgen_problem t;
+    make(&t, shape(67, 45, 576, 32, FP4LR_NVFP4, 1, 1), 31, FP4LR_PGEN_SCALES_REALISTIC);
     double *r1, *m1;
     run_ref(&t, NULL, 67, 1, &r1, &m1);
     const int counts[] = {2, 3, 7, 64, 0};
@@ -420,15 +420,15 @@ Test(reference, thread_count_does_not_change_a_bit)
         free(r), free(m);
     }
     free(r1), free(m1);
-    tsupport_problem_free(&t);
+    fp4lr_pgen_free(&t);
 }
 
 /* ---- argument rules ------------------------------------------------------------------ */
 
 Test(reference, rejects_bad_arguments)
 {
-    tsupport_problem t;
-    make(&t, shape(4, 4, 64, 16, FP4LR_NVFP4, 1, 1), 41, TSUPPORT_SCALES_REALISTIC);
+    fp4lr_pgen_problem t;
+    make(&t, shape(4, 4, 64, 16, FP4LR_NVFP4, 1, 1), 41, FP4LR_PGEN_SCALES_REALISTIC);
     double out[16];
     const int64_t bad_row[] = {0, 4};
     fp4lr_status s = fp4lr_reference(&t.p, &t.a, NULL, 4, 0, NULL, NULL);
@@ -451,7 +451,7 @@ Test(reference, rejects_bad_arguments)
     s = fp4lr_reference(&p, &t.a, NULL, 4, 0, out, NULL);
     cr_assert_eq(s.code, FP4LR_E_INVALID);
     cr_assert_str_eq(s.rule, "K_MULTIPLE");
-    tsupport_problem_free(&t);
+    fp4lr_pgen_free(&t);
 }
 
 /* ---- row sampling ---------------------------------------------------------------------- */

@@ -151,6 +151,7 @@ static int parse(int argc, char **argv, opts *o)
     o->p.K = sh.K;
     o->p.r = rank;
     o->p.has_wc = o->p.has_beta = o->affine;
+    o->p.ldY = (sh.N + 7) / 8 * 8; /* rows of Y padded to 16 bytes (bulk tensor copy rule) */
     fp4lr_problem_resolve(&o->p);
     return 0;
 }

@@ -535,11 +535,13 @@ def load_a_chunk(e, fmt, h, xr, xq, L):
 \tld.shared.v2.b32 {{%r2, %r3}}, [%r25+512];     // row r+8 (8 rows x 64 B)""")
     if fmt == "nvfp4":
         e(f"""\tadd.u32 %r26, %r22, %r21;
+\tadd.u32 %r26, %r26, %r41;                   // + stage base
 \tld.shared.u8 %r4, [%r26+{L['sfa'] + 512 * h}];
 \tld.shared.u8 %r5, [%r26+{L['sfa'] + 512 * h + 128}];   // row r+8: (r%32)+8 -> +128""")
     else:
         e(f"""\tshr.u32 %r26, %r21, 1;
 \tadd.u32 %r26, %r26, %r22;
+\tadd.u32 %r26, %r26, %r41;                   // + stage base
 \tld.shared.u8 %r4, [%r26+{L['sfa'] + 2 * h}];
 \tld.shared.u8 %r5, [%r26+{L['sfa'] + 2 * h + 128}];""")
     sc = {}

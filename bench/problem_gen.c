@@ -1,6 +1,6 @@
 /* Test support: random operator problems and output-buffer helpers
- * (support_problem_gen.h). */
-#include "support_problem_gen.h"
+ * (problem_gen.h). */
+#include "problem_gen.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -15,11 +15,11 @@
 
 /* ---- random numbers (splitmix64: small, seedable, good enough for tests) ------ */
 
-typedef struct tsupport_rng {
+typedef struct fp4lr_pgen_rng {
     uint64_t s;
-} tsupport_rng;
+} fp4lr_pgen_rng;
 
-static uint64_t rng_next(tsupport_rng *g)
+static uint64_t rng_next(fp4lr_pgen_rng *g)
 {
     uint64_t z = (g->s += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -28,16 +28,16 @@ static uint64_t rng_next(tsupport_rng *g)
 }
 
 /* Uniform integer in [lo, hi]. */
-static int64_t rng_int(tsupport_rng *g, int64_t lo, int64_t hi)
+static int64_t rng_int(fp4lr_pgen_rng *g, int64_t lo, int64_t hi)
 {
     return lo + (int64_t)(rng_next(g) % (uint64_t)(hi - lo + 1));
 }
 
 /* Uniform in [0, 1) with 53 random bits. */
-static double rng_unit(tsupport_rng *g) { return (double)(rng_next(g) >> 11) * 0x1p-53; }
+static double rng_unit(fp4lr_pgen_rng *g) { return (double)(rng_next(g) >> 11) * 0x1p-53; }
 
 /* Standard normal (Box-Muller). */
-static double rng_gauss(tsupport_rng *g)
+static double rng_gauss(fp4lr_pgen_rng *g)
 {
     double u = rng_unit(g), v = rng_unit(g);
     return sqrt(-2.0 * log(1.0 - u)) * cos(6.283185307179586 * v);
@@ -56,7 +56,7 @@ static void *zalloc(size_t bytes)
     return p;
 }
 
-int tsupport_problem_alloc(tsupport_problem *t, const fp4lr_problem *p)
+int fp4lr_pgen_alloc(fp4lr_pgen_problem *t, const fp4lr_problem *p)
 {
     memset(t, 0, sizeof *t);
     t->p = *p;
@@ -75,14 +75,14 @@ int tsupport_problem_alloc(tsupport_problem *t, const fp4lr_problem *p)
     t->Y = zalloc(t->sizes.Y);
     if (!t->A || !t->SFA || !t->W || !t->SFW || !t->Y || (t->sizes.L && (!t->L || !t->U)) ||
         (t->sizes.wc && !t->wc) || (t->sizes.beta && !t->beta)) {
-        tsupport_problem_free(t);
+        fp4lr_pgen_free(t);
         return -1;
     }
     t->a = (fp4lr_args){t->A, t->SFA, t->W, t->SFW, t->L, t->U, t->wc, t->beta, 1.0f, t->Y};
     return 0;
 }
 
-void tsupport_problem_free(tsupport_problem *t)
+void fp4lr_pgen_free(fp4lr_pgen_problem *t)
 {
     free(t->A), free(t->SFA), free(t->W), free(t->SFW);
     free(t->L), free(t->U), free(t->wc), free(t->beta), free(t->Y);
@@ -91,8 +91,8 @@ void tsupport_problem_free(tsupport_problem *t)
 
 /* ---- scales ---------------------------------------------------------------------- */
 
-/* A block scale code around a row base (see tsupport_scales). */
-static uint8_t realistic_scale(tsupport_rng *g, fp4lr_format f, int base)
+/* A block scale code around a row base (see fp4lr_pgen_scales). */
+static uint8_t realistic_scale(fp4lr_pgen_rng *g, fp4lr_format f, int base)
 {
     int low = rng_int(g, 0, 15) == 0;
     if (f == FP4LR_MXFP4) {
@@ -111,7 +111,7 @@ static uint8_t realistic_scale(tsupport_rng *g, fp4lr_format f, int base)
 /* The row's base binade: ue8m0 code around 127, or ue4m3 exponent field; `spread`
  * binades either side (the ue4m3 band sits near the top, as NVFP4's two-level
  * scaling places block scales near 448). */
-static int row_base(tsupport_rng *g, fp4lr_format f, int spread)
+static int row_base(fp4lr_pgen_rng *g, fp4lr_format f, int spread)
 {
     if (f == FP4LR_MXFP4)
         return 127 + (int)rng_int(g, -spread, spread);
@@ -119,7 +119,7 @@ static int row_base(tsupport_rng *g, fp4lr_format f, int spread)
 }
 
 /* Fills one operand's scales (atom layout) and returns each row's rms of deq. */
-static void fill_scales(tsupport_rng *g, fp4lr_format f, tsupport_scales mode, int spread, const uint8_t *q,
+static void fill_scales(fp4lr_pgen_rng *g, fp4lr_format f, fp4lr_pgen_scales mode, int spread, const uint8_t *q,
                         uint8_t *sf, int64_t rows, int64_t K, double *rms)
 {
     const int64_t B = fp4lr_format_block(f), kv = K / B;
@@ -128,7 +128,7 @@ static void fill_scales(tsupport_rng *g, fp4lr_format f, tsupport_scales mode, i
         double sq = 0.0;
         for (int64_t c = 0; c < kv; c++) {
             uint8_t code;
-            if (mode == TSUPPORT_SCALES_FULL)
+            if (mode == FP4LR_PGEN_SCALES_FULL)
                 code = (uint8_t)rng_int(g, 0, f == FP4LR_MXFP4 ? 254 : 0x7E);
             else
                 code = realistic_scale(g, f, base);
@@ -143,7 +143,7 @@ static void fill_scales(tsupport_rng *g, fp4lr_format f, tsupport_scales mode, i
     }
 }
 
-static void fill_bytes(tsupport_rng *g, uint8_t *b, size_t n)
+static void fill_bytes(fp4lr_pgen_rng *g, uint8_t *b, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         b[i] = (uint8_t)rng_next(g);
@@ -171,10 +171,10 @@ static uint16_t bf16_of(double v)
     return fp4lr_bf16_from_float((float)v);
 }
 
-void tsupport_problem_fill(tsupport_problem *t, uint64_t seed, tsupport_scales scales)
+void fp4lr_pgen_fill(fp4lr_pgen_problem *t, uint64_t seed, fp4lr_pgen_scales scales)
 {
     const fp4lr_problem *p = &t->p;
-    tsupport_rng g = {seed ^ 0x6A09E667F3BCC909ull};
+    fp4lr_pgen_rng g = {seed ^ 0x6A09E667F3BCC909ull};
     double *ra = malloc(sizeof(double) * (size_t)p->M), *rw = malloc(sizeof(double) * (size_t)p->N);
     if (!ra || !rw) {
         free(ra), free(rw);
@@ -212,7 +212,7 @@ void tsupport_problem_fill(tsupport_problem *t, uint64_t seed, tsupport_scales s
 
 /* ---- output buffer ------------------------------------------------------------- */
 
-void tsupport_output_poison(tsupport_problem *t) { memset(t->Y, 0xFF, t->sizes.Y); }
+void fp4lr_pgen_output_poison(fp4lr_pgen_problem *t) { memset(t->Y, 0xFF, t->sizes.Y); }
 
 /* double -> float rounded to odd: exact, or the truncation with its last bit set.
  * Rounding that to a type with at least 2 fewer significand bits (bf16, fp16) to
@@ -255,9 +255,9 @@ static double from_bits(fp4lr_out_type out, uint32_t bits)
     return f;
 }
 
-double tsupport_round_out(fp4lr_out_type out, double v) { return from_bits(out, out_bits(out, v)); }
+double fp4lr_pgen_round_out(fp4lr_out_type out, double v) { return from_bits(out, out_bits(out, v)); }
 
-void tsupport_output_set(tsupport_problem *t, int64_t m, int64_t n, double v)
+void fp4lr_pgen_output_set(fp4lr_pgen_problem *t, int64_t m, int64_t n, double v)
 {
     int64_t at = m * t->p.ldY + n;
     uint32_t bits = out_bits(t->p.out, v);
@@ -267,7 +267,7 @@ void tsupport_output_set(tsupport_problem *t, int64_t m, int64_t n, double v)
         ((uint16_t *)t->Y)[at] = (uint16_t)bits;
 }
 
-double tsupport_output_get(const tsupport_problem *t, int64_t m, int64_t n)
+double fp4lr_pgen_output_get(const fp4lr_pgen_problem *t, int64_t m, int64_t n)
 {
     int64_t at = m * t->p.ldY + n;
     if (t->p.out == FP4LR_OUT_F32)
@@ -275,11 +275,11 @@ double tsupport_output_get(const tsupport_problem *t, int64_t m, int64_t n)
     return from_bits(t->p.out, ((const uint16_t *)t->Y)[at]);
 }
 
-void tsupport_output_store(tsupport_problem *t, const int64_t *rows, int64_t nrows, const double *ref)
+void fp4lr_pgen_output_store(fp4lr_pgen_problem *t, const int64_t *rows, int64_t nrows, const double *ref)
 {
     if (!rows)
         nrows = t->p.M;
     for (int64_t i = 0; i < nrows; i++)
         for (int64_t n = 0; n < t->p.N; n++)
-            tsupport_output_set(t, rows ? rows[i] : i, n, ref[i * t->p.N + n]);
+            fp4lr_pgen_output_set(t, rows ? rows[i] : i, n, ref[i * t->p.N + n]);
 }

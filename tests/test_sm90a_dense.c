@@ -1,0 +1,302 @@
+/* GPU suite: the sm_90a dense kernels against the double reference.
+ *
+ * Every case poisons the output (NaN pattern) before the launch, so an output
+ * the kernel never writes cannot pass.  The suite proves its own sensitivity:
+ * a changed scale byte, a dropped K block of 64 and an unwritten output row or
+ * column must each make the comparison fail.  Skips, naming the reason, without
+ * an sm_90 GPU. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+#include "devbuf.h"
+#include "devproblem.h"
+#include "gemm.h"
+#include "problem_gen.h"
+#include "reference.h"
+#include "scale_atom.h"
+#include "shapes.h"
+#include "support_gpu.h"
+
+typedef struct gcase {
+    fp4lr_ctx *ctx;
+    fp4lr_runtime rt;
+    fp4lr_plan plan;
+    fp4lr_pgen_problem host;
+    fp4lr_devproblem dev;
+    int64_t *rows;
+    int64_t nrows;
+    double *ref, *mag;
+} gcase;
+
+static fp4lr_ctx *gpu_or_skip(void)
+{
+    fp4lr_ctx *ctx = tsupport_gpu_ctx_or_skip();
+    tsupport_gpu_arch_or_skip(ctx, "sm90a");
+    return ctx;
+}
+
+/* Generates, uploads and computes the reference of `rows_wanted` rows (0: all). */
+static void setup_case(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, fp4lr_format f,
+                       uint64_t seed, fp4lr_pgen_scales scales, int64_t rows_wanted)
+{
+    memset(g, 0, sizeof *g);
+    g->ctx = ctx;
+    /* rows of Y padded to 16 bytes: any N is valid */
+    fp4lr_problem p = {.M = M, .N = N, .K = K, .r = 0, .format = f, .out = FP4LR_OUT_BF16, .ldY = (N + 7) / 8 * 8};
+    fp4lr_status st = fp4lr_runtime_init(&g->rt, ctx, NULL);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    st = fp4lr_runtime_plan(&g->rt, &p, NULL, &g->plan);
+    cr_assert_eq(st.code, FP4LR_OK, "plan: %s", st.msg);
+    cr_assert_eq(fp4lr_pgen_alloc(&g->host, &p), 0);
+    fp4lr_pgen_fill(&g->host, seed, scales);
+    int64_t want = rows_wanted == 0 || rows_wanted >= M ? M : rows_wanted;
+    g->rows = malloc(sizeof *g->rows * (size_t)want);
+    g->ref = malloc(sizeof *g->ref * (size_t)(want * N));
+    g->mag = malloc(sizeof *g->mag * (size_t)(want * N));
+    cr_assert(g->rows && g->ref && g->mag);
+    st = fp4lr_sample_rows(M, want, seed, g->rows, &g->nrows);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    st = fp4lr_reference(&g->host.p, &g->host.a, g->rows, g->nrows, 0, g->ref, g->mag);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    st = fp4lr_devproblem_alloc(ctx, &g->plan.problem, &g->dev);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    st = fp4lr_devproblem_upload(&g->dev, &g->host.a);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+}
+
+/* Poisons Y, launches, waits, downloads into host.Y. */
+static void run_case(gcase *g)
+{
+    fp4lr_status st = fp4lr_devproblem_poison(&g->dev);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    st = fp4lr_gemm(&g->rt, &g->plan, &g->dev.args, NULL);
+    cr_assert_eq(st.code, FP4LR_OK, "launch %s: %s", g->plan.entry, st.msg);
+    st = fp4lr_ctx_sync(g->ctx);
+    cr_assert_eq(st.code, FP4LR_OK, "%s: %s", g->plan.entry, st.msg);
+    st = fp4lr_devproblem_download(&g->dev, g->host.Y);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+}
+
+static fp4lr_status compare_case(gcase *g, fp4lr_compare_report *rep)
+{
+    return fp4lr_compare(&g->host.p, g->host.Y, g->rows, g->nrows, g->ref, g->mag, rep);
+}
+
+static void expect_pass(gcase *g)
+{
+    fp4lr_compare_report rep;
+    fp4lr_status st = compare_case(g, &rep);
+    if (st.code != FP4LR_OK)
+        fp4lr_compare_print(stderr, &rep);
+    cr_expect_eq(st.code, FP4LR_OK, "%s M=%lld N=%lld K=%lld: %s", g->plan.entry, (long long)g->host.p.M,
+                 (long long)g->host.p.N, (long long)g->host.p.K, st.msg);
+}
+
+static void teardown_case(gcase *g)
+{
+    fp4lr_devproblem_free(&g->dev);
+    fp4lr_pgen_free(&g->host);
+    free(g->rows);
+    free(g->ref);
+    free(g->mag);
+    fp4lr_runtime_release(&g->rt);
+}
+
+static void check_shape(fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, fp4lr_format f, uint64_t seed,
+                        int64_t rows)
+{
+    gcase g;
+    setup_case(&g, ctx, M, N, K, f, seed, FP4LR_PGEN_SCALES_REALISTIC, rows);
+    run_case(&g);
+    expect_pass(&g);
+    teardown_case(&g);
+}
+
+/* ---- edges: M, N not multiples of any tile, K at the minimum and just above ---- */
+
+static const int64_t edge_mn[] = {1, 7, 127, 129, 255, 257, 1000};
+
+static void edges(fp4lr_format f)
+{
+    fp4lr_ctx *ctx = gpu_or_skip();
+    int64_t kmin = fp4lr_format_k_multiple(f);
+    uint64_t seed = 100;
+    for (size_t i = 0; i < sizeof edge_mn / sizeof edge_mn[0]; i++)
+        for (size_t j = 0; j < sizeof edge_mn / sizeof edge_mn[0]; j += 2)
+            check_shape(ctx, edge_mn[i], edge_mn[j], (i + j) % 2 ? kmin : 3 * kmin, f, seed++, 0);
+    fp4lr_ctx_destroy(ctx);
+}
+
+Test(sm90a_dense, edges_nvfp4, .timeout = 600) { edges(FP4LR_NVFP4); }
+Test(sm90a_dense, edges_mxfp4, .timeout = 600) { edges(FP4LR_MXFP4); }
+
+Test(sm90a_dense, k_minimum_and_odd_stage_count, .timeout = 300)
+{
+    fp4lr_ctx *ctx = gpu_or_skip();
+    /* NVFP4 K = 64 is half a main stage; 64 * 7 an odd count of half stages. */
+    check_shape(ctx, 300, 520, 64, FP4LR_NVFP4, 7, 0);
+    check_shape(ctx, 300, 520, 448, FP4LR_NVFP4, 8, 0);
+    check_shape(ctx, 300, 520, 128, FP4LR_MXFP4, 9, 0);
+    fp4lr_ctx_destroy(ctx);
+}
+
+Test(sm90a_dense, full_scale_range, .timeout = 300)
+{
+    fp4lr_ctx *ctx = gpu_or_skip();
+    for (int f = 0; f < 2; f++) {
+        gcase g;
+        setup_case(&g, ctx, 256, 512, 512, (fp4lr_format)f, 31 + f, FP4LR_PGEN_SCALES_FULL, 0);
+        run_case(&g);
+        expect_pass(&g);
+        teardown_case(&g);
+    }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- the reference shapes that fit the test-time budget (sampled rows) ---- */
+
+Test(sm90a_dense, reference_shapes, .timeout = 900)
+{
+    fp4lr_ctx *ctx = gpu_or_skip();
+    for (int s = 0; s < fp4lr_num_shapes; s++) {
+        const fp4lr_shape *sh = &fp4lr_shapes[s];
+        if (sh->r != 32 && sh->r != 0)
+            continue;                 /* the dense kernel ignores r: one row per layer */
+        for (int f = 0; f < 2; f++) {
+            if (sh->K % fp4lr_format_k_multiple((fp4lr_format)f))
+                continue;             /* e.g. SANA K = 2240 is NVFP4 only */
+            check_shape(ctx, sh->M, sh->N, sh->K, (fp4lr_format)f, 1000 + s, 128);
+        }
+    }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- determinism: two runs, bitwise equal ---- */
+
+Test(sm90a_dense, deterministic, .timeout = 300)
+{
+    fp4lr_ctx *ctx = gpu_or_skip();
+    gcase g;
+    setup_case(&g, ctx, 1000, 1500, 1024, FP4LR_NVFP4, 77, FP4LR_PGEN_SCALES_REALISTIC, 64);
+    run_case(&g);
+    void *first = malloc(g.dev.sizes.Y);
+    cr_assert(first);
+    memcpy(first, g.host.Y, g.dev.sizes.Y);
+    run_case(&g);
+    cr_expect_eq(memcmp(first, g.host.Y, g.dev.sizes.Y), 0, "two runs differ");
+    free(first);
+    teardown_case(&g);
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- NaN scales propagate exactly to the outputs they touch ---- */
+
+Test(sm90a_dense, nan_scale_propagates, .timeout = 300)
+{
+    fp4lr_ctx *ctx = gpu_or_skip();
+    for (int f = 0; f < 2; f++) {
+        gcase g;
+        setup_case(&g, ctx, 200, 300, 512, (fp4lr_format)f, 55 + f, FP4LR_PGEN_SCALES_REALISTIC, 0);
+        int64_t kv = g.host.p.K / fp4lr_format_block((fp4lr_format)f);
+        uint8_t nan = f == FP4LR_NVFP4 ? 0x7F : 0xFF;
+        g.host.SFA[fp4lr_sf_offset(37, 3, kv)] = nan;  /* row 37 of the output */
+        g.host.SFW[fp4lr_sf_offset(201, 5, kv)] = nan; /* column 201 */
+        fp4lr_status st = fp4lr_reference(&g.host.p, &g.host.a, g.rows, g.nrows, 0, g.ref, g.mag);
+        cr_assert_eq(st.code, FP4LR_OK);
+        st = fp4lr_devproblem_upload(&g.dev, &g.host.a);
+        cr_assert_eq(st.code, FP4LR_OK);
+        run_case(&g);
+        expect_pass(&g);
+        /* and the NaNs are exactly row 37 and column 201 */
+        uint16_t *y = g.host.Y;
+        int64_t nans = 0;
+        for (int64_t m = 0; m < 200; m++)
+            for (int64_t n = 0; n < 300; n++) {
+                int is_nan = (y[m * g.host.p.ldY + n] & 0x7FFF) > 0x7F80;
+                nans += is_nan;
+                cr_expect_eq(is_nan, m == 37 || n == 201, "NaN at (%lld,%lld)", (long long)m, (long long)n);
+            }
+        cr_expect_eq(nans, 300 + 200 - 1);
+        teardown_case(&g);
+    }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- the suite's sensitivity: planted faults must fail ---- */
+
+static void expect_fail(gcase *g, const char *what)
+{
+    fp4lr_compare_report rep;
+    fp4lr_status st = compare_case(g, &rep);
+    cr_expect_eq(st.code, FP4LR_E_MISMATCH, "planted fault not caught: %s", what);
+}
+
+Test(sm90a_dense, fault_injection_is_caught, .timeout = 300)
+{
+    fp4lr_ctx *ctx = gpu_or_skip();
+    for (int f = 0; f < 2; f++) {
+        fp4lr_format fmt = (fp4lr_format)f;
+        gcase g;
+        setup_case(&g, ctx, 300, 400, 1024, fmt, 900 + f, FP4LR_PGEN_SCALES_REALISTIC, 0);
+        int64_t kv = g.host.p.K / fp4lr_format_block(fmt);
+        run_case(&g);
+        expect_pass(&g); /* the unmodified run passes */
+
+        /* one scale byte changed (by one code) */
+        size_t off = fp4lr_sf_offset(123, 9, kv);
+        uint8_t saved = g.host.SFW[off];
+        g.host.SFW[off] = (uint8_t)(saved ^ 1);
+        cr_assert_eq(fp4lr_dev_upload(ctx, g.dev.SFW, g.host.SFW, g.dev.sizes.SFW).code, FP4LR_OK);
+        run_case(&g);
+        expect_fail(&g, "one scale byte changed");
+        g.host.SFW[off] = saved;
+        cr_assert_eq(fp4lr_dev_upload(ctx, g.dev.SFW, g.host.SFW, g.dev.sizes.SFW).code, FP4LR_OK);
+
+        /* one K block of 64 dropped (zeroed in A) */
+        uint8_t *a_copy = malloc(g.dev.sizes.A);
+        cr_assert(a_copy);
+        memcpy(a_copy, g.host.A, g.dev.sizes.A);
+        for (int64_t m = 0; m < g.host.p.M; m++)
+            memset(a_copy + m * (g.host.p.K / 2) + 128 / 2 * 3, 0, 32);
+        cr_assert_eq(fp4lr_dev_upload(ctx, g.dev.A, a_copy, g.dev.sizes.A).code, FP4LR_OK);
+        run_case(&g);
+        expect_fail(&g, "one K block of 64 dropped");
+        cr_assert_eq(fp4lr_dev_upload(ctx, g.dev.A, g.host.A, g.dev.sizes.A).code, FP4LR_OK);
+        free(a_copy);
+
+        /* one output row, then one output column, left unwritten (poison kept) */
+        run_case(&g);
+        uint16_t *y = g.host.Y;
+        for (int64_t n = 0; n < g.host.p.N; n++)
+            y[250 * g.host.p.ldY + n] = 0xFFFF;
+        expect_fail(&g, "one output row unwritten");
+        run_case(&g);
+        for (int64_t m = 0; m < g.host.p.M; m++)
+            y[m * g.host.p.ldY + 399] = 0xFFFF;
+        expect_fail(&g, "one output column unwritten");
+        teardown_case(&g);
+    }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- every forced stage count the build provides agrees with the reference ---- */
+
+Test(sm90a_dense, forced_stage_counts, .timeout = 300)
+{
+    fp4lr_ctx *ctx = gpu_or_skip();
+    for (int s = 2; s <= 4; s++) {
+        gcase g;
+        setup_case(&g, ctx, 520, 700, 1024, FP4LR_NVFP4, 300 + s, FP4LR_PGEN_SCALES_REALISTIC, 0);
+        fp4lr_plan_opts o = {.force_main_stages = s};
+        fp4lr_status st = fp4lr_runtime_plan(&g.rt, &g.host.p, &o, &g.plan);
+        cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+        cr_assert_eq(g.plan.budget.stages_main, s);
+        run_case(&g);
+        expect_pass(&g);
+        teardown_case(&g);
+    }
+    fp4lr_ctx_destroy(ctx);
+}
