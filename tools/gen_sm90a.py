@@ -16,6 +16,9 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Measurement-only variants (never committed): FP4LR_GEN_EXPERIMENT=skip_transform makes
+# the transform warps skip their conversion, to time everything else.
+EXPERIMENT = os.environ.get("FP4LR_GEN_EXPERIMENT", "")
 OUTDIR = os.path.join(os.path.dirname(HERE), "ptx", "sm90a")
 
 # Tile of one CTA: 128 x 256 outputs, a K stage of 128 fp4 elements (64 bytes a row),
@@ -27,7 +30,7 @@ THREADS = 384
 # -> 128*(104 + 2*200) = 64512 (more would make setmaxnreg.inc wait forever).  (512 threads would give 128 registers at entry, and
 # ptxas compiles a m64n256 wgmma only with >= 158.)
 REG_WG0, REG_CONSUMER = 104, 200
-TRANSFORM_WARPS = 3
+TRANSFORM_WARPS = 4
 TSLOTS = 2          # bf16 transform ring: 2 slots of BN x 64 bf16 (32 KiB each)
 WB_STAGES = 2       # writeback staging: 2 buffers of BM x 64 bf16 (16 KiB each)
 
@@ -202,6 +205,8 @@ def emit_kernel(fmt, family, cluster, stages):
 \t.reg .b32 %sbase, %bar_full, %bar_empty, %bar_tfull, %bar_tempty;
 \t.reg .b32 %tile, %ntiles, %tiles_m, %tiles_n, %group, %nks, %ks, %m0, %n0;
 \t.reg .b32 %s, %ph, %t, %tph, %tprev;
+\t.reg .b32 %ptile, %pks, %ps, %pph, %pcm0, %pcn0;   // producer cursor (thread 0)
+\t.reg .pred %pthr0;
 \t.reg .b64 %tmA, %tmW, %tmSFA, %tmSFW, %tmY;
 \t.reg .b32 %lut0, %lut1, %luth0, %luth1;
 \t.reg .b32 %tw<32>;                          // transform: one row-chunk as 32 bf16x2 words
@@ -249,11 +254,8 @@ L_init_done:
 \t@%p0 bra L_consumer;
 """)
     e(f"""\t// WG0 gives registers back (all four warps execute the same setmaxnreg)
-\tsetmaxnreg.dec.sync.aligned.u32 {REG_WG0};
-\tsetp.ne.u32 %p0, %warp, 0;
-\t@%p0 bra L_transform;""")
+\tsetmaxnreg.dec.sync.aligned.u32 {REG_WG0};""")
     emit_tile_coords_doc(e)
-    emit_producer(e, fmt, stages, L)
     emit_transform(e, fmt, stages, L)
     emit_consumer(e, fmt, stages, L)
     e("}")
@@ -266,21 +268,21 @@ def emit_tile_coords_doc(e):
 \t// a group n-major so consecutive CTAs share the same W tile (and A rows stay in L2).""")
 
 
-def tile_coords(e):
-    """%tile -> %m0 (row of the tile's first output), %n0 (column)."""
+def tile_coords(e, tile="%tile", m0="%m0", n0="%n0"):
+    """tile index -> m0 (row of the tile's first output), n0 (column)."""
     e(f"""\t// tile coordinates (grouped raster)
 \tmul.lo.u32 %r0, %group, %tiles_n;          // tiles per group
-\tdiv.u32 %r1, %tile, %r0;                    // group id
+\tdiv.u32 %r1, {tile}, %r0;                    // group id
 \tmul.lo.u32 %r2, %r1, %group;                // first m tile of the group
 \tsub.u32 %r3, %tiles_m, %r2;
 \tmin.u32 %r3, %r3, %group;                   // rows of this group
 \tmul.lo.u32 %r4, %r1, %r0;
-\tsub.u32 %r4, %tile, %r4;                    // index inside the group
+\tsub.u32 %r4, {tile}, %r4;                    // index inside the group
 \trem.u32 %r5, %r4, %r3;
 \tadd.u32 %r5, %r5, %r2;                      // m tile
 \tdiv.u32 %r6, %r4, %r3;                      // n tile
-\tmul.lo.u32 %m0, %r5, {BM};
-\tmul.lo.u32 %n0, %r6, {BN};""")
+\tmul.lo.u32 {m0}, %r5, {BM};
+\tmul.lo.u32 {n0}, %r6, {BN};""")
 
 
 def advance(e, idx, phase, n):
@@ -290,55 +292,45 @@ def advance(e, idx, phase, n):
 \t@%p7 xor.b32 {phase}, {phase}, 1;""")
 
 
-def emit_producer(e, fmt, stages, L):
+def produce_next(e, fmt, stages, L, tag):
+    """Thread 0 of WG0 issues the next main stage of its own cursor (%ptile, %pks,
+    ring slot %ps, parity %pph), if any is left: wait `empty`, arm `full` with the
+    stage's bytes, four bulk tensor copies."""
     blk, ka, _, _ = FORMATS[fmt]
-    e(f"""
-// =====================================================================================
-// Producer (WG0 warp 0).  Only lane 0 works; lanes 1-31 exit.
-// =====================================================================================
-L_producer:
-\tsetp.ne.u32 %p0, %thr, 0;
-\t@%p0 bra L_exit;
-\tprefetch.tensormap [%tmA];
-\tprefetch.tensormap [%tmW];
-\tprefetch.tensormap [%tmSFA];
-\tprefetch.tensormap [%tmSFW];
-\tmov.u32 %s, 0;
-\tmov.u32 %ph, 0;
-\tmov.u32 %tile, %ctaid.x;
-L_p_tile:
-\tsetp.ge.u32 %p0, %tile, %ntiles;
-\t@%p0 bra L_exit;""")
-    tile_coords(e)
-    e(f"""\tshr.u32 %r8, %m0, 7;                        // SFA row block
-\tshr.u32 %r9, %n0, 7;                        // SFW row block
-\tmov.u32 %ks, 0;
-L_p_k:
-\t// wait until every reader released stage s (first lap passes: parity ph^1)
-\tmul.lo.u32 %r10, %s, 8;
+    e(f"""\t// ---- producer step ({tag}): thread 0 issues the next stage of its cursor ----
+\t@!%pthr0 bra L_prod_skip_{tag};
+\tsetp.ge.u32 %p5, %ptile, %ntiles;
+\t@%p5 bra L_prod_skip_{tag};
+\tsetp.ne.u32 %p5, %pks, 0;
+\t@%p5 bra L_prod_have_{tag};""")
+    tile_coords(e, "%ptile", "%pcm0", "%pcn0")
+    e(f"""L_prod_have_{tag}:
+\tmul.lo.u32 %r10, %ps, 8;
 \tadd.u32 %r11, %bar_empty, %r10;
-\txor.b32 %r12, %ph, 1;""")
+\txor.b32 %r12, %pph, 1;                     // first lap passes""")
     e.wait("%r11", "%r12", "empty")
     e(f"""\tadd.u32 %r13, %bar_full, %r10;
 \tmbarrier.arrive.expect_tx.shared::cta.b64 _, [%r13], {L['stage']};
-\tmad.lo.u32 %r14, %s, {L['stage']}, %sbase;   // stage base
-\tshl.b32 %r15, %ks, 6;                      // K byte coordinate = ks * 64
-\tmul.lo.u32 %r16, %ks, {2 * ka};              // SF half-atom coordinate
-\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r14], [%tmA, {{%r15, %m0}}], [%r13];
+\tmad.lo.u32 %r14, %ps, {L['stage']}, %sbase;  // stage base
+\tshl.b32 %r15, %pks, 6;                     // K byte coordinate = ks * 64
+\tmul.lo.u32 %r16, %pks, {2 * ka};             // SF half-atom coordinate
+\tshr.u32 %r8, %pcm0, 7;                      // SFA row block
+\tshr.u32 %r9, %pcn0, 7;                      // SFW row block
+\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r14], [%tmA, {{%r15, %pcm0}}], [%r13];
 \tadd.u32 %r17, %r14, {L['w']};
-\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r17], [%tmW, {{%r15, %n0}}], [%r13];
+\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r17], [%tmW, {{%r15, %pcn0}}], [%r13];
 \tadd.u32 %r17, %r14, {L['sfa']};
 \tcp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%r17], [%tmSFA, {{0, %r16, %r8}}], [%r13];
 \tadd.u32 %r17, %r14, {L['sfw']};
 \tcp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%r17], [%tmSFW, {{0, %r16, %r9}}], [%r13];""")
-    advance(e, "%s", "%ph", stages)
-    e("""\tadd.u32 %ks, %ks, 1;
-\tsetp.lt.u32 %p0, %ks, %nks;
-\t@%p0 bra L_p_k;
+    advance(e, "%ps", "%pph", stages)
+    e(f"""\tadd.u32 %pks, %pks, 1;
+\tsetp.lt.u32 %p5, %pks, %nks;
+\t@%p5 bra L_prod_skip_{tag};
+\tmov.u32 %pks, 0;
 \tmov.u32 %r0, %nctaid.x;
-\tadd.u32 %tile, %tile, %r0;
-\tbra L_p_tile;
-""")
+\tadd.u32 %ptile, %ptile, %r0;
+L_prod_skip_{tag}:""")
 
 
 def emit_lut_setup(e):
@@ -399,14 +391,34 @@ def emit_transform(e, fmt, stages, L):
     blk, ka, _, _ = FORMATS[fmt]
     e(f"""
 // =====================================================================================
-// Transform (WG0 warps 1-3, 96 threads).  Thread tt converts rows tt, tt+96 and (when
-// below 256) tt+192 of each W chunk: 32 fp4 bytes (two 16-byte loads through the 64B
-// swizzle) and their scales become 32 bf16x2 words, stored as eight 16-byte chunks
-// through the 128B swizzle.
+// Transform and producer (WG0, 128 threads).  Thread tt converts rows tt and tt+128 of
+// each W chunk: 32 fp4 bytes (two 16-byte loads through the 64B swizzle) and their
+// scales become 32 bf16x2 words, stored as eight 16-byte chunks through the 128B
+// swizzle.  Thread 0 is also the producer: it issues the first S-1 stages up front and
+// one more each time the transform has released a stage, so the stage it refills
+// (the one before) has long been released by the consumers too and the producer's
+// `empty` wait does not stall the transform.
 // =====================================================================================
 L_transform:""")
     emit_lut_setup(e)
-    e(f"""\tsub.u32 %r40, %thr, 32;                    // tt
+    e(f"""\tmov.u32 %r40, %thr;                        // tt
+\tsetp.eq.u32 %pthr0, %thr, 0;
+\t@%pthr0 prefetch.tensormap [%tmA];
+\t@%pthr0 prefetch.tensormap [%tmW];
+\t@%pthr0 prefetch.tensormap [%tmSFA];
+\t@%pthr0 prefetch.tensormap [%tmSFW];
+\tmov.u32 %ptile, %ctaid.x;
+\tmov.u32 %pks, 0;
+\tmov.u32 %ps, 0;
+\tmov.u32 %pph, 0;
+\tmov.u32 %r62, 0;
+L_prod_prologue:
+\tsetp.ge.u32 %p5, %r62, {stages - 1};
+\t@%p5 bra L_prod_prologue_done;""")
+    produce_next(e, fmt, stages, L, "prologue")
+    e("""\tadd.u32 %r62, %r62, 1;
+\tbra L_prod_prologue;
+L_prod_prologue_done:
 \tmov.u32 %s, 0;
 \tmov.u32 %ph, 0;
 \tmov.u32 %t, 0;
@@ -429,13 +441,10 @@ L_t_k:
         e.wait("%r13", "%r14", "tempty")
         e(f"\tmad.lo.u32 %r42, %t, {L['tslot']}, %sbase;")
         e(f"\tadd.u32 %r42, %r42, {L['t']};              // slot base")
-        for part in range(3):
+        for part in range(0 if EXPERIMENT == "skip_transform" else 2):
             row = "%r43"
-            e(f"\t// row tt+{96 * part}")
-            e(f"\tadd.u32 {row}, %r40, {96 * part};")
-            if part == 2:
-                e(f"""\tsetp.ge.u32 %p3, {row}, {BN};
-\t@%p3 bra L_t_skip{h};""")
+            e(f"\t// row tt+{128 * part}")
+            e(f"\tadd.u32 {row}, %r40, {128 * part};")
             # W bytes: logical 16-byte chunks 2h and 2h+1 of the 64-byte row, swizzle 64B
             e(f"""\tshr.u32 %r44, {row}, 1;
 \tand.b32 %r44, %r44, 3;                     // 64B swizzle phase of the row
@@ -490,7 +499,6 @@ L_t_k:
 \tshl.b32 %r46, %r46, 4;
 \tadd.u32 %r46, %r46, %r45;
 \tst.shared.v4.b32 [%r46], {{{outs[(0, q)]}, {outs[(1, q)]}, {outs[(2, q)]}, {outs[(3, q)]}}};""")
-        e(f"L_t_skip{h}:")
         e("""\t// make the generic-proxy stores visible to wgmma, then one arrive per warp
 \tfence.proxy.async.shared::cta;
 \tbar.warp.sync 0xffffffff;
@@ -504,6 +512,7 @@ L_t_k:
 \tmul.lo.u32 %r10, %s, 8;
 \tadd.u32 %r11, %bar_empty, %r10;
 \t@%p1 mbarrier.arrive.shared::cta.b64 _, [%r11];""")
+    produce_next(e, fmt, stages, L, "loop")
     advance(e, "%s", "%ph", stages)
     e("""\tadd.u32 %ks, %ks, 1;
 \tsetp.lt.u32 %p0, %ks, %nks;
