@@ -39,10 +39,11 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
     pl->format = p->format;
     pl->family = p->r == 0 && !p->has_wc && !p->has_beta ? FP4LR_FAMILY_DENSE : FP4LR_FAMILY_FUSED;
     arch_defaults(arch, pl);
-    pl->tile_m = or_default(o->tile_m, pl->tile_m);
+    pl->cluster = or_default(o->cluster, pl->cluster);
+    /* 128 rows per CTA on both architectures, so the default cluster tile follows the cluster */
+    pl->tile_m = or_default(o->tile_m, 128 * pl->cluster);
     pl->tile_n = or_default(o->tile_n, pl->tile_n);
     pl->tile_k = or_default(o->tile_k, pl->tile_k);
-    pl->cluster = or_default(o->cluster, pl->cluster);
     pl->policy = o->policy;
 
     const fp4lr_budget_req req = {

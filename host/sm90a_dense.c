@@ -6,7 +6,9 @@
  *   SFA/W  UINT8 3-D view {256, 2*KA, ceil(rows/128)} of the 128x4 atom buffer
  *          (KA = atoms per 128-row block = ceil(K/block/4)); a box is the stage's
  *          atoms of one (A) or two (W) row blocks, as raw bytes.
- *   Y      BF16 {N, M}, box {64, 64}, 128-byte swizzle; stores clip at the edges. */
+ *   Y      BF16 {N, M}, box {64, 64}, 128-byte swizzle; stores clip at the edges.
+ * Cluster 2: the pair computes a 256-row cluster tile; tiles_m counts cluster tiles and
+ * the grid is a whole number of pairs. */
 #include "sm90a_dense.h"
 
 #include <string.h>
@@ -65,10 +67,13 @@ fp4lr_status fp4lr_sm90a_dense_params_make(const fp4lr_ctx *ctx, const fp4lr_pla
     if (plan->arch != FP4LR_ARCH_SM90A || plan->family != FP4LR_FAMILY_DENSE)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM90A_DENSE_PLAN",
                           "plan %s is not an sm_90a dense plan", plan->entry);
-    if (plan->tile_m != TILE_M || plan->tile_n != TILE_N || plan->tile_k != TILE_K || plan->cluster != 1)
+    if ((plan->cluster != 1 && plan->cluster != 2) || plan->tile_m != TILE_M * plan->cluster ||
+        plan->tile_n != TILE_N || plan->tile_k != TILE_K)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM90A_DENSE_TILE",
-                          "sm_90a dense kernels exist for tile %dx%dx%d, cluster 1; the plan asks %dx%dx%d, cluster %d",
-                          TILE_M, TILE_N, TILE_K, plan->tile_m, plan->tile_n, plan->tile_k, plan->cluster);
+                          "sm_90a dense kernels exist for tile %dx%dx%d (cluster 1) and %dx%dx%d (cluster 2); "
+                          "the plan asks %dx%dx%d, cluster %d",
+                          TILE_M, TILE_N, TILE_K, 2 * TILE_M, TILE_N, TILE_K, plan->tile_m, plan->tile_n,
+                          plan->tile_k, plan->cluster);
     if (p->out != FP4LR_OUT_BF16)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM90A_DENSE_OUT",
                           "sm_90a dense kernels write bf16; %s output is not built yet", fp4lr_out_name(p->out));
@@ -104,7 +109,7 @@ fp4lr_status fp4lr_sm90a_dense_params_make(const fp4lr_ctx *ctx, const fp4lr_pla
 
     out->num_k_stages = (uint32_t)((p->K + TILE_K - 1) / TILE_K);
     out->alpha = dev->alpha;
-    out->tiles_m = (uint32_t)((p->M + TILE_M - 1) / TILE_M);
+    out->tiles_m = (uint32_t)((p->M + plan->tile_m - 1) / plan->tile_m); /* cluster tiles */
     out->tiles_n = (uint32_t)((p->N + TILE_N - 1) / TILE_N);
     out->group = FP4LR_SM90A_GROUP;
     return fp4lr_ok();
@@ -115,12 +120,14 @@ fp4lr_status fp4lr_sm90a_dense_launch(const fp4lr_ctx *ctx, CUfunction f, const 
 {
     void *args[] = {&prm->tmA, &prm->tmW, &prm->tmSFA, &prm->tmSFW, &prm->tmY,
                     &prm->num_k_stages, &prm->alpha, &prm->tiles_m, &prm->tiles_n, &prm->group};
-    int64_t tiles = (int64_t)prm->tiles_m * prm->tiles_n;
-    if (grid > tiles)
-        grid = (int)tiles;
-    if (grid < 1)
-        grid = 1;
+    /* persistent: one CTA (pair) per cluster tile at most, whole clusters only */
+    int64_t ctas = (int64_t)prm->tiles_m * prm->tiles_n * plan->cluster;
+    if (grid > ctas)
+        grid = (int)ctas;
+    grid -= grid % plan->cluster;
+    if (grid < plan->cluster)
+        grid = plan->cluster;
     unsigned g[3] = {(unsigned)grid, 1, 1};
     unsigned b[3] = {(unsigned)plan->block_threads, 1, 1};
-    return fp4lr_launch(ctx, f, g, b, (unsigned)plan->smem_bytes, 1, stream, args);
+    return fp4lr_launch(ctx, f, g, b, (unsigned)plan->smem_bytes, (unsigned)plan->cluster, stream, args);
 }

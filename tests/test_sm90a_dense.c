@@ -40,7 +40,7 @@ static fp4lr_ctx *gpu_or_skip(void)
 
 /* Generates, uploads and computes the reference of `rows_wanted` rows (0: all). */
 static void setup_case(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, fp4lr_format f,
-                       uint64_t seed, fp4lr_pgen_scales scales, int64_t rows_wanted)
+                       uint64_t seed, fp4lr_pgen_scales scales, int64_t rows_wanted, int cluster)
 {
     memset(g, 0, sizeof *g);
     g->ctx = ctx;
@@ -48,7 +48,8 @@ static void setup_case(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K
     fp4lr_problem p = {.M = M, .N = N, .K = K, .r = 0, .format = f, .out = FP4LR_OUT_BF16, .ldY = (N + 7) / 8 * 8};
     fp4lr_status st = fp4lr_runtime_init(&g->rt, ctx, NULL);
     cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
-    st = fp4lr_runtime_plan(&g->rt, &p, NULL, &g->plan);
+    fp4lr_plan_opts o = {.cluster = cluster, .tile_m = 128 * cluster};
+    st = fp4lr_runtime_plan(&g->rt, &p, &o, &g->plan);
     cr_assert_eq(st.code, FP4LR_OK, "plan: %s", st.msg);
     cr_assert_eq(fp4lr_pgen_alloc(&g->host, &p), 0);
     fp4lr_pgen_fill(&g->host, seed, scales);
@@ -106,10 +107,10 @@ static void teardown_case(gcase *g)
 }
 
 static void check_shape(fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, fp4lr_format f, uint64_t seed,
-                        int64_t rows)
+                        int64_t rows, int cluster)
 {
     gcase g;
-    setup_case(&g, ctx, M, N, K, f, seed, FP4LR_PGEN_SCALES_REALISTIC, rows);
+    setup_case(&g, ctx, M, N, K, f, seed, FP4LR_PGEN_SCALES_REALISTIC, rows, cluster);
     run_case(&g);
     expect_pass(&g);
     teardown_case(&g);
@@ -126,7 +127,8 @@ static void edges(fp4lr_format f)
     uint64_t seed = 100;
     for (size_t i = 0; i < sizeof edge_mn / sizeof edge_mn[0]; i++)
         for (size_t j = 0; j < sizeof edge_mn / sizeof edge_mn[0]; j += 2)
-            check_shape(ctx, edge_mn[i], edge_mn[j], (i + j) % 2 ? kmin : 3 * kmin, f, seed++, 0);
+            for (int c = 1; c <= 2; c++)
+                check_shape(ctx, edge_mn[i], edge_mn[j], (i + j) % 2 ? kmin : 3 * kmin, f, seed++, 0, c);
     fp4lr_ctx_destroy(ctx);
 }
 
@@ -137,9 +139,11 @@ Test(sm90a_dense, k_minimum_and_odd_stage_count, .timeout = 300)
 {
     fp4lr_ctx *ctx = gpu_or_skip();
     /* NVFP4 K = 64 is half a main stage; 64 * 7 an odd count of half stages. */
-    check_shape(ctx, 300, 520, 64, FP4LR_NVFP4, 7, 0);
-    check_shape(ctx, 300, 520, 448, FP4LR_NVFP4, 8, 0);
-    check_shape(ctx, 300, 520, 128, FP4LR_MXFP4, 9, 0);
+    for (int c = 1; c <= 2; c++) {
+        check_shape(ctx, 300, 520, 64, FP4LR_NVFP4, 7, 0, c);
+        check_shape(ctx, 300, 520, 448, FP4LR_NVFP4, 8, 0, c);
+        check_shape(ctx, 300, 520, 128, FP4LR_MXFP4, 9, 0, c);
+    }
     fp4lr_ctx_destroy(ctx);
 }
 
@@ -151,12 +155,12 @@ Test(sm90a_dense, full_scale_range, .timeout = 300)
 {
     fp4lr_ctx *ctx = gpu_or_skip();
     gcase g;
-    setup_case(&g, ctx, 256, 512, 512, FP4LR_NVFP4, 31, FP4LR_PGEN_SCALES_FULL, 0);
+    setup_case(&g, ctx, 256, 512, 512, FP4LR_NVFP4, 31, FP4LR_PGEN_SCALES_FULL, 0, 1);
     run_case(&g);
     expect_pass(&g);
     teardown_case(&g);
 
-    setup_case(&g, ctx, 256, 512, 512, FP4LR_MXFP4, 32, FP4LR_PGEN_SCALES_REALISTIC, 0);
+    setup_case(&g, ctx, 256, 512, 512, FP4LR_MXFP4, 32, FP4LR_PGEN_SCALES_REALISTIC, 0, 2);
     memset(g.host.SFA, 0x00, g.dev.sizes.SFA);
     memset(g.host.SFW, 252, g.dev.sizes.SFW);
     fp4lr_status st = fp4lr_reference(&g.host.p, &g.host.a, g.rows, g.nrows, 0, g.ref, g.mag);
@@ -181,7 +185,8 @@ Test(sm90a_dense, reference_shapes, .timeout = 900)
         for (int f = 0; f < 2; f++) {
             if (sh->K % fp4lr_format_k_multiple((fp4lr_format)f))
                 continue;             /* e.g. SANA K = 2240 is NVFP4 only */
-            check_shape(ctx, sh->M, sh->N, sh->K, (fp4lr_format)f, 1000 + s, 128);
+            for (int c = 1; c <= 2; c++)
+                check_shape(ctx, sh->M, sh->N, sh->K, (fp4lr_format)f, 1000 + s, 128, c);
         }
     }
     fp4lr_ctx_destroy(ctx);
@@ -193,7 +198,7 @@ Test(sm90a_dense, deterministic, .timeout = 300)
 {
     fp4lr_ctx *ctx = gpu_or_skip();
     gcase g;
-    setup_case(&g, ctx, 1000, 1500, 1024, FP4LR_NVFP4, 77, FP4LR_PGEN_SCALES_REALISTIC, 64);
+    setup_case(&g, ctx, 1000, 1500, 1024, FP4LR_NVFP4, 77, FP4LR_PGEN_SCALES_REALISTIC, 64, 2);
     run_case(&g);
     void *first = malloc(g.dev.sizes.Y);
     cr_assert(first);
@@ -212,7 +217,7 @@ Test(sm90a_dense, nan_scale_propagates, .timeout = 300)
     fp4lr_ctx *ctx = gpu_or_skip();
     for (int f = 0; f < 2; f++) {
         gcase g;
-        setup_case(&g, ctx, 200, 300, 512, (fp4lr_format)f, 55 + f, FP4LR_PGEN_SCALES_REALISTIC, 0);
+        setup_case(&g, ctx, 200, 300, 512, (fp4lr_format)f, 55 + f, FP4LR_PGEN_SCALES_REALISTIC, 0, 1 + f);
         int64_t kv = g.host.p.K / fp4lr_format_block((fp4lr_format)f);
         uint8_t nan = f == FP4LR_NVFP4 ? 0x7F : 0xFF;
         g.host.SFA[fp4lr_sf_offset(37, 3, kv)] = nan;  /* row 37 of the output */
@@ -253,7 +258,7 @@ Test(sm90a_dense, fault_injection_is_caught, .timeout = 300)
     for (int f = 0; f < 2; f++) {
         fp4lr_format fmt = (fp4lr_format)f;
         gcase g;
-        setup_case(&g, ctx, 300, 400, 1024, fmt, 900 + f, FP4LR_PGEN_SCALES_REALISTIC, 0);
+        setup_case(&g, ctx, 300, 400, 1024, fmt, 900 + f, FP4LR_PGEN_SCALES_REALISTIC, 0, 1 + f);
         int64_t kv = g.host.p.K / fp4lr_format_block(fmt);
         run_case(&g);
         expect_pass(&g); /* the unmodified run passes */
@@ -302,7 +307,7 @@ Test(sm90a_dense, forced_stage_counts, .timeout = 300)
     fp4lr_ctx *ctx = gpu_or_skip();
     for (int s = 2; s <= 4; s++) {
         gcase g;
-        setup_case(&g, ctx, 520, 700, 1024, FP4LR_NVFP4, 300 + s, FP4LR_PGEN_SCALES_REALISTIC, 0);
+        setup_case(&g, ctx, 520, 700, 1024, FP4LR_NVFP4, 300 + s, FP4LR_PGEN_SCALES_REALISTIC, 0, 1);
         fp4lr_plan_opts o = {.force_main_stages = s};
         fp4lr_status st = fp4lr_runtime_plan(&g.rt, &g.host.p, &o, &g.plan);
         cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);

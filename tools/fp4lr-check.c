@@ -43,6 +43,7 @@ static void usage(FILE *f)
             "  --rows N            rows validated, sampled (default 384; 0 = every row)\n"
             "  --iters N           timed launches (default 20; 0 = no timing)\n"
             "  --stages N          force the main stage count (an instantiation must exist)\n"
+            "  --cluster N         CTAs per cluster: 1, or 2 (a pair shares W; default: the plan's)\n"
             "  --threads N         CPU threads of the reference (default: all)\n"
             "  --plan-only         print the plan and budget, then stop\n"
             "  --help              this text\n"
@@ -127,6 +128,9 @@ static int parse(int argc, char **argv, opts *o)
         } else if (!strcmp(a, "--stages")) {
             if (parse_int(v, 1, 64, &x)) return bad_arg(a, v, "stages must be 1..64");
             o->plan.force_main_stages = (int)x, i++;
+        } else if (!strcmp(a, "--cluster")) {
+            if (parse_int(v, 1, 2, &x)) return bad_arg(a, v, "cluster must be 1 or 2");
+            o->plan.cluster = (int)x, i++;
         } else if (!strcmp(a, "--threads")) {
             if (parse_int(v, 1, 1024, &x)) return bad_arg(a, v, "threads must be 1..1024");
             o->threads = (int)x, i++;

@@ -48,11 +48,17 @@ INSTANCES = [
     ("mxfp4", "dense", 1, 5),
     ("nvfp4", "dense", 1, 2),
     ("nvfp4", "dense", 1, 3),
+    ("nvfp4", "dense", 2, 4),
+    ("mxfp4", "dense", 2, 5),
 ]
 
 
 def entry_name(fmt, family, cluster, stages):
-    return f"fp4lr_sm90a_{fmt}_{family}_m{BM}n{BN}k{BK}_c{cluster}_s{stages}"
+    return f"fp4lr_sm90a_{fmt}_{family}_m{BM * cluster}n{BN}k{BK}_c{cluster}_s{stages}"
+
+
+# The cluster size of the kernel being emitted (1 or 2); set by emit_kernel.
+CL = 1
 
 
 class Emitter:
@@ -71,10 +77,12 @@ class Emitter:
         return f"L_{stem}_{self.nlabel}"
 
     def wait(self, bar_addr, parity, what):
-        """Spin on mbarrier phase `parity` (try_wait suspends in hardware between polls)."""
+        """Spin on mbarrier phase `parity` (try_wait suspends in hardware between polls).
+        In a cluster the wait acquires at cluster scope: the peer CTA writes our slots."""
         lab = self.label("wait_" + what)
+        sem = ".acquire.cluster" if CL == 2 else ""
         self(f"{lab}:")
-        self(f"\tmbarrier.try_wait.parity.shared::cta.b64 %pw, [{bar_addr}], {parity};")
+        self(f"\tmbarrier.try_wait.parity{sem}.shared::cta.b64 %pw, [{bar_addr}], {parity};")
         self(f"\t@!%pw bra {lab};")
 
 
@@ -169,7 +177,9 @@ def header(e, fmt, family, cluster, stages, L):
 
 
 def emit_kernel(fmt, family, cluster, stages):
-    assert family == "dense" and cluster == 1
+    global CL
+    assert family == "dense" and cluster in (1, 2)
+    CL = cluster
     blk, ka, _, _ = FORMATS[fmt]
     L = layout(fmt, stages)
     e = Emitter()
@@ -199,14 +209,15 @@ def emit_kernel(fmt, family, cluster, stages):
     e("""\t.reg .pred %pw, %p<8>, %ptrue, %pacc, %ppend;
 \t.reg .b32 %r<64>;
 \t.reg .b64 %rd<16>;
-\t.reg .b16 %h<8>;
+\t.reg .b16 %h<8>, %mask;
 \t.reg .f32 %f<8>;
 \t.reg .b32 %thr, %warp, %lane, %wg;
 \t.reg .b32 %sbase, %bar_full, %bar_empty, %bar_tfull, %bar_tempty;
 \t.reg .b32 %tile, %ntiles, %tiles_m, %tiles_n, %group, %nks, %ks, %m0, %n0;
 \t.reg .b32 %s, %ph, %t, %tph, %tprev;
 \t.reg .b32 %ptile, %pks, %ps, %pph, %pcm0, %pcn0;   // producer cursor (thread 0)
-\t.reg .pred %pthr0;
+\t.reg .pred %pthr0, %prank0;
+\t.reg .b32 %tile0, %tstride, %crank, %peer, %mrank;  // tile walk; cluster rank, peer, row offset
 \t.reg .b64 %tmA, %tmW, %tmSFA, %tmSFW, %tmY;
 \t.reg .b32 %lut0, %lut1, %luth0, %luth1;
 \t.reg .b32 %tw<32>;                          // transform: one row-chunk as 32 bf16x2 words
@@ -235,20 +246,21 @@ def emit_kernel(fmt, family, cluster, stages):
 \tadd.u32 %bar_tfull, %bar_empty, {8 * stages};
 \tadd.u32 %bar_tempty, %bar_tfull, {8 * TSLOTS};
 \tsetp.eq.u32 %ptrue, 0, 0;
-
-\t// ---- barrier init (thread 0), made visible to the async proxy, then one CTA barrier ----
+{cluster_setup()}\t// ---- barrier init (thread 0), made visible to the async proxy, then one CTA barrier ----
 \tsetp.ne.u32 %p0, %thr, 0;
 \t@%p0 bra L_init_done;""")
     for i in range(stages):
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_full+{8*i}], 1;")
-        e(f"\tmbarrier.init.shared::cta.b64 [%bar_empty+{8*i}], {TRANSFORM_WARPS + 8};")
+        e(f"\tmbarrier.init.shared::cta.b64 [%bar_empty+{8*i}], {CL * (TRANSFORM_WARPS + 8)};")
     for i in range(TSLOTS):
-        e(f"\tmbarrier.init.shared::cta.b64 [%bar_tfull+{8*i}], {TRANSFORM_WARPS};")
-        e(f"\tmbarrier.init.shared::cta.b64 [%bar_tempty+{8*i}], 8;")
-    e("""\tfence.mbarrier_init.release.cluster;
+        e(f"\tmbarrier.init.shared::cta.b64 [%bar_tfull+{8*i}], {CL * TRANSFORM_WARPS};")
+        e(f"\tmbarrier.init.shared::cta.b64 [%bar_tempty+{8*i}], {CL * 8};")
+    sync = ("""\tbarrier.cluster.arrive.release.aligned;      // both CTAs' barriers initialised
+\tbarrier.cluster.wait.acquire.aligned;""" if CL == 2 else "\tbar.sync 0;")
+    e(f"""\tfence.mbarrier_init.release.cluster;
 \tfence.proxy.async.shared::cta;
 L_init_done:
-\tbar.sync 0;
+{sync}
 
 \tsetp.ne.u32 %p0, %wg, 0;
 \t@%p0 bra L_consumer;
@@ -260,6 +272,37 @@ L_init_done:
     emit_consumer(e, fmt, stages, L)
     e("}")
     return "\n".join(e.lines) + "\n"
+
+
+def cluster_setup():
+    """Tile walk and cluster identity.  A cluster of two computes vertically adjacent
+    128-row halves of a 256-row tile: rank v owns rows 128v..128v+127."""
+    if CL == 1:
+        return """\tmov.u32 %tile0, %ctaid.x;
+\tmov.u32 %tstride, %nctaid.x;
+\tmov.u32 %crank, 0;
+\tmov.u32 %mrank, 0;
+\tsetp.eq.u32 %prank0, 0, 0;
+"""
+    return """\tmov.u32 %tile0, %clusterid.x;
+\tmov.u32 %tstride, %nclusterid.x;
+\tmov.u32 %crank, %cluster_ctarank;
+\txor.b32 %peer, %crank, 1;
+\tshl.b32 %mrank, %crank, 7;
+\tsetp.eq.u32 %prank0, %crank, 0;
+\tmov.b16 %mask, 3;
+"""
+
+
+def arrive(e, pred, addr, remote_tmp):
+    """One arrive on a local barrier; in a cluster also on the peer's barrier at the
+    same offset (mapa), with cluster-scope release."""
+    if CL == 1:
+        e(f"\t@{pred} mbarrier.arrive.shared::cta.b64 _, [{addr}];")
+    else:
+        e(f"""\t@{pred} mbarrier.arrive.release.cluster.shared::cta.b64 _, [{addr}];
+\tmapa.shared::cluster.u32 {remote_tmp}, {addr}, %peer;
+\t@{pred} mbarrier.arrive.release.cluster.shared::cluster.b64 _, [{remote_tmp}];""")
 
 
 def emit_tile_coords_doc(e):
@@ -281,7 +324,8 @@ def tile_coords(e, tile="%tile", m0="%m0", n0="%n0"):
 \trem.u32 %r5, %r4, %r3;
 \tadd.u32 %r5, %r5, %r2;                      // m tile
 \tdiv.u32 %r6, %r4, %r3;                      // n tile
-\tmul.lo.u32 {m0}, %r5, {BM};
+\tmul.lo.u32 {m0}, %r5, {BM * CL};
+\tadd.u32 {m0}, {m0}, %mrank;                // this CTA's rows of the cluster tile
 \tmul.lo.u32 {n0}, %r6, {BN};""")
 
 
@@ -317,19 +361,29 @@ def produce_next(e, fmt, stages, L, tag):
 \tshr.u32 %r8, %pcm0, 7;                      // SFA row block
 \tshr.u32 %r9, %pcn0, 7;                      // SFW row block
 \tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r14], [%tmA, {{%r15, %pcm0}}], [%r13];
-\tadd.u32 %r17, %r14, {L['w']};
-\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r17], [%tmW, {{%r15, %pcn0}}], [%r13];
 \tadd.u32 %r17, %r14, {L['sfa']};
-\tcp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%r17], [%tmSFA, {{0, %r16, %r8}}], [%r13];
+\tcp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%r17], [%tmSFA, {{0, %r16, %r8}}], [%r13];""")
+    if CL == 1:
+        e(f"""\tadd.u32 %r17, %r14, {L['w']};
+\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r17], [%tmW, {{%r15, %pcn0}}], [%r13];
 \tadd.u32 %r17, %r14, {L['sfw']};
 \tcp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%r17], [%tmSFW, {{0, %r16, %r9}}], [%r13];""")
+    else:
+        e(f"""\t// W and SFW: loaded once per pair by rank 0 and multicast to both CTAs (same
+\t// offsets; each CTA's `full` receives the bytes).  Rank 0's `empty` counts both
+\t// CTAs' readers, so the peer's stage is free too.
+\t@!%prank0 bra L_prod_nomc_{tag};
+\tadd.u32 %r17, %r14, {L['w']};
+\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r17], [%tmW, {{%r15, %pcn0}}], [%r13], %mask;
+\tadd.u32 %r17, %r14, {L['sfw']};
+\tcp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r17], [%tmSFW, {{0, %r16, %r9}}], [%r13], %mask;
+L_prod_nomc_{tag}:""")
     advance(e, "%ps", "%pph", stages)
     e(f"""\tadd.u32 %pks, %pks, 1;
 \tsetp.lt.u32 %p5, %pks, %nks;
 \t@%p5 bra L_prod_skip_{tag};
 \tmov.u32 %pks, 0;
-\tmov.u32 %r0, %nctaid.x;
-\tadd.u32 %ptile, %ptile, %r0;
+\tadd.u32 %ptile, %ptile, %tstride;
 L_prod_skip_{tag}:""")
 
 
@@ -407,7 +461,7 @@ L_transform:""")
 \t@%pthr0 prefetch.tensormap [%tmW];
 \t@%pthr0 prefetch.tensormap [%tmSFA];
 \t@%pthr0 prefetch.tensormap [%tmSFW];
-\tmov.u32 %ptile, %ctaid.x;
+\tmov.u32 %ptile, %tile0;
 \tmov.u32 %pks, 0;
 \tmov.u32 %ps, 0;
 \tmov.u32 %pph, 0;
@@ -423,7 +477,7 @@ L_prod_prologue_done:
 \tmov.u32 %ph, 0;
 \tmov.u32 %t, 0;
 \tmov.u32 %tph, 0;
-\tmov.u32 %tile, %ctaid.x;
+\tmov.u32 %tile, %tile0;
 L_t_tile:
 \tsetp.ge.u32 %p0, %tile, %ntiles;
 \t@%p0 bra L_exit;
@@ -441,10 +495,18 @@ L_t_k:
         e.wait("%r13", "%r14", "tempty")
         e(f"\tmad.lo.u32 %r42, %t, {L['tslot']}, %sbase;")
         e(f"\tadd.u32 %r42, %r42, {L['t']};              // slot base")
-        for part in range(0 if EXPERIMENT == "skip_transform" else 2):
+        if CL == 2:
+            e("\tmapa.shared::cluster.u32 %r39, %r42, %peer;   // the peer's slot base")
+        # one CTA converts rows tt and tt+128; a pair splits them: rank v converts row
+        # 128v+tt and writes it into both CTAs' slots
+        for part in range(0 if EXPERIMENT == "skip_transform" else 2 // CL):
             row = "%r43"
-            e(f"\t// row tt+{128 * part}")
-            e(f"\tadd.u32 {row}, %r40, {128 * part};")
+            if CL == 1:
+                e(f"\t// row tt+{128 * part}")
+                e(f"\tadd.u32 {row}, %r40, {128 * part};")
+            else:
+                e("\t// row 128*rank + tt")
+                e(f"\tadd.u32 {row}, %r40, %mrank;")
             # W bytes: logical 16-byte chunks 2h and 2h+1 of the 64-byte row, swizzle 64B
             e(f"""\tshr.u32 %r44, {row}, 1;
 \tand.b32 %r44, %r44, 3;                     // 64B swizzle phase of the row
@@ -499,26 +561,30 @@ L_t_k:
 \tshl.b32 %r46, %r46, 4;
 \tadd.u32 %r46, %r46, %r45;
 \tst.shared.v4.b32 [%r46], {{{outs[(0, q)]}, {outs[(1, q)]}, {outs[(2, q)]}, {outs[(3, q)]}}};""")
-        e("""\t// make the generic-proxy stores visible to wgmma, then one arrive per warp
-\tfence.proxy.async.shared::cta;
+                if CL == 2:
+                    e(f"""\tsub.u32 %r46, %r46, %r42;
+\tadd.u32 %r46, %r46, %r39;
+\tst.shared::cluster.v4.b32 [%r46], {{{outs[(0, q)]}, {outs[(1, q)]}, {outs[(2, q)]}, {outs[(3, q)]}}};""")
+        scope = "cluster" if CL == 2 else "cta"
+        e(f"""\t// make the generic-proxy stores visible to wgmma, then one arrive per warp
+\tfence.proxy.async.shared::{scope};
 \tbar.warp.sync 0xffffffff;
 \tsetp.eq.u32 %p1, %lane, 0;
 \tmul.lo.u32 %r12, %t, 8;
-\tadd.u32 %r13, %bar_tfull, %r12;
-\t@%p1 mbarrier.arrive.shared::cta.b64 _, [%r13];""")
+\tadd.u32 %r13, %bar_tfull, %r12;""")
+        arrive(e, "%p1", "%r13", "%r14")
         advance(e, "%t", "%tph", TSLOTS)
     e("""\t// both chunks of the stage read: release it (one arrive per warp)
 \tbar.warp.sync 0xffffffff;
 \tmul.lo.u32 %r10, %s, 8;
-\tadd.u32 %r11, %bar_empty, %r10;
-\t@%p1 mbarrier.arrive.shared::cta.b64 _, [%r11];""")
+\tadd.u32 %r11, %bar_empty, %r10;""")
+    arrive(e, "%p1", "%r11", "%r12")
     produce_next(e, fmt, stages, L, "loop")
     advance(e, "%s", "%ph", stages)
     e("""\tadd.u32 %ks, %ks, 1;
 \tsetp.lt.u32 %p0, %ks, %nks;
 \t@%p0 bra L_t_k;
-\tmov.u32 %r0, %nctaid.x;
-\tadd.u32 %tile, %tile, %r0;
+\tadd.u32 %tile, %tile, %tstride;
 \tbra L_t_tile;
 """)
 
@@ -591,8 +657,8 @@ def release_prev_slot(e):
     warp frees its slot (tempty counts one arrive per consumer warp)."""
     e("""\tmul.lo.u32 %r32, %tprev, 8;
 \tadd.u32 %r32, %r32, %bar_tempty;
-\tand.pred %p4, %ppend, %p1;
-\t@%p4 mbarrier.arrive.shared::cta.b64 _, [%r32];""")
+\tand.pred %p4, %ppend, %p1;""")
+    arrive(e, "%p4", "%r32", "%r34")
 
 
 def emit_consumer(e, fmt, stages, L):
@@ -634,7 +700,7 @@ L_consumer:
 \tmov.u32 %t, 0;
 \tmov.u32 %tph, 0;
 \tsetp.ne.u32 %ppend, 0, 0;
-\tmov.u32 %tile, %ctaid.x;
+\tmov.u32 %tile, %tile0;
 L_c_tile:
 \tsetp.ge.u32 %p0, %tile, %ntiles;
 \t@%p0 bra L_c_done;""")
@@ -670,7 +736,8 @@ L_c_k:""")
 \tbar.warp.sync 0xffffffff;
 \tmul.lo.u32 %r10, %s, 8;
 \tadd.u32 %r11, %bar_empty, %r10;
-\t@%p1 mbarrier.arrive.shared::cta.b64 _, [%r11];""")
+""")
+            arrive(e, "%p1", "%r11", "%r12")
         else:
             advance(e, "%s", "%ph", stages)
             e("""\tadd.u32 %ks, %ks, 1;
@@ -688,15 +755,19 @@ L_c_k:""")
     release_prev_slot(e)
     e("\tsetp.ne.u32 %ppend, 0, 0;")
     emit_epilogue(e, L)
-    e("""\tmov.u32 %r0, %nctaid.x;
-\tadd.u32 %tile, %tile, %r0;
+    e("""\tadd.u32 %tile, %tile, %tstride;
 \tbra L_c_tile;
 L_c_done:
 \t// the last bulk stores must finish reading shared memory before the CTA exits
 \tsetp.eq.u32 %p0, %r43, 0;
 \t@%p0 cp.async.bulk.wait_group 0;
-L_exit:
-\tret;""")
+L_exit:""")
+    if CL == 2:
+        e("""\t// teardown: no CTA leaves while its peer may still write its slots or arrive on
+\t// its barriers
+\tbarrier.cluster.arrive.release.aligned;
+\tbarrier.cluster.wait.acquire.aligned;""")
+    e("\tret;")
 
 
 def emit_epilogue(e, L):
