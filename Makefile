@@ -45,13 +45,14 @@ PTX_SM90  := $(wildcard ptx/sm90a/*.ptx)
 PTX_SM100 := $(wildcard ptx/sm100a/*.ptx)
 CUBINS    := $(PTX_SM90:ptx/%.ptx=$(B)/ptx/%.cubin) $(PTX_SM100:ptx/%.ptx=$(B)/ptx/%.cubin)
 
-.PHONY: all lib tools tests cubins run test test-cpu check-vectors clean install uninstall help
+.PHONY: all lib tools tests cubins run test check-vectors sanitize clean help
 all: lib tools tests cubins
 
 help:
 	@echo "make            build library, tools, tests and cubins"
 	@echo "make run        plan, validate and time the kernel on the default problem"
 	@echo "make test       run every test suite (GPU suites skip without a GPU)"
+	@echo "make sanitize   compute-sanitizer memcheck, racecheck, synccheck on representative kernels (GPU)"
 	@echo "make clean      remove build/"
 	@echo "V=1             show full commands"
 
@@ -101,6 +102,21 @@ test: all
 # Regenerate the ml_dtypes codec vectors and compare with the committed ones.
 check-vectors:
 	$(Q)$(PYTHON) tests/gen_codec_vectors.py --check
+
+# compute-sanitizer's three tools on a representative subset: both formats, both
+# cluster modes, ragged edges and several K stages.  Needs a GPU.
+SANITIZER ?= compute-sanitizer
+SANITIZE_CASES := "--mnk 300x520x448" "--mnk 257x300x640 --format mxfp4" \
+                  "--mnk 300x520x448 --cluster 2" "--mnk 520x300x640 --format mxfp4 --cluster 2"
+sanitize: all
+	$(Q)command -v $(SANITIZER) >/dev/null || { echo "sanitize: $(SANITIZER) not found (it ships with the CUDA toolkit)"; exit 1; }
+	$(Q)for tool in memcheck racecheck synccheck; do for c in $(SANITIZE_CASES); do \
+	    echo "== $$tool $$c"; \
+	    $(SANITIZER) --tool $$tool --error-exitcode 9 $(B)/bin/fp4lr-check $$c --rows 0 --iters 1 \
+	        > $(B)/sanitize.log 2>&1; rc=$$?; \
+	    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|^validate" $(B)/sanitize.log; \
+	    [ $$rc -eq 0 ] || { echo "sanitize: $$tool failed on $$c (exit $$rc; log in $(B)/sanitize.log)"; exit 1; }; \
+	done; done
 
 clean:
 	$(call say,RM,$(B))
