@@ -1,0 +1,680 @@
+/* The benchmark harness (bench/): rotation counts, the peers' byte counts and
+ * data, geometric means, JSON escaping and the results record (parsed back by
+ * python3 when it is installed), CSV and table rows, the results file, run
+ * information, fp4lr-bench's argument parsing, cuBLASLt loading; on a GPU, the
+ * cuBLASLt peers' self-check and the rotation ring. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench_cli.h"
+#include "bf16.h"
+#include "cublaslt.h"
+#include "devbuf.h"
+#include "problem_gen.h"
+#include "results.h"
+#include "rotate.h"
+#include "support_gpu.h"
+
+#define MiB ((size_t)1 << 20)
+
+/* ---- rotation --------------------------------------------------------------------------- */
+
+Test(bench_cli, rotation_smallest_count_over_three_l2)
+{
+    fp4lr_rotation r = fp4lr_rotation_plan(100, 150, 100, (size_t)1 << 40);
+    cr_expect_eq(r.wanted, 4); /* 3 * 100 = 300 is not > 300; 4 * 100 is */
+    cr_expect_eq(r.copies, 4);
+    cr_expect_eq(r.limit, FP4LR_ROTATION_BY_L2);
+    /* 8192^3 NVFP4: 72 MiB of inputs against a 50 MiB L2 -> 3 copies (216 > 150). */
+    r = fp4lr_rotation_plan(72 * MiB, 200 * MiB, 50 * MiB, (size_t)1 << 40);
+    cr_expect_eq(r.copies, 3);
+    /* Inputs larger than 3 x L2 alone: one copy. */
+    r = fp4lr_rotation_plan(256 * MiB, 384 * MiB, 50 * MiB, (size_t)1 << 40);
+    cr_expect_eq(r.copies, 1);
+    cr_expect_eq(r.wanted, 1);
+    /* Nothing read: one copy. */
+    r = fp4lr_rotation_plan(0, 10, 50 * MiB, (size_t)1 << 40);
+    cr_expect_eq(r.copies, 1);
+}
+
+Test(bench_cli, rotation_capped_at_64)
+{
+    fp4lr_rotation r = fp4lr_rotation_plan(1024, 2048, 50 * MiB, (size_t)1 << 40);
+    cr_expect_eq(r.copies, 64);
+    cr_expect_eq(r.wanted, 65);
+    cr_expect_eq(r.limit, FP4LR_ROTATION_BY_CAP);
+    cr_expect_str_eq(fp4lr_rotation_limit_name(r.limit), "cap");
+}
+
+Test(bench_cli, rotation_capped_by_memory)
+{
+    fp4lr_rotation r = fp4lr_rotation_plan(10 * MiB, 20 * MiB, 50 * MiB, 50 * MiB);
+    cr_expect_eq(r.wanted, 16);
+    cr_expect_eq(r.copies, 2); /* 50 MiB holds two 20 MiB copies */
+    cr_expect_eq(r.limit, FP4LR_ROTATION_BY_MEMORY);
+    r = fp4lr_rotation_plan(10 * MiB, 20 * MiB, 50 * MiB, 5 * MiB);
+    cr_expect_eq(r.copies, 1); /* never below one */
+    cr_expect_eq(r.limit, FP4LR_ROTATION_BY_MEMORY);
+}
+
+Test(bench_cli, rotation_index_cycles)
+{
+    const int expect[] = {0, 1, 2, 0, 1, 2, 0};
+    for (int i = 0; i < 7; i++)
+        cr_expect_eq(fp4lr_rotation_index(i, 3), expect[i], "i = %d", i);
+    cr_expect_eq(fp4lr_rotation_index(5, 1), 0);
+}
+
+Test(bench_cli, rotation_bytes_of_a_problem)
+{
+    /* M = 100 (scales padded to 128 rows), N = 256, K = 128 NVFP4: A 100*64, SFA 128*8,
+     * W 256*64, SFW 256*8; Y 100*256*2. */
+    fp4lr_problem p = {.M = 100, .N = 256, .K = 128, .format = FP4LR_NVFP4, .out = FP4LR_OUT_BF16};
+    fp4lr_sizes s = fp4lr_problem_sizes(&p);
+    size_t read, copy;
+    fp4lr_problem_rotation_bytes(&s, &read, &copy);
+    cr_expect_eq(read, 6400 + 1024 + 16384 + 2048);
+    cr_expect_eq(copy, 25856 + 51200);
+}
+
+Test(bench_cli, ring_rejects_bad_counts)
+{
+    fp4lr_devproblem_ring ring;
+    fp4lr_problem p = {.M = 128, .N = 128, .K = 128, .format = FP4LR_NVFP4, .out = FP4LR_OUT_BF16};
+    fp4lr_args host = {0};
+    fp4lr_status s = fp4lr_devproblem_ring_create(NULL, &p, &host, 0, &ring);
+    cr_expect_eq(s.code, FP4LR_E_INVALID);
+    cr_expect_str_eq(s.rule, "ROTATION_COPIES");
+    s = fp4lr_devproblem_ring_create(NULL, &p, &host, 65, &ring);
+    cr_expect_str_eq(s.rule, "ROTATION_COPIES");
+    cr_expect_eq(ring.n, 0);
+}
+
+/* ---- peers: bytes and data ------------------------------------------------------------------- */
+
+Test(bench_cli, peer_bytes)
+{
+    size_t read, copy;
+    fp4lr_peer_bytes(FP4LR_PEER_BF16, 4, 8, 16, &read, &copy);
+    cr_expect_eq(read, 384); /* (4 + 8) * 16 * 2 */
+    cr_expect_eq(copy, 448); /* + 4 * 8 * 2 of bf16 D */
+    fp4lr_peer_bytes(FP4LR_PEER_FP8, 4, 8, 16, &read, &copy);
+    cr_expect_eq(read, 192);
+    cr_expect_eq(copy, 256);
+    cr_expect_str_eq(fp4lr_peer_name(FP4LR_PEER_BF16), "cublas-bf16");
+    cr_expect_str_eq(fp4lr_peer_name(FP4LR_PEER_FP8), "cublas-fp8");
+    cr_expect_str_eq(fp4lr_peer_format(FP4LR_PEER_FP8), "e4m3");
+}
+
+Test(bench_cli, peer_data_finite_and_seeded)
+{
+    enum { n = 4096 };
+    uint16_t a[n], b[n];
+    fp4lr_peer_fill(FP4LR_PEER_BF16, 7, a, n);
+    fp4lr_peer_fill(FP4LR_PEER_BF16, 7, b, n);
+    cr_expect_eq(memcmp(a, b, sizeof a), 0, "same seed, same data");
+    int neg = 0;
+    for (int i = 0; i < n; i++) {
+        double v = fp4lr_peer_value(FP4LR_PEER_BF16, a, (size_t)i);
+        cr_assert(fabs(v) >= 0x1p-8 && fabs(v) < 2.0, "bf16 %d = %g (bits %04x)", i, v, a[i]);
+        neg += v < 0;
+    }
+    cr_expect(neg > n / 3 && neg < 2 * n / 3, "signs mixed: %d negative of %d", neg, n);
+    fp4lr_peer_fill(FP4LR_PEER_BF16, 8, b, n);
+    cr_expect_neq(memcmp(a, b, sizeof a), 0, "another seed, other data");
+
+    uint8_t e[n];
+    fp4lr_peer_fill(FP4LR_PEER_FP8, 7, e, n);
+    int seen_max = 0;
+    for (int i = 0; i < n; i++) {
+        cr_assert((e[i] & 0x7F) != 0x7F, "e4m3 NaN code at %d", i);
+        double v = fp4lr_peer_value(FP4LR_PEER_FP8, e, (size_t)i);
+        cr_assert(isfinite(v) && fabs(v) <= 448.0);
+        seen_max |= fabs(v) == 448.0;
+    }
+    cr_expect(seen_max, "the NaN codes map to +-448, so 448 appears");
+    cr_expect_eq(fp4lr_peer_value(FP4LR_PEER_FP8, (const uint8_t[]){0x38}, 0), 1.0);
+    cr_expect_eq(fp4lr_peer_value(FP4LR_PEER_FP8, (const uint8_t[]){0xC0}, 0), -2.0);
+}
+
+/* ---- cuBLASLt loading ---------------------------------------------------------------------- */
+
+Test(bench_cli, cublaslt_missing_is_a_status)
+{
+    setenv("FP4LR_CUBLASLT", "/nonexistent/libcublasLt.so.99", 1);
+    fp4lr_cublaslt *lt = (fp4lr_cublaslt *)1;
+    fp4lr_status s = fp4lr_cublaslt_open(&lt);
+    cr_expect_eq(s.code, FP4LR_E_UNSUPPORTED);
+    cr_expect_str_eq(s.rule, "NO_CUBLASLT");
+    cr_expect(strstr(s.msg, "/nonexistent/libcublasLt.so.99") != NULL, "%s", s.msg);
+    cr_expect_null(lt);
+}
+
+Test(bench_cli, cublaslt_wrong_library_is_a_status)
+{
+    setenv("FP4LR_CUBLASLT", "libm.so.6", 1);
+    fp4lr_cublaslt *lt = NULL;
+    fp4lr_status s = fp4lr_cublaslt_open(&lt);
+    cr_expect_eq(s.code, FP4LR_E_UNSUPPORTED);
+    cr_expect_str_eq(s.rule, "CUBLASLT_SYMBOL");
+    cr_expect(strstr(s.msg, "cublasLtCreate") != NULL, "%s", s.msg);
+    cr_expect_null(lt);
+}
+
+Test(bench_cli, cublaslt_resolves_every_entry)
+{
+    fp4lr_cublaslt *lt = NULL;
+    fp4lr_status s = fp4lr_cublaslt_open(&lt);
+    if (s.code == FP4LR_E_UNSUPPORTED && !strcmp(s.rule, "NO_CUBLASLT"))
+        cr_skip_test("no cuBLASLt: %s", s.msg);
+    cr_assert_eq(s.code, FP4LR_OK, "%s", s.msg);
+    cr_expect(lt->version >= 110000, "version %zu", lt->version);
+    cr_expect_not_null(lt->cublasLtMatmul);
+    cr_expect_not_null(lt->cublasLtMatmulAlgoGetHeuristic);
+    cr_expect_null(lt->handle);
+    fp4lr_status named = fp4lr_cublaslt_status(lt, CUBLAS_STATUS_INVALID_VALUE, "x");
+    cr_expect_str_eq(named.rule, "CUBLAS_STATUS_INVALID_VALUE");
+    cr_expect_eq(fp4lr_cublaslt_status(lt, CUBLAS_STATUS_NOT_SUPPORTED, "x").code, FP4LR_E_UNSUPPORTED);
+    fp4lr_cublaslt_close(lt);
+}
+
+/* ---- geometric means ---------------------------------------------------------------------- */
+
+Test(bench_cli, geomean_skips_non_positive)
+{
+    int used = -1;
+    cr_expect_float_eq(fp4lr_geomean((const double[]){1.0, 4.0}, 2, &used), 2.0, 1e-12);
+    cr_expect_eq(used, 2);
+    cr_expect_float_eq(fp4lr_geomean((const double[]){2.0, 0.0, -1.0, NAN, INFINITY, 8.0}, 6, &used), 4.0, 1e-12);
+    cr_expect_eq(used, 2);
+    cr_expect(isnan(fp4lr_geomean(NULL, 0, &used)));
+    cr_expect_eq(used, 0);
+}
+
+static fp4lr_bench_row row_of(const char *shape, int large, const char *variant, fp4lr_row_state st, double ratio)
+{
+    fp4lr_bench_row r;
+    fp4lr_bench_row_init(&r, shape, large, 1024, 1024, 1024, "nvfp4", variant);
+    r.state = st;
+    r.ratio_bf16 = ratio;
+    return r;
+}
+
+Test(bench_cli, geomean_of_large_valid_rows)
+{
+    fp4lr_bench_row rows[] = {
+        row_of("a", 1, "fp4lr-nvfp4", FP4LR_ROW_OK, 0.5),
+        row_of("b", 1, "fp4lr-nvfp4", FP4LR_ROW_OK, 2.0),
+        row_of("c", 1, "fp4lr-nvfp4", FP4LR_ROW_OK, 1.0),
+        row_of("d", 0, "fp4lr-nvfp4", FP4LR_ROW_OK, 100.0),      /* not large */
+        row_of("e", 1, "fp4lr-nvfp4", FP4LR_ROW_INVALID, 100.0), /* invalid time: missing */
+        row_of("f", 1, "fp4lr-nvfp4", FP4LR_ROW_OK, NAN),        /* no peer: missing */
+        row_of("g", 1, "fp4lr-nvfp4", FP4LR_ROW_SKIPPED, NAN),   /* skipped: not counted */
+        row_of("a", 1, "fp4lr-mxfp4", FP4LR_ROW_OK, 8.0),        /* other variant */
+    };
+    fp4lr_bench_geomean g = fp4lr_bench_geomean_of(rows, 8, "fp4lr-nvfp4");
+    cr_expect_float_eq(g.value, 1.0, 1e-12);
+    cr_expect_eq(g.shapes, 3);
+    cr_expect_eq(g.missing, 2);
+    cr_expect_str_eq(g.variant, "fp4lr-nvfp4");
+    g = fp4lr_bench_geomean_of(rows, 8, "cublas-fp8");
+    cr_expect(isnan(g.value));
+    cr_expect_eq(g.shapes, 0);
+}
+
+Test(bench_cli, row_timing_gives_tflops)
+{
+    fp4lr_bench_row r;
+    fp4lr_bench_row_init(&r, "square", 1, 8192, 8192, 8192, "nvfp4", "fp4lr-nvfp4");
+    cr_expect_eq(r.state, FP4LR_ROW_FAILED);
+    cr_expect(isnan(r.tflops) && isnan(r.ratio_bf16));
+    fp4lr_timing t = {.reps = 30, .median_ms = 1.0, .min_ms = 0.9, .max_ms = 1.2, .p10_ms = 0.95, .p90_ms = 1.1};
+    fp4lr_bench_row_timed(&r, &t, 3);
+    cr_expect_eq(r.state, FP4LR_ROW_OK);
+    cr_expect_eq(r.copies, 3);
+    cr_expect_float_eq(r.tflops, 1099.511627776, 1e-9); /* 2 * 2^39 flop in 1 ms */
+    t.median_ms = 0.5; /* flux-qkv: 2 * 4608 * 9216 * 3072 flop in 0.5 ms */
+    fp4lr_bench_row_init(&r, "flux-qkv", 1, 4608, 9216, 3072, "nvfp4", "fp4lr-nvfp4");
+    fp4lr_bench_row_timed(&r, &t, 1);
+    cr_expect_float_eq(r.tflops, 521.838526464, 1e-9);
+}
+
+/* ---- JSON --------------------------------------------------------------------------------- */
+
+static char *capture(void (*writer)(FILE *, const void *), const void *arg)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    cr_assert_not_null(m);
+    writer(m, arg);
+    fclose(m);
+    return text;
+}
+
+static void write_string(FILE *f, const void *s) { fp4lr_json_string(f, s); }
+static void write_number(FILE *f, const void *v) { fp4lr_json_number(f, *(const double *)v); }
+
+Test(bench_cli, json_string_escapes)
+{
+    char *t = capture(write_string, "a\"b\\c\nd\te\x01 \xc3\xa9");
+    cr_expect_str_eq(t, "\"a\\\"b\\\\c\\nd\\te\\u0001 \xc3\xa9\"");
+    free(t);
+    /* Invalid UTF-8 (a lone continuation byte, a truncated sequence, 0xFF) -> U+FFFD. */
+    t = capture(write_string, "x\x80y\xe2\x82z\xff");
+    cr_expect_str_eq(t, "\"x\\ufffdy\\ufffd\\ufffdz\\ufffd\"");
+    free(t);
+    t = capture(write_string, NULL);
+    cr_expect_str_eq(t, "\"\"");
+    free(t);
+}
+
+Test(bench_cli, json_numbers_non_finite_are_null)
+{
+    const double v[] = {0.5, NAN, INFINITY, -1e-300, 123456789.0};
+    const char *expect[] = {"0.5", "null", "null", "-1e-300", "123456789"};
+    for (int i = 0; i < 5; i++) {
+        char *t = capture(write_number, &v[i]);
+        cr_expect_str_eq(t, expect[i]);
+        free(t);
+    }
+}
+
+Test(bench_cli, results_file_name)
+{
+    char out[256];
+    fp4lr_results_sanitize("NVIDIA H200", out, sizeof out);
+    cr_expect_str_eq(out, "nvidia-h200");
+    fp4lr_results_sanitize("  NVIDIA  GeForce RTX 4090 (x) ", out, sizeof out);
+    cr_expect_str_eq(out, "nvidia-geforce-rtx-4090-x");
+    fp4lr_results_sanitize("--/--", out, sizeof out);
+    cr_expect_str_eq(out, "unknown-device");
+    fp4lr_results_sanitize("", out, sizeof out);
+    cr_expect_str_eq(out, "unknown-device");
+    cr_expect_eq(fp4lr_results_path("bench/results", "NVIDIA H200", "2026-01-02", out, sizeof out).code, FP4LR_OK);
+    cr_expect_str_eq(out, "bench/results/nvidia-h200-2026-01-02.jsonl");
+    fp4lr_status s = fp4lr_results_path("bench/results", "NVIDIA H200", "2026-01-02", out, 16);
+    cr_expect_str_eq(s.rule, "PATH_TOO_LONG");
+}
+
+/* A run with three rows: a validated fp4lr row with a plan, a peer, an invalid row. */
+typedef struct sample {
+    fp4lr_run_info run;
+    fp4lr_bench_row rows[3];
+    fp4lr_bench_geomean geo[1];
+} sample;
+
+static void sample_make(sample *s)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->run.time_utc, sizeof s->run.time_utc, "2026-01-02T03:04:05Z");
+    snprintf(s->run.date, sizeof s->run.date, "2026-01-02");
+    snprintf(s->run.git_commit, sizeof s->run.git_commit, "abc1234");
+    s->run.git_dirty = 1;
+    snprintf(s->run.command, sizeof s->run.command, "fp4lr-bench --mnk 'a \"b\"'");
+    snprintf(s->run.device, sizeof s->run.device, "NVIDIA H200");
+    s->run.sm_count = 132, s->run.cc_major = 9, s->run.driver_version = 13000;
+    snprintf(s->run.peer_status, sizeof s->run.peer_status, "ok");
+    s->run.iters = 30, s->run.warmup = 5;
+
+    fp4lr_timing t = {.reps = 30, .median_ms = 0.5, .min_ms = 0.4, .max_ms = 0.7, .p10_ms = 0.45, .p90_ms = 0.6};
+    fp4lr_bench_row *r = &s->rows[0];
+    fp4lr_bench_row_init(r, "flux-qkv", 1, 4608, 9216, 3072, "nvfp4", "fp4lr-nvfp4");
+    fp4lr_bench_row_timed(r, &t, 3);
+    r->ratio_bf16 = 1.25;
+    r->validated = r->pass = 1, r->rows_checked = 128, r->max_err = 1e-3, r->max_err_over_mag = 2e-7;
+    r->tol_acc = 2.4e-5;
+    fp4lr_plan plan;
+    fp4lr_problem p = {.M = 4608, .N = 9216, .K = 3072, .format = FP4LR_NVFP4, .out = FP4LR_OUT_BF16};
+    cr_assert_eq(fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, NULL, &plan).code, FP4LR_OK);
+    r->has_plan = 1, r->stages_main = plan.budget.stages_main, r->smem_bytes = plan.budget.total_bytes;
+    r->budget = plan.budget;
+    snprintf(r->entry, sizeof r->entry, "%s", plan.entry);
+
+    r = &s->rows[1];
+    fp4lr_bench_row_init(r, "flux-qkv", 1, 4608, 9216, 3072, "bf16", "cublas-bf16");
+    t.median_ms = 0.625;
+    fp4lr_bench_row_timed(r, &t, 1);
+    r->ratio_bf16 = 1.0;
+    snprintf(r->note, sizeof r->note, "timed only");
+
+    r = &s->rows[2];
+    fp4lr_bench_row_init(r, "flux-qkv", 1, 4608, 9216, 3072, "mxfp4", "fp4lr-mxfp4");
+    fp4lr_bench_row_timed(r, &t, 3);
+    r->state = FP4LR_ROW_INVALID;
+    r->validated = 1, r->pass = 0, r->max_err_over_mag = 0.5;
+    snprintf(r->note, sizeof r->note, "validation failed, a \"quote\"\n");
+
+    s->geo[0] = fp4lr_bench_geomean_of(s->rows, 3, "fp4lr-nvfp4");
+}
+
+static void write_sample(FILE *f, const void *arg)
+{
+    const sample *s = arg;
+    fp4lr_status st = fp4lr_results_write_record(f, &s->run, s->rows, 3, s->geo, 1);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+}
+
+Test(bench_cli, record_is_one_line)
+{
+    sample s;
+    sample_make(&s);
+    char *t = capture(write_sample, &s);
+    size_t len = strlen(t);
+    cr_assert(len > 2);
+    cr_expect_eq(t[0], '{');
+    cr_expect_eq(t[len - 1], '\n');
+    cr_expect_null(memchr(t, '\n', len - 1), "exactly one line");
+    cr_expect(strstr(t, "\"schema\": \"fp4lr-bench/1\"") != NULL);
+    cr_expect(strstr(t, "\"ratio_vs_cublas_bf16\": 1.25") != NULL);
+    cr_expect(strstr(t, "\"time_valid\": false") != NULL, "the invalid row");
+    cr_expect(strstr(t, "\"plan\": null") != NULL, "the peer has no plan");
+    cr_expect(strstr(t, "\"stages_main\": 4") != NULL);
+    free(t);
+}
+
+/* Runs python3 on the record and compares what it prints. */
+Test(bench_cli, record_parses_as_json)
+{
+    if (system("python3 -c 'import json' >/dev/null 2>&1") != 0)
+        cr_skip_test("python3 is not installed");
+    sample s;
+    sample_make(&s);
+    char path[] = "/tmp/fp4lr-bench-record-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    write_sample(f, &s);
+    write_sample(f, &s); /* two records: JSON Lines */
+    fclose(f);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import json,sys; rs=[json.loads(l) for l in open(sys.argv[1])]; r=rs[1]; "
+             "print(len(rs), r[\"command\"], r[\"device\"][\"sm_count\"], r[\"git\"][\"dirty\"], "
+             "[x[\"state\"] for x in r[\"results\"]], r[\"results\"][0][\"plan\"][\"budget\"][\"stages_main\"], "
+             "r[\"results\"][1][\"validation\"], repr(r[\"results\"][2][\"note\"]), r[\"results\"][2][\"time_valid\"], "
+             "r[\"geomean_vs_cublas_bf16\"][0][\"value\"], r[\"nvidia_smi\"][\"before\"])' %s",
+             path);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    char out[1024] = "";
+    cr_expect_not_null(fgets(out, sizeof out, p));
+    int rc = pclose(p);
+    unlink(path);
+    cr_expect_eq(rc, 0, "python3 failed to parse the record");
+    cr_expect_str_eq(out, "2 fp4lr-bench --mnk 'a \"b\"' 132 True ['ok', 'ok', 'invalid'] 4 None "
+                          "'validation failed, a \"quote\"\\n' False 1.25 None\n");
+}
+
+Test(bench_cli, results_append_creates_and_appends)
+{
+    char dir[] = "/tmp/fp4lr-bench-results-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char sub[128], path[1024];
+    snprintf(sub, sizeof sub, "%s/a/b", dir);
+    sample s;
+    sample_make(&s);
+    for (int i = 0; i < 2; i++) {
+        fp4lr_status st = fp4lr_results_append(sub, &s.run, s.rows, 3, s.geo, 1, path, sizeof path);
+        cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    }
+    char expect[1024];
+    snprintf(expect, sizeof expect, "%s/nvidia-h200-2026-01-02.jsonl", sub);
+    cr_expect_str_eq(path, expect);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    int lines = 0, c;
+    while ((c = fgetc(f)) != EOF)
+        lines += c == '\n';
+    fclose(f);
+    cr_expect_eq(lines, 2);
+    char cleanup[512];
+    snprintf(cleanup, sizeof cleanup, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cleanup), 0);
+}
+
+/* ---- CSV and the table ------------------------------------------------------------------------ */
+
+static int count_fields(const char *line)
+{
+    int n = 1, quoted = 0;
+    for (const char *c = line; *c && *c != '\n'; c++) {
+        if (*c == '"')
+            quoted = !quoted;
+        else if (*c == ',' && !quoted)
+            n++;
+    }
+    return n;
+}
+
+/* The sample's rows as CSV (csv = 1) or as the table, each with its header. */
+typedef struct sample_form {
+    const sample *s;
+    int csv;
+} sample_form;
+
+static void write_rows(FILE *f, const void *arg)
+{
+    const sample_form *form = arg;
+    if (form->csv)
+        fp4lr_results_csv_header(f);
+    else
+        fp4lr_results_table_header(f);
+    for (int i = 0; i < 3; i++) {
+        if (form->csv)
+            fp4lr_results_csv_row(f, &form->s->rows[i]);
+        else
+            fp4lr_results_table_row(f, &form->s->rows[i]);
+    }
+}
+
+Test(bench_cli, csv_rows_match_the_header)
+{
+    sample s;
+    sample_make(&s);
+    char *t = capture(write_rows, &(sample_form){&s, 1});
+    int header = count_fields(t);
+    cr_expect_eq(header, 28);
+    /* Every row has the header's field count; the note with a quote and a newline is quoted. */
+    const char *line = strchr(t, '\n') + 1;
+    for (int i = 0; i < 2; i++) {
+        cr_expect_eq(count_fields(line), header, "row %d: %s", i, line);
+        line = strchr(line, '\n') + 1;
+    }
+    cr_expect(strstr(line, "\"validation failed, a \"\"quote\"\"\n\"") != NULL, "%s", line);
+    const char *first = "flux-qkv,1,4608,9216,3072,0,nvfp4,fp4lr-nvfp4,ok,0.5,0.4,0.7,0.45,0.6,30,521.838526,1.25,3,"
+                        "1,1,128,0.001,2e-07,2.4e-05,fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4,4,";
+    cr_expect(strncmp(strchr(t, '\n') + 1, first, strlen(first)) == 0, "%s", t);
+    free(t);
+}
+
+Test(bench_cli, table_lines)
+{
+    sample s;
+    sample_make(&s);
+    s.rows[1].note[0] = '\0';
+    char *t = capture(write_rows, &(sample_form){&s, 0});
+    char *l1 = strchr(t, '\n') + 1, *l2 = strchr(l1, '\n') + 1, *l3 = strchr(l2, '\n') + 1;
+    *strchr(l1, '\n') = '\0';
+    *strchr(l2, '\n') = '\0';
+    cr_expect_str_eq(l1, "flux-qkv           4608   9216   3072  fp4lr-nvfp4      0.5000 "
+                         "   521.8   1.250x      4    205.0  PASS 2e-07");
+    cr_expect_str_eq(l2, "flux-qkv           4608   9216   3072  cublas-bf16      0.6250 "
+                         "   417.5   1.000x      -        -  -");
+    cr_expect(strstr(l3, "invalid") && strstr(l3, "FAIL 0.5"), "%s", l3);
+    cr_expect(strncmp(t, "shape ", 6) == 0);
+    free(t);
+}
+
+/* ---- run information ---------------------------------------------------------------------- */
+
+Test(bench_cli, run_info_command_and_commit)
+{
+    setenv("FP4LR_GIT_COMMIT", "abc1234", 1);
+    char *argv[] = {"fp4lr-bench", "--mnk", "a b", "it's", "--iters=30", NULL};
+    fp4lr_run_info run;
+    memset(&run, 0, sizeof run);
+    fp4lr_run_info_capture(&run, 5, argv);
+    cr_expect_str_eq(run.command, "fp4lr-bench --mnk 'a b' 'it'\\''s' --iters=30");
+    cr_expect_str_eq(run.git_commit, "abc1234");
+    cr_expect_eq(run.git_dirty, -1);
+    cr_expect_eq(strlen(run.time_utc), 20);
+    cr_expect_eq(run.time_utc[19], 'Z');
+    cr_expect_eq(strncmp(run.time_utc, run.date, 10), 0);
+}
+
+/* ---- argument parsing --------------------------------------------------------------------------- */
+
+static int parse(fp4lr_bench_opts *o, char *err, int argc, char **argv)
+{
+    return fp4lr_bench_opts_parse(argc, argv, o, err, 256);
+}
+
+#define ARGS(...) ((char *[]){"fp4lr-bench", __VA_ARGS__, NULL})
+#define NARGS(...) ((int)(sizeof((char *[]){"fp4lr-bench", __VA_ARGS__}) / sizeof(char *)))
+#define PARSE(o, err, ...) parse(o, err, NARGS(__VA_ARGS__), ARGS(__VA_ARGS__))
+
+Test(bench_cli, opts_defaults)
+{
+    fp4lr_bench_opts o;
+    char err[256];
+    char *argv[] = {"fp4lr-bench", NULL};
+    cr_assert_eq(parse(&o, err, 1, argv), 0, "%s", err);
+    cr_expect_eq(o.iters, 30);
+    cr_expect_eq(o.warmup, 5);
+    cr_expect_eq(o.formats, 1 << FP4LR_NVFP4 | 1 << FP4LR_MXFP4);
+    cr_expect(o.peers && o.json && !o.quick && !o.csv && !o.force_stages);
+    cr_expect_str_eq(o.results_dir, "bench/results");
+    /* Every large shape with a distinct M, N, K: 13 large rows, 3 of them repeat one. */
+    cr_expect_eq(o.nshapes, 10);
+    cr_expect_eq(o.ndups, 3);
+    cr_expect_str_eq(o.dups[0].dropped, "qwen-qkv-r128");
+    cr_expect_str_eq(o.dups[0].kept, "qwen-qkv-r32");
+    for (int i = 0; i < o.nshapes; i++)
+        cr_expect(o.shapes[i].large, "%s", o.shapes[i].name);
+}
+
+Test(bench_cli, opts_iteration_floor)
+{
+    fp4lr_bench_opts o;
+    char err[256];
+    cr_expect_eq(PARSE(&o, err, "--iters", "5"), 2);
+    cr_expect(strstr(err, "--quick") != NULL, "%s", err);
+    cr_expect_eq(PARSE(&o, err, "--iters", "5", "--quick"), 0, "%s", err);
+    cr_expect_eq(o.iters, 5);
+    cr_expect_eq(PARSE(&o, err, "--quick"), 0);
+    cr_expect_eq(o.iters, FP4LR_BENCH_QUICK_ITERS);
+    cr_expect_eq(o.warmup, FP4LR_BENCH_QUICK_WARMUP);
+    cr_expect_eq(PARSE(&o, err, "--iters", "20", "--warmup", "0"), 0);
+    cr_expect_eq(o.iters, 20);
+    cr_expect_eq(o.warmup, 0);
+    cr_expect_eq(PARSE(&o, err, "--iters", "1001"), 2);
+    cr_expect_eq(PARSE(&o, err, "--iters", "30x"), 2);
+}
+
+Test(bench_cli, opts_shapes_and_flags)
+{
+    fp4lr_bench_opts o;
+    char err[256];
+    cr_assert_eq(PARSE(&o, err, "--shape", "flux-fc2", "--mnk", "128x256x512", "--shape", "square-r32", "--format",
+                       "mxfp4", "--no-peers", "--no-json", "--stages", "3", "--csv", "x.csv", "--seed", "9"),
+                 0, "%s", err);
+    cr_expect_eq(o.nshapes, 3);
+    cr_expect_str_eq(o.shapes[0].name, "flux-fc2");
+    cr_expect_str_eq(o.shapes[1].name, "128x256x512");
+    cr_expect_eq(o.shapes[1].M, 128);
+    cr_expect_eq(o.shapes[1].N, 256);
+    cr_expect_eq(o.shapes[1].K, 512);
+    cr_expect_eq(o.shapes[1].large, 0);
+    cr_expect_str_eq(o.shapes[2].name, "square-r32");
+    cr_expect_eq(o.formats, 1 << FP4LR_MXFP4);
+    cr_expect(!o.peers && !o.json);
+    cr_expect_eq(o.force_stages, 3);
+    cr_expect_str_eq(o.csv, "x.csv");
+    cr_expect_eq(o.seed, 9);
+    /* the same M, N, K twice is measured once */
+    cr_assert_eq(PARSE(&o, err, "--shape", "square-r0", "--mnk", "8192x8192x8192"), 0);
+    cr_expect_eq(o.nshapes, 1);
+    cr_expect_eq(o.ndups, 1);
+}
+
+Test(bench_cli, opts_bad_arguments)
+{
+    fp4lr_bench_opts o;
+    char err[256];
+    cr_expect_eq(PARSE(&o, err, "--shape", "nope"), 2);
+    cr_expect(strstr(err, "nope") != NULL);
+    cr_expect_eq(PARSE(&o, err, "--mnk", "0x128x128"), 2);
+    cr_expect_eq(PARSE(&o, err, "--mnk", "128x128"), 2);
+    cr_expect_eq(PARSE(&o, err, "--format", "fp8"), 2);
+    cr_expect_eq(PARSE(&o, err, "--stages", "0"), 2);
+    cr_expect_eq(PARSE(&o, err, "--iters"), 2);
+    cr_expect_eq(PARSE(&o, err, "--frobnicate", "1"), 2);
+    cr_expect(strstr(err, "--frobnicate") != NULL);
+    cr_expect_eq(PARSE(&o, err, "--help"), 0);
+    cr_expect(o.help);
+    cr_expect_eq(PARSE(&o, err, "--list-shapes"), 0);
+    cr_expect(o.list_shapes);
+}
+
+Test(bench_cli, format_granularity)
+{
+    const fp4lr_shape *sana = fp4lr_shape_find("sana-qkv"); /* K = 2240 = 35 * 64 */
+    cr_assert_not_null(sana);
+    cr_expect(fp4lr_bench_format_fits(sana, FP4LR_NVFP4));
+    cr_expect(!fp4lr_bench_format_fits(sana, FP4LR_MXFP4));
+    cr_expect(fp4lr_bench_format_fits(fp4lr_shape_find("sana-out"), FP4LR_MXFP4)); /* K = 2304 = 18 * 128 */
+}
+
+/* ---- on a GPU: the peers' self-check, the rotation ring --------------------------------------- */
+
+Test(bench_cli, gpu_peer_selfcheck)
+{
+    fp4lr_ctx *ctx = tsupport_gpu_ctx_or_skip();
+    fp4lr_cublaslt *lt = NULL;
+    fp4lr_status s = fp4lr_cublaslt_open(&lt);
+    if (s.code != FP4LR_OK) {
+        fp4lr_ctx_destroy(ctx);
+        cr_skip_test("no cuBLASLt: %s", s.msg);
+    }
+    s = fp4lr_cublaslt_init_handle(lt);
+    cr_assert_eq(s.code, FP4LR_OK, "%s", s.msg);
+    for (int k = 0; k < FP4LR_PEER_KINDS; k++) {
+        fp4lr_peer_check rep;
+        s = fp4lr_peer_selfcheck(lt, ctx, (fp4lr_peer_kind)k, &rep);
+        cr_expect_eq(s.code, FP4LR_OK, "%s: %s", fp4lr_peer_name((fp4lr_peer_kind)k), s.msg);
+        cr_expect_eq(rep.checked, FP4LR_PEER_CHECK_M * FP4LR_PEER_CHECK_N);
+        cr_expect_eq(rep.failed, 0);
+    }
+    fp4lr_cublaslt_close(lt);
+    fp4lr_ctx_destroy(ctx);
+}
+
+Test(bench_cli, gpu_ring_copies_hold_the_same_inputs)
+{
+    fp4lr_ctx *ctx = tsupport_gpu_ctx_or_skip();
+    fp4lr_problem p = {.M = 128, .N = 256, .K = 256, .format = FP4LR_NVFP4, .out = FP4LR_OUT_BF16};
+    fp4lr_pgen_problem h;
+    cr_assert_eq(fp4lr_pgen_alloc(&h, &p), 0);
+    fp4lr_pgen_fill(&h, 3, FP4LR_PGEN_SCALES_REALISTIC);
+    fp4lr_devproblem_ring ring;
+    fp4lr_status s = fp4lr_devproblem_ring_create(ctx, &h.p, &h.a, 3, &ring);
+    cr_assert_eq(s.code, FP4LR_OK, "%s", s.msg);
+    cr_expect_eq(ring.n, 3);
+    cr_expect(ring.copy[0].A != ring.copy[1].A && ring.copy[1].A != ring.copy[2].A);
+    cr_expect(ring.copy[0].Y != ring.copy[2].Y);
+    uint8_t *w = malloc(h.sizes.W);
+    cr_assert_not_null(w);
+    cr_assert_eq(fp4lr_dev_download(ctx, w, ring.copy[2].W, h.sizes.W).code, FP4LR_OK);
+    cr_expect_eq(memcmp(w, h.W, h.sizes.W), 0);
+    cr_expect_eq(ring.copy[2].args.alpha, h.a.alpha);
+    free(w);
+    fp4lr_devproblem_ring_free(&ring);
+    cr_expect_eq(ring.n, 0);
+    fp4lr_pgen_free(&h);
+    fp4lr_ctx_destroy(ctx);
+}
