@@ -6,13 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "results.h"
+
 void fp4lr_bench_usage(FILE *f)
 {
     fprintf(f,
             "usage: fp4lr-bench [options]\n"
             "Times fp4lr's dense kernel (r = 0) against cuBLASLt bf16 and fp8 on the shape table.\n"
             "Each fp4lr variant is validated on %d sampled rows before it is timed.\n\n"
-            "  --shape NAME      a row of the shape table (repeatable; --list-shapes lists them)\n"
+            "  --shape NAME      a row of the shape table (repeatable)\n"
+            "  --list-shapes     list the table (large shapes marked) and stop\n"
             "  --mnk MxNxK       a custom shape (repeatable); default: every large shape of the table\n"
             "  --format F        nvfp4, mxfp4 or both (default both)\n"
             "  --iters N         timed launches per variant (default %d; at least %d unless --quick)\n"
@@ -28,7 +31,7 @@ void fp4lr_bench_usage(FILE *f)
             "  --help            this text\n"
             "Exit status: 0 ok, 1 a validation failed, 2 bad arguments, 3 other errors.\n",
             FP4LR_BENCH_VALIDATE_ROWS, FP4LR_BENCH_ITERS_DEFAULT, FP4LR_BENCH_ITERS_MIN, FP4LR_BENCH_WARMUP_DEFAULT,
-            FP4LR_BENCH_QUICK_ITERS, FP4LR_BENCH_QUICK_WARMUP, "bench/results");
+            FP4LR_BENCH_QUICK_ITERS, FP4LR_BENCH_QUICK_WARMUP, FP4LR_RESULTS_DIR_DEFAULT);
 }
 
 int fp4lr_bench_format_fits(const fp4lr_shape *s, fp4lr_format f)
@@ -79,7 +82,7 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
     o->formats = 1 << FP4LR_NVFP4 | 1 << FP4LR_MXFP4;
     o->peers = 1;
     o->json = 1;
-    o->results_dir = "bench/results";
+    o->results_dir = FP4LR_RESULTS_DIR_DEFAULT;
     o->seed = 1;
     err[0] = '\0';
     int iters = -1, warmup = -1, explicit_shapes = 0;

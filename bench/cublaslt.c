@@ -25,7 +25,7 @@ fp4lr_status fp4lr_cublaslt_open(fp4lr_cublaslt **out)
         try = &env, ntry = 1;
     void *lib = NULL;
     const char *opened = NULL, *err = "";
-    char tried[512] = "";
+    char tried[640] = "";
     for (size_t i = 0; i < ntry && !lib; i++) {
         lib = dlopen(try[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
         if (lib)

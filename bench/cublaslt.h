@@ -1,7 +1,8 @@
 /* cuBLASLt, opened at run time: the peer GEMMs fp4lr is measured against.
  *
  * Nothing links -lcublasLt: the library is opened with dlopen ($FP4LR_CUBLASLT
- * when set, else libcublasLt.so.13, libcublasLt.so.12, libcublasLt.so) and the
+ * when set, else FP4LR_CUBLASLT_NAMES: libcublasLt.so.13, .so.12, .so, then the
+ * same under /usr/local/cuda/lib64) and the
  * functions used are resolved once into an fp4lr_cublaslt table whose field
  * types are taken from the declarations of cublasLt.h.  A missing library is a
  * status (FP4LR_E_UNSUPPORTED, rule NO_CUBLASLT), so the benchmark runs on
@@ -59,8 +60,11 @@ typedef struct fp4lr_cublaslt {
     FP4LR_CUBLASLT_ENTRIES(FP4LR_CUBLASLT_FIELD_)
 } fp4lr_cublaslt;
 
-/* The library names tried in order when $FP4LR_CUBLASLT is not set. */
-#define FP4LR_CUBLASLT_NAMES {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}
+/* The library names tried in order when $FP4LR_CUBLASLT is not set: the loader's
+ * search path first, then the toolkit's default location (not always on it). */
+#define FP4LR_CUBLASLT_NAMES                                                                  \
+    {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so", "/usr/local/cuda/lib64/libcublasLt.so.13", \
+     "/usr/local/cuda/lib64/libcublasLt.so.12"}
 
 /* Opens the library and resolves every entry; needs no GPU.  FP4LR_E_UNSUPPORTED
  * with rule NO_CUBLASLT (every name tried and the last dlerror in the message)
