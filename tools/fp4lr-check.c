@@ -4,18 +4,26 @@
  * and its budget, generates random inputs over the full code and scale ranges,
  * runs the kernel on poisoned outputs, validates sampled rows (or all rows)
  * against the double reference, and times it.  Without a GPU it says so, then
- * still plans, generates and runs the CPU reference on a few rows. */
+ * still plans, generates and runs the CPU reference on a few rows.
+ *
+ * --in DIR reads the problem from .npy files instead of generating it, and
+ * --out DIR writes the output (and, with --out-ref, the reference) as .npy files;
+ * tools/README.md lists the files and their layouts. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "cli_npy.h"
 #include "compare.h"
 #include "devproblem.h"
 #include "gemm.h"
 #include "plan.h"
 #include "problem_gen.h"
 #include "reference.h"
+#include "scale_atom.h"
 #include "shapes.h"
 #include "timer.h"
 
@@ -26,6 +34,9 @@ typedef struct opts {
     uint64_t seed;
     fp4lr_pgen_scales scales;
     fp4lr_plan_opts plan;
+    const char *in_dir, *out_dir; /* --in, --out (NULL: generate / write nothing) */
+    int out_ref, alpha_set;
+    float alpha; /* --alpha, with --in */
 } opts;
 
 static void usage(FILE *f)
@@ -46,8 +57,14 @@ static void usage(FILE *f)
             "  --cluster N         CTAs per cluster: 1, or 2 (a pair shares W; default: the plan's)\n"
             "  --threads N         CPU threads of the reference (default: all)\n"
             "  --plan-only         print the plan and budget, then stop\n"
+            "  --in DIR            read the problem from DIR/*.npy instead of generating it: A, SFA, W, SFW;\n"
+            "                      optional L and U, wc, beta, alpha (M, N, K, r from the shapes; --format\n"
+            "                      still chooses the format; see tools/README.md)\n"
+            "  --alpha X           with --in and no alpha.npy: alpha (default 1)\n"
+            "  --out DIR           write DIR/Y.npy (M x N, uint16 bf16 bit patterns; DIR is created)\n"
+            "  --out-ref           with --out: also DIR/ref.npy (float64, rows x N) and DIR/rows.npy (int64)\n"
             "  --help              this text\n"
-            "Exit status: 0 pass, 1 validation failed, 2 bad arguments, 3 other error.\n");
+            "Exit status: 0 pass, 1 validation failed, 2 bad arguments or input files, 3 other error.\n");
 }
 
 static int parse_int(const char *s, long long lo, long long hi, long long *out)
@@ -63,7 +80,7 @@ static int parse_int(const char *s, long long lo, long long hi, long long *out)
 
 static int bad_arg(const char *flag, const char *val, const char *why)
 {
-    fprintf(stderr, "fp4lr-check: %s %s: %s (see --help)\n", flag, val ? val : "", why);
+    fprintf(stderr, "fp4lr-check: %s%s%s: %s (see --help)\n", flag, val ? " " : "", val ? val : "", why);
     return 2;
 }
 
@@ -79,6 +96,7 @@ static int parse(int argc, char **argv, opts *o)
     o->p.out = FP4LR_OUT_BF16;
     const char *mnk = NULL;
     long long rank = 0;
+    int shape_set = 0, scales_set = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -96,10 +114,12 @@ static int parse(int argc, char **argv, opts *o)
             o->affine = 1;
         } else if (!strcmp(a, "--plan-only")) {
             o->plan_only = 1;
+        } else if (!strcmp(a, "--out-ref")) {
+            o->out_ref = 1;
         } else if (!v) {
             return bad_arg(a, NULL, "unknown flag or missing value");
         } else if (!strcmp(a, "--shape")) {
-            o->shape_name = v, i++;
+            o->shape_name = v, shape_set = 1, i++;
         } else if (!strcmp(a, "--mnk")) {
             mnk = v, i++;
         } else if (!strcmp(a, "--format")) {
@@ -117,7 +137,7 @@ static int parse(int argc, char **argv, opts *o)
             if (!strcmp(v, "realistic")) o->scales = FP4LR_PGEN_SCALES_REALISTIC;
             else if (!strcmp(v, "full")) o->scales = FP4LR_PGEN_SCALES_FULL;
             else return bad_arg(a, v, "scales must be realistic or full");
-            i++;
+            scales_set = 1, i++;
         } else if (!strcmp(a, "--rows")) {
             if (parse_int(v, 0, 1 << 30, &x) || (x > 0 && x < FP4LR_SAMPLE_FIXED_MAX))
                 return bad_arg(a, v, "rows must be 0 (all) or at least 12");
@@ -131,6 +151,16 @@ static int parse(int argc, char **argv, opts *o)
         } else if (!strcmp(a, "--cluster")) {
             if (parse_int(v, 1, 2, &x)) return bad_arg(a, v, "cluster must be 1 or 2");
             o->plan.cluster = (int)x, i++;
+        } else if (!strcmp(a, "--in")) {
+            o->in_dir = v, i++;
+        } else if (!strcmp(a, "--out")) {
+            o->out_dir = v, i++;
+        } else if (!strcmp(a, "--alpha")) {
+            char *end;
+            o->alpha = strtof(v, &end);
+            if (end == v || *end)
+                return bad_arg(a, v, "alpha must be a number");
+            o->alpha_set = 1, i++;
         } else if (!strcmp(a, "--threads")) {
             if (parse_int(v, 1, 1024, &x)) return bad_arg(a, v, "threads must be 1..1024");
             o->threads = (int)x, i++;
@@ -138,6 +168,17 @@ static int parse(int argc, char **argv, opts *o)
             return bad_arg(a, v, "unknown flag");
         }
     }
+    if (o->out_ref && !o->out_dir)
+        return bad_arg("--out-ref", NULL, "needs --out DIR");
+    if (o->in_dir) {
+        /* The shapes come from the files (load_inputs); nothing else may set them. */
+        if (shape_set || mnk || o->rank_set || o->affine || scales_set)
+            return bad_arg("--in", o->in_dir,
+                           "the problem comes from the files: --shape, --mnk, --rank, --affine and --scales do not apply");
+        return 0;
+    }
+    if (o->alpha_set)
+        return bad_arg("--alpha", NULL, "needs --in (generated problems draw their own alpha)");
     fp4lr_shape sh;
     if (mnk) {
         if (fp4lr_shape_parse(mnk, &sh))
@@ -160,7 +201,165 @@ static int parse(int argc, char **argv, opts *o)
     return 0;
 }
 
-/* Generates the inputs and runs the reference on the selected rows. */
+/* ---- --in DIR: the problem from .npy files -------------------------------------- */
+
+enum { IN_A, IN_SFA, IN_W, IN_SFW, IN_L, IN_U, IN_WC, IN_BETA, IN_ALPHA, IN_FILES };
+static const char *const in_names[IN_FILES] = {"A.npy", "SFA.npy", "W.npy",    "SFW.npy",  "L.npy",
+                                               "U.npy", "wc.npy",  "beta.npy", "alpha.npy"};
+#define IN_REQUIRED 4 /* A, SFA, W, SFW; the others may be absent */
+
+typedef struct npy_inputs {
+    fp4lr_npy a[IN_FILES];
+    int present[IN_FILES];
+    char path[IN_FILES][1024];
+} npy_inputs;
+
+static fp4lr_status read_inputs(const char *dir, npy_inputs *in)
+{
+    for (int i = 0; i < IN_FILES; i++) {
+        if (snprintf(in->path[i], sizeof in->path[i], "%s/%s", dir, in_names[i]) >= (int)sizeof in->path[i])
+            return fp4lr_fail(FP4LR_E_INVALID, "IN_PATH", "--in %s: path too long", dir);
+        if (i >= IN_REQUIRED && access(in->path[i], F_OK) && errno == ENOENT)
+            continue;
+        FP4LR_TRY(fp4lr_npy_read(in->path[i], &in->a[i]));
+        in->present[i] = 1;
+    }
+    return fp4lr_ok();
+}
+
+/* A scale file: bytes in the 128x4 atom layout, fp4lr_sf_bytes(rows, kv) of them in
+ * any shape (a row-major (rows, kv) array of another size is named as such). */
+static fp4lr_status check_scales(const npy_inputs *in, int f, const char *rows_name, int64_t rows, int64_t kv)
+{
+    const fp4lr_npy *a = &in->a[f];
+    FP4LR_TRY(fp4lr_npy_expect(a, in->path[f], FP4LR_NPY_BYTES, "uint8 scale bytes", -1, NULL, NULL));
+    const size_t want = fp4lr_sf_bytes(rows, kv);
+    if (a->count == (int64_t)want)
+        return fp4lr_ok();
+    char sh[160];
+    fp4lr_npy_shape_text(a->ndim, a->shape, sh, sizeof sh);
+    int rowmajor = a->ndim == 2 && a->shape[0] == rows && a->shape[1] == kv;
+    return fp4lr_fail(FP4LR_E_INVALID, "NPY_EXPECT_SHAPE",
+                      "%s: expected %zu scale bytes, the 128x4 atom layout of %s = %lld rows x K/B = %lld block "
+                      "columns (ceil(%lld/128) x ceil(%lld/4) x 512; 1-D or any shape with that many elements); "
+                      "found shape %s = %lld elements%s",
+                      in->path[f], want, rows_name, (long long)rows, (long long)kv, (long long)rows, (long long)kv, sh,
+                      (long long)a->count,
+                      rowmajor ? " (row-major scales: convert them to the atom layout, e.g. with to_blocked)" : "");
+}
+
+/* M, N, K, r and the optional operands from the shapes, every file checked
+ * against them; the problem is validated. */
+static fp4lr_status check_inputs(const opts *o, const npy_inputs *in, fp4lr_problem *p)
+{
+    const fp4lr_npy *a = in->a;
+    const int64_t any2[2] = {FP4LR_NPY_ANY, FP4LR_NPY_ANY};
+    char want[128];
+    memset(p, 0, sizeof *p);
+    p->format = o->p.format;
+    p->out = FP4LR_OUT_BF16;
+
+    FP4LR_TRY(fp4lr_npy_expect(&a[IN_A], in->path[IN_A], FP4LR_NPY_BYTES, "uint8 (two e2m1 codes per byte)", 2,
+                               any2, "(M, K/2)"));
+    p->M = a[IN_A].shape[0];
+    p->K = 2 * a[IN_A].shape[1];
+    const int km = fp4lr_format_k_multiple(p->format);
+    if (p->M < 1 || p->K < km || p->K % km)
+        return fp4lr_fail(FP4LR_E_INVALID, "NPY_EXPECT_SHAPE",
+                          "%s: shape (M, K/2) = (%lld, %lld) needs M >= 1 and K = 2 x K/2 a positive multiple of %d "
+                          "(%s)",
+                          in->path[IN_A], (long long)p->M, (long long)(p->K / 2), km, fp4lr_format_name(p->format));
+
+    snprintf(want, sizeof want, "(N, K/2) = (N, %lld)", (long long)(p->K / 2));
+    const int64_t w_shape[2] = {FP4LR_NPY_ANY, p->K / 2};
+    FP4LR_TRY(fp4lr_npy_expect(&a[IN_W], in->path[IN_W], FP4LR_NPY_BYTES, "uint8 (two e2m1 codes per byte)", 2,
+                               w_shape, want));
+    p->N = a[IN_W].shape[0];
+    if (p->N < 1)
+        return fp4lr_fail(FP4LR_E_INVALID, "NPY_EXPECT_SHAPE", "%s: expected shape %s with N >= 1, found N = 0",
+                          in->path[IN_W], want);
+
+    const int64_t kv = p->K / fp4lr_format_block(p->format);
+    FP4LR_TRY(check_scales(in, IN_SFA, "M", p->M, kv));
+    FP4LR_TRY(check_scales(in, IN_SFW, "N", p->N, kv));
+
+    /* The low-rank branch: both factors or neither. */
+    if (in->present[IN_L] != in->present[IN_U])
+        return fp4lr_fail(FP4LR_E_INVALID, "IN_LOWRANK_PAIR",
+                          "%s is present but %s is not: the low-rank branch needs both L (M, r) and U (N, r)",
+                          in->path[in->present[IN_L] ? IN_L : IN_U], in->path[in->present[IN_L] ? IN_U : IN_L]);
+    if (in->present[IN_L]) {
+        const char *bf16 = "bf16 bit patterns (uint16, int16, V2 or ml_dtypes.bfloat16)";
+        snprintf(want, sizeof want, "(M, r) = (%lld, r)", (long long)p->M);
+        const int64_t l_shape[2] = {p->M, FP4LR_NPY_ANY};
+        FP4LR_TRY(fp4lr_npy_expect(&a[IN_L], in->path[IN_L], FP4LR_NPY_BF16_BITS, bf16, 2, l_shape, want));
+        p->r = a[IN_L].shape[1];
+        if (p->r % 16 || p->r > FP4LR_RANK_MAX)
+            return fp4lr_fail(FP4LR_E_INVALID, "R_MULTIPLE",
+                              "%s: r = %lld (shape[1]) must be 0 or a multiple of 16, at most %d", in->path[IN_L],
+                              (long long)p->r, FP4LR_RANK_MAX);
+        snprintf(want, sizeof want, "(N, r) = (%lld, %lld)", (long long)p->N, (long long)p->r);
+        const int64_t u_shape[2] = {p->N, p->r};
+        FP4LR_TRY(fp4lr_npy_expect(&a[IN_U], in->path[IN_U], FP4LR_NPY_BF16_BITS, bf16, 2, u_shape, want));
+    }
+
+    /* The per-column affine, each part optional. */
+    snprintf(want, sizeof want, "(N,) = (%lld,)", (long long)p->N);
+    for (int f = IN_WC; f <= IN_BETA; f++)
+        if (in->present[f])
+            FP4LR_TRY(fp4lr_npy_expect(&a[f], in->path[f], FP4LR_NPY_MASK(FP4LR_NPY_F4), "float32", 1, &p->N, want));
+    p->has_wc = in->present[IN_WC];
+    p->has_beta = in->present[IN_BETA];
+
+    if (in->present[IN_ALPHA]) {
+        const fp4lr_npy *al = &a[IN_ALPHA];
+        FP4LR_TRY(fp4lr_npy_expect(al, in->path[IN_ALPHA], FP4LR_NPY_MASK(FP4LR_NPY_F4), "float32", -1, NULL, NULL));
+        if (!(al->ndim == 0 || (al->ndim == 1 && al->shape[0] == 1))) {
+            char sh[160];
+            fp4lr_npy_shape_text(al->ndim, al->shape, sh, sizeof sh);
+            return fp4lr_fail(FP4LR_E_INVALID, "NPY_EXPECT_SHAPE", "%s: expected shape () or (1,), found %s",
+                              in->path[IN_ALPHA], sh);
+        }
+        if (o->alpha_set)
+            return fp4lr_fail(FP4LR_E_INVALID, "IN_ALPHA_TWICE",
+                              "%s and --alpha both give alpha: remove one of them", in->path[IN_ALPHA]);
+    }
+
+    p->ldY = (p->N + 7) / 8 * 8; /* rows of Y padded to 16 bytes (bulk tensor copy rule) */
+    fp4lr_problem_resolve(p);
+    fp4lr_status st = fp4lr_problem_validate(p);
+    if (st.code)
+        return fp4lr_fail(st.code, st.rule, "--in %s: %s", o->in_dir, st.msg);
+    return fp4lr_ok();
+}
+
+/* Reads, checks and copies the inputs into host buffers laid out as the
+ * generator's (Y rows padded to 16 bytes). */
+static fp4lr_status load_inputs(const opts *o, fp4lr_pgen_problem *host)
+{
+    npy_inputs *in = calloc(1, sizeof *in);
+    if (!in)
+        return fp4lr_fail(FP4LR_E_NOMEM, "HOST_ALLOC", "cannot allocate the input table");
+    fp4lr_problem p;
+    fp4lr_status st = read_inputs(o->in_dir, in);
+    if (st.code == FP4LR_OK)
+        st = check_inputs(o, in, &p);
+    if (st.code == FP4LR_OK && fp4lr_pgen_alloc(host, &p))
+        st = fp4lr_fail(FP4LR_E_NOMEM, "HOST_ALLOC", "cannot allocate the host operands");
+    if (st.code == FP4LR_OK) {
+        void *dst[IN_FILES] = {host->A, host->SFA, host->W, host->SFW, host->L, host->U, host->wc, host->beta, NULL};
+        for (int f = 0; f < IN_ALPHA; f++) /* sizes were checked: count * itemsize = the buffer's size */
+            if (in->present[f] && in->a[f].count)
+                memcpy(dst[f], in->a[f].data, (size_t)in->a[f].count * (size_t)in->a[f].itemsize);
+        host->a.alpha = in->present[IN_ALPHA] ? *(const float *)in->a[IN_ALPHA].data : o->alpha_set ? o->alpha : 1.0f;
+    }
+    for (int f = 0; f < IN_FILES; f++)
+        fp4lr_npy_free(&in->a[f]);
+    free(in);
+    return st;
+}
+
+/* Generates the inputs (unless --in loaded them) and runs the reference on the selected rows. */
 typedef struct checked {
     fp4lr_pgen_problem host;
     int64_t *rows;
@@ -170,10 +369,11 @@ typedef struct checked {
 
 static fp4lr_status prepare(const opts *o, checked *c)
 {
-    memset(c, 0, sizeof *c);
-    if (fp4lr_pgen_alloc(&c->host, &o->p))
-        return fp4lr_fail(FP4LR_E_NOMEM, "HOST_ALLOC", "cannot allocate the host operands");
-    fp4lr_pgen_fill(&c->host, o->seed, o->scales);
+    if (!o->in_dir) {
+        if (fp4lr_pgen_alloc(&c->host, &o->p))
+            return fp4lr_fail(FP4LR_E_NOMEM, "HOST_ALLOC", "cannot allocate the host operands");
+        fp4lr_pgen_fill(&c->host, o->seed, o->scales);
+    }
     int64_t want = o->rows == 0 || o->rows >= o->p.M ? o->p.M : o->rows;
     c->rows = malloc(sizeof *c->rows * (size_t)want);
     c->ref = malloc(sizeof *c->ref * (size_t)(want * o->p.N));
@@ -190,6 +390,50 @@ static void release(checked *c)
     free(c->rows);
     free(c->ref);
     free(c->mag);
+}
+
+/* ---- --out DIR ------------------------------------------------------------------ */
+
+static fp4lr_status out_write(const opts *o, const char *name, const char *descr, int ndim, const int64_t *shape,
+                              const void *data, const char *what)
+{
+    char path[1024];
+    if (snprintf(path, sizeof path, "%s/%s", o->out_dir, name) >= (int)sizeof path)
+        return fp4lr_fail(FP4LR_E_INVALID, "OUT_PATH", "--out %s: path too long", o->out_dir);
+    FP4LR_TRY(fp4lr_npy_write(path, descr, ndim, shape, data));
+    printf("out: wrote %s (%s)\n", path, what);
+    return fp4lr_ok();
+}
+
+/* Y.npy (when a kernel ran), and ref.npy + rows.npy with --out-ref. */
+static fp4lr_status write_outputs(const opts *o, const checked *c, int have_y)
+{
+    if (mkdir(o->out_dir, 0777) && errno != EEXIST)
+        return fp4lr_fail(FP4LR_E_IO, "OUT_DIR", "--out %s: cannot create the directory: %s", o->out_dir,
+                          strerror(errno));
+    const fp4lr_problem *p = &c->host.p;
+    if (!have_y) {
+        printf("out: Y.npy not written (no kernel ran)\n");
+    } else {
+        /* Y without its row padding (ldY >= N): bf16 as uint16 bit patterns, fp32 as float32. */
+        const size_t ob = (size_t)fp4lr_out_bytes(p->out), row = (size_t)p->N * ob;
+        uint8_t *y = malloc(row * (size_t)p->M);
+        if (!y)
+            return fp4lr_fail(FP4LR_E_NOMEM, "HOST_ALLOC", "cannot allocate the packed output");
+        for (int64_t m = 0; m < p->M; m++)
+            memcpy(y + (size_t)m * row, (const uint8_t *)c->host.Y + (size_t)(m * p->ldY) * ob, row);
+        const int64_t shape[2] = {p->M, p->N};
+        fp4lr_status st = out_write(o, "Y.npy", p->out == FP4LR_OUT_F32 ? "<f4" : "<u2", 2, shape, y,
+                                    p->out == FP4LR_OUT_BF16 ? "M x N uint16, bf16 bit patterns" : "M x N");
+        free(y);
+        FP4LR_TRY(st);
+    }
+    if (o->out_ref) {
+        const int64_t shape[2] = {c->nrows, p->N};
+        FP4LR_TRY(out_write(o, "ref.npy", "<f8", 2, shape, c->ref, "rows x N float64 reference"));
+        FP4LR_TRY(out_write(o, "rows.npy", "<i8", 1, &c->nrows, c->rows, "int64 indices of those rows"));
+    }
+    return fp4lr_ok();
 }
 
 typedef struct launch_ctx {
@@ -218,9 +462,22 @@ int main(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc)
         return rc;
-    fp4lr_status st = fp4lr_problem_validate(&o.p);
-    if (st.code)
+    checked c;
+    memset(&c, 0, sizeof c);
+    fp4lr_status st;
+    if (o.in_dir) {
+        /* --in: the shapes (hence the problem) come from the files, read before planning. */
+        st = load_inputs(&o, &c.host);
+        if (st.code)
+            return fail(st, 2);
+        o.p = c.host.p;
+        o.affine = o.p.has_wc || o.p.has_beta;
+    }
+    st = fp4lr_problem_validate(&o.p);
+    if (st.code) {
+        release(&c);
         return fail(st, 2);
+    }
 
     fp4lr_ctx *ctx = NULL;
     fp4lr_status gpu = fp4lr_ctx_create(0, &ctx);
@@ -233,23 +490,30 @@ int main(int argc, char **argv)
         st = fp4lr_runtime_plan(&rt, &o.p, &o.plan, &plan);
     } else {
         printf("no GPU: %s\n", gpu.msg);
-        printf("without a GPU fp4lr-check plans for sm_90a, generates the inputs and runs the CPU reference only.\n");
+        printf("without a GPU fp4lr-check plans for sm_90a, %s the inputs and runs the CPU reference only.\n",
+               o.in_dir ? "reads" : "generates");
         st = fp4lr_plan_make(&o.p, FP4LR_ARCH_SM90A, &o.plan, &plan);
     }
     printf("problem: M=%lld N=%lld K=%lld r=%lld %s%s, seed %llu\n", (long long)o.p.M, (long long)o.p.N,
            (long long)o.p.K, (long long)o.p.r, fp4lr_format_name(o.p.format), o.affine ? " affine" : "",
            (unsigned long long)o.seed);
-    if (st.code)
+    if (o.in_dir)
+        printf("inputs: read from %s (alpha = %.9g%s%s%s)\n", o.in_dir, (double)c.host.a.alpha, o.p.r ? ", L, U" : "",
+               o.p.has_wc ? ", wc" : "", o.p.has_beta ? ", beta" : "");
+    if (st.code) {
+        release(&c);
         return fail(st, 3);
+    }
     fp4lr_plan_print(stdout, &plan);
-    if (o.plan_only)
+    if (o.plan_only) {
+        release(&c);
         return 0;
+    }
 
     if (gpu.code != FP4LR_OK) {
         /* CPU path: a few rows are enough to show the quantized inputs and the reference work. */
         if (o.rows == 0 || o.rows > 16)
             o.rows = 16;
-        checked c;
         st = prepare(&o, &c);
         if (st.code == FP4LR_OK) {
             double amax = 0;
@@ -259,12 +523,13 @@ int main(int argc, char **argv)
             printf("reference: %lld rows x %lld columns in double, max |ref| = %.6g, tol_acc = %.3g\n",
                    (long long)c.nrows, (long long)o.p.N, amax, fp4lr_tol_acc(&c.host.p));
             printf("no kernel was run (no GPU).\n");
+            if (o.out_dir)
+                st = write_outputs(&o, &c, 0);
         }
         release(&c);
         return st.code ? fail(st, 3) : 0;
     }
 
-    checked c;
     fp4lr_devproblem dp;
     int dp_ok = 0;
     st = prepare(&o, &c);
@@ -289,6 +554,8 @@ int main(int argc, char **argv)
                cmp.code == FP4LR_OK ? "PASS" : "FAIL", (long long)c.nrows, (long long)o.p.N,
                rep.max_err_over_mag, rep.tol_acc);
         exit_code = cmp.code == FP4LR_OK ? 0 : 1;
+        if (o.out_dir)
+            st = write_outputs(&o, &c, 1);
     }
     if (st.code == FP4LR_OK && o.iters > 0) {
         launch_ctx l = {&rt, &plan, &dp.args};
