@@ -12,7 +12,7 @@ and compares OUT/ref.npy on OUT/rows.npy with a float64 numpy reference of the
 same formula.  With a GPU the tool also writes OUT/Y.npy, which is checked for
 shape and dtype (the tool validates its values itself).
 
-usage: tests/npy_roundtrip.py [--tool build/bin/fp4lr-check] [--format nvfp4|mxfp4] [--keep DIR]
+usage: python3 tests/npy_roundtrip.py [--tool build/bin/fp4lr-check] [--format nvfp4|mxfp4] [--keep DIR]
 Exit status 0 when every check passes.
 """
 import argparse
