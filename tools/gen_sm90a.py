@@ -57,8 +57,10 @@ def entry_name(fmt, family, cluster, stages):
     return f"fp4lr_sm90a_{fmt}_{family}_m{BM * cluster}n{BN}k{BK}_c{cluster}_s{stages}"
 
 
-# The cluster size of the kernel being emitted (1 or 2); set by emit_kernel.
+# The cluster size of the kernel being emitted (1 or 2), and whether the pair splits the
+# W transform (each CTA converts half the rows into both CTAs' slots); set by emit_kernel.
 CL = 1
+SPLIT = False
 
 
 class Emitter:
@@ -145,6 +147,7 @@ def header(e, fmt, family, cluster, stages, L):
 //                       fragment registers and issues m64n256k16 RS wgmma on the slot; after
 //                       the K loop: alpha in fp32, bf16, swizzled staging, bulk tensor store.
 //
+{cluster_doc()}
 // K permutation: the product is invariant under any permutation of K applied to both
 // operands (each element keeps its own scale).  Consumer thread c = lane%4 takes the 16
 // consecutive elements 16c..16c+15 of the chunk (8 bytes, one scale) and feeds elements
@@ -177,9 +180,15 @@ def header(e, fmt, family, cluster, stages, L):
 
 
 def emit_kernel(fmt, family, cluster, stages):
-    global CL
+    global CL, SPLIT
     assert family == "dense" and cluster in (1, 2)
     CL = cluster
+    # Measured on the H200 (flux-qkv NVFP4): c1 480 TFLOP/s, c2 with both CTAs converting
+    # every W row 441, c2 splitting the rows and writing the peer's half with
+    # st.shared::cluster 204 (and 349 with the transform skipped: the cross-CTA slot
+    # protocol itself costs).  So the committed pair does not split; FP4LR_GEN_C2_SPLIT=1
+    # emits the split variant for measurement.
+    SPLIT = cluster == 2 and os.environ.get("FP4LR_GEN_C2_SPLIT", "") == "1"
     blk, ka, _, _ = FORMATS[fmt]
     L = layout(fmt, stages)
     e = Emitter()
@@ -220,7 +229,10 @@ def emit_kernel(fmt, family, cluster, stages):
 \t.reg .b32 %tile0, %tstride, %crank, %peer, %mrank;  // tile walk; cluster rank, peer, row offset
 \t.reg .b64 %tmA, %tmW, %tmSFA, %tmSFW, %tmY;
 \t.reg .b32 %lut0, %lut1, %luth0, %luth1;
-\t.reg .b32 %tw<32>;                          // transform: one row-chunk as 32 bf16x2 words
+\t.reg .b32 %tw<32>, %wi<16>, %sc<8>, %cv<12>;   // transform: outputs, fp4 words, scales, temps
+\t.reg .b32 %wrow<2>, %wsf<2>, %wst<2>;           // transform: per-row address invariants
+\t.reg .b16 %hs<4>;
+\t.reg .f32 %fs<2>;
 \t.reg .b32 %xr<8>, %xq<8>, %yr<8>, %yq<8>;   // A fragments: set X (chunk 0), set Y (chunk 1); r = row, q = row+8
 \t.reg .f32 %acc<128>;
 \t.reg .f32 %alpha;
@@ -253,8 +265,8 @@ def emit_kernel(fmt, family, cluster, stages):
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_full+{8*i}], 1;")
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_empty+{8*i}], {CL * (TRANSFORM_WARPS + 8)};")
     for i in range(TSLOTS):
-        e(f"\tmbarrier.init.shared::cta.b64 [%bar_tfull+{8*i}], {CL * TRANSFORM_WARPS};")
-        e(f"\tmbarrier.init.shared::cta.b64 [%bar_tempty+{8*i}], {CL * 8};")
+        e(f"\tmbarrier.init.shared::cta.b64 [%bar_tfull+{8*i}], {(2 if SPLIT else 1) * TRANSFORM_WARPS};")
+        e(f"\tmbarrier.init.shared::cta.b64 [%bar_tempty+{8*i}], {(2 if SPLIT else 1) * 8};")
     sync = ("""\tbarrier.cluster.arrive.release.aligned;      // both CTAs' barriers initialised
 \tbarrier.cluster.wait.acquire.aligned;""" if CL == 2 else "\tbar.sync 0;")
     e(f"""\tfence.mbarrier_init.release.cluster;
@@ -294,10 +306,21 @@ def cluster_setup():
 """
 
 
-def arrive(e, pred, addr, remote_tmp):
-    """One arrive on a local barrier; in a cluster also on the peer's barrier at the
-    same offset (mapa), with cluster-scope release."""
+def cluster_doc():
     if CL == 1:
+        return "// Cluster: none (one CTA per 128x256 tile)."
+    if not SPLIT:
+        return """// Cluster of two: the pair computes a 256x256 tile, rank v rows 128v..128v+127.  Rank 0
+// loads W and SFW once and multicasts them to both CTAs; each CTA converts all of W for
+// its own wgmma.  `empty` counts the readers of both CTAs (rank 0 refills the peer)."""
+    return """// Cluster of two, split transform: as above, but rank v converts W rows 128v..128v+127
+// and writes them into both CTAs' slots; tfull / tempty count both CTAs' warps."""
+
+
+def arrive(e, pred, addr, remote_tmp, remote=True):
+    """One arrive on a local barrier; in a cluster (when `remote`) also on the peer's
+    barrier at the same offset (mapa), with cluster-scope release."""
+    if CL == 1 or not remote:
         e(f"\t@{pred} mbarrier.arrive.shared::cta.b64 _, [{addr}];")
     else:
         e(f"""\t@{pred} mbarrier.arrive.release.cluster.shared::cta.b64 _, [{addr}];
@@ -441,6 +464,109 @@ def scale_mx(e, byte_reg, out, tmp):
 \tprmt.b32 {out}, {out}, 0, 0x1010;""")
 
 
+def transform_rows_of_thread():
+    """The W rows thread tt converts per chunk: tt and tt+128 alone, 128*rank+tt in a pair."""
+    return ["128*rank+tt"] if SPLIT else ["tt", "tt+128"]
+
+
+def transform_invariants(e, fmt, L):
+    """Per-row address parts that never change (the tiles are 512/1024-byte aligned, so a
+    swizzle is an XOR on bits 4-6 of the address and can be applied last):
+      %wrow{p} = W offset + row*64 + (64B swizzle phase << 4)   (loads: ^ (chunk << 4))
+      %wsf{p}  = SFW offset + rb*KA*512 + (row%32)*16 + ((row%128)/32)*4
+      %wst{p}  = row*128 + ((row & 7) << 4)                     (stores: ^ (chunk << 4))"""
+    blk, ka, _, _ = FORMATS[fmt]
+    e("\t// ---- per-row invariants of the transform ----")
+    for p, name in enumerate(transform_rows_of_thread()):
+        row = "%r43"
+        e(f"\t// row {name}")
+        if not SPLIT:
+            e(f"\tadd.u32 {row}, %r40, {128 * p};")
+        else:
+            e(f"\tadd.u32 {row}, %r40, %mrank;")
+        e(f"""\tshr.u32 %r44, {row}, 1;
+\tand.b32 %r44, %r44, 3;
+\tshl.b32 %r44, %r44, 4;
+\tshl.b32 %wrow{p}, {row}, 6;
+\tor.b32 %wrow{p}, %wrow{p}, %r44;
+\tadd.u32 %wrow{p}, %wrow{p}, {L['w']};
+\tshr.u32 %wsf{p}, {row}, 7;
+\tmul.lo.u32 %wsf{p}, %wsf{p}, {ka * 512};
+\tand.b32 %r44, {row}, 31;
+\tshl.b32 %r44, %r44, 4;
+\tadd.u32 %wsf{p}, %wsf{p}, %r44;
+\tshr.u32 %r44, {row}, 5;
+\tand.b32 %r44, %r44, 3;
+\tshl.b32 %r44, %r44, 2;
+\tadd.u32 %wsf{p}, %wsf{p}, %r44;
+\tadd.u32 %wsf{p}, %wsf{p}, {L['sfw']};
+\tand.b32 %r44, {row}, 7;
+\tshl.b32 %r44, %r44, 4;
+\tshl.b32 %wst{p}, {row}, 7;
+\tor.b32 %wst{p}, %wst{p}, %r44;""")
+
+
+def scales_nv4(e, sreg, outs, p):
+    """Four ue4m3 scales (bytes of sreg) -> four bf16x2 (s, s); two e4m3x2 conversions."""
+    e(f"""\tmov.b32 {{%hs{2*p}, %hs{2*p+1}}}, {sreg};
+\tcvt.rn.f16x2.e4m3x2 {outs[0]}, %hs{2*p};       // (s0, s1) as f16x2, exact
+\tcvt.rn.f16x2.e4m3x2 {outs[2]}, %hs{2*p+1};     // (s2, s3)""")
+    for pair in range(2):
+        e(f"\tmov.b32 {{%hs{2*p}, %hs{2*p+1}}}, {outs[2*pair]};")
+        for j in range(2):
+            e(f"""\tcvt.f32.f16 %fs{p}, %hs{2*p+j};
+\tcvt.rn.bf16x2.f32 {outs[2*pair+j]}, %fs{p}, %fs{p};""")
+
+
+def transform_rows(e, fmt, h, L):
+    """Chunk h of the stage at %r41 into the slot at %r42 (peer's slot %r39 in a pair):
+    each row's 32 fp4 bytes and 4 scales -> 32 bf16x2 words, written as logical 16-byte
+    chunks q = { W_0[q], W_1[q], W_2[q], W_3[q] }.  Words u with u%2 == half give the
+    chunks 4*half..4*half+3, so the work goes in two halves (16 live outputs a row), and
+    the rows' independent chains are emitted side by side for the scheduler."""
+    rows = range(len(transform_rows_of_thread()))
+    for p in rows:
+        e(f"""\tadd.u32 %r44, %r41, %wrow{p};               // row {p}: W bytes
+\txor.b32 %r45, %r44, {(2 * h) << 4};
+\tld.shared.v4.b32 {{%wi{8*p}, %wi{8*p+1}, %wi{8*p+2}, %wi{8*p+3}}}, [%r45];
+\txor.b32 %r45, %r44, {(2 * h + 1) << 4};
+\tld.shared.v4.b32 {{%wi{8*p+4}, %wi{8*p+5}, %wi{8*p+6}, %wi{8*p+7}}}, [%r45];
+\tadd.u32 %r46, %r41, %wsf{p};""")
+        sc = [f"%sc{4*p + c}" for c in range(4)]
+        if fmt == "nvfp4":
+            e(f"\tld.shared.u32 %r47, [%r46+{h * 512}];          // scales of groups c = 0..3")
+            scales_nv4(e, "%r47", sc, p)
+        else:
+            e(f"\tld.shared.u16 %r47, [%r46+{2 * h}];            // scales: groups 0,1 | 2,3")
+            scale_mx(e, "%r47", sc[0], "%r48")
+            e("\tshr.u32 %r47, %r47, 8;")
+            scale_mx(e, "%r47", sc[2], "%r48")
+            e(f"\tmov.b32 {sc[1]}, {sc[0]};\n\tmov.b32 {sc[3]}, {sc[2]};")
+    for half in range(2):
+        outs = {}
+        for c in range(4):
+            u = 2 * c + half
+            for p in rows:
+                regs = [f"%tw{16 * p + 4 * c + i}" for i in range(4)]
+                tmp = [f"%cv{6 * p + k}" for k in range(6)]
+                fp4x8_to_bf16(e, f"%wi{8 * p + u}", regs, tmp)
+                for i in range(4):
+                    e(f"\tmul.rn.bf16x2 {regs[i]}, {regs[i]}, %sc{4 * p + c};")
+                    outs[(p, c, i)] = regs[i]
+        for p in rows:
+            e(f"\tadd.u32 %r44, %r42, %wst{p};")
+            if SPLIT:
+                e(f"\tadd.u32 %r46, %r39, %wst{p};")
+            for i in range(4):
+                q = 4 * half + i
+                vec = ", ".join(outs[(p, c, i)] for c in range(4))
+                e(f"""\txor.b32 %r45, %r44, {q << 4};
+\tst.shared.v4.b32 [%r45], {{{vec}}};""")
+                if SPLIT:
+                    e(f"""\txor.b32 %r45, %r46, {q << 4};
+\tst.shared::cluster.v4.b32 [%r45], {{{vec}}};""")
+
+
 def emit_transform(e, fmt, stages, L):
     blk, ka, _, _ = FORMATS[fmt]
     e(f"""
@@ -472,8 +598,9 @@ L_prod_prologue:
     produce_next(e, fmt, stages, L, "prologue")
     e("""\tadd.u32 %r62, %r62, 1;
 \tbra L_prod_prologue;
-L_prod_prologue_done:
-\tmov.u32 %s, 0;
+L_prod_prologue_done:""")
+    transform_invariants(e, fmt, L)
+    e("""\tmov.u32 %s, 0;
 \tmov.u32 %ph, 0;
 \tmov.u32 %t, 0;
 \tmov.u32 %tph, 0;
@@ -495,84 +622,20 @@ L_t_k:
         e.wait("%r13", "%r14", "tempty")
         e(f"\tmad.lo.u32 %r42, %t, {L['tslot']}, %sbase;")
         e(f"\tadd.u32 %r42, %r42, {L['t']};              // slot base")
-        if CL == 2:
+        if SPLIT:
             e("\tmapa.shared::cluster.u32 %r39, %r42, %peer;   // the peer's slot base")
         # one CTA converts rows tt and tt+128; a pair splits them: rank v converts row
         # 128v+tt and writes it into both CTAs' slots
-        for part in range(0 if EXPERIMENT == "skip_transform" else 2 // CL):
-            row = "%r43"
-            if CL == 1:
-                e(f"\t// row tt+{128 * part}")
-                e(f"\tadd.u32 {row}, %r40, {128 * part};")
-            else:
-                e("\t// row 128*rank + tt")
-                e(f"\tadd.u32 {row}, %r40, %mrank;")
-            # W bytes: logical 16-byte chunks 2h and 2h+1 of the 64-byte row, swizzle 64B
-            e(f"""\tshr.u32 %r44, {row}, 1;
-\tand.b32 %r44, %r44, 3;                     // 64B swizzle phase of the row
-\tshl.b32 %r45, {row}, 6;
-\tadd.u32 %r45, %r45, %r41;
-\tadd.u32 %r45, %r45, {L['w']};               // row base
-\txor.b32 %r46, %r44, {2 * h};
-\tshl.b32 %r46, %r46, 4;
-\tadd.u32 %r46, %r46, %r45;
-\tld.shared.v4.b32 {{%r0, %r1, %r2, %r3}}, [%r46];
-\txor.b32 %r46, %r44, {2 * h + 1};
-\tshl.b32 %r46, %r46, 4;
-\tadd.u32 %r46, %r46, %r45;
-\tld.shared.v4.b32 {{%r4, %r5, %r6, %r7}}, [%r46];""")
-            # scale address: rb*(ka*512) + katom*512 + (row%32)*16 + ((row%128)/32)*4 + col%4
-            e(f"""\tshr.u32 %r47, {row}, 7;
-\tmul.lo.u32 %r47, %r47, {ka * 512};
-\tand.b32 %r48, {row}, 31;
-\tshl.b32 %r48, %r48, 4;
-\tadd.u32 %r47, %r47, %r48;
-\tshr.u32 %r48, {row}, 5;
-\tand.b32 %r48, %r48, 3;
-\tshl.b32 %r48, %r48, 2;
-\tadd.u32 %r47, %r47, %r48;
-\tadd.u32 %r47, %r47, %r41;""")
-            if fmt == "nvfp4":
-                e(f"""\tld.shared.u32 %r49, [%r47+{L['sfw'] + h * 512}];   // scales of groups c = 0..3""")
-                for c in range(4):
-                    e(f"\tbfe.u32 %r50, %r49, {8 * c}, 8;")
-                    scale_nv(e, "%r50", f"%r{52 + c}", "%r51")
-            else:
-                e(f"""\tld.shared.u16 %r49, [%r47+{L['sfw'] + 2 * h}];    // scales: groups 0,1 | 2,3""")
-                scale_mx(e, "%r49", "%r52", "%r51")
-                e("\tshr.u32 %r49, %r49, 8;")
-                scale_mx(e, "%r49", "%r54", "%r51")
-                e("\tmov.b32 %r53, %r52;\n\tmov.b32 %r55, %r54;")
-            # convert word u (group c = u/2, half u%2) -> W_c[4(u%2) .. 4(u%2)+3]
-            outs = {}
-            for u in range(8):
-                c, hh = u // 2, u % 2
-                regs = [f"%tw{4 * u + i}" for i in range(4)]
-                fp4x8_to_bf16(e, f"%r{u}", regs, ["%r56", "%r57", "%r58", "%r59", "%r60", "%r61"])
-                for i in range(4):
-                    e(f"\tmul.rn.bf16x2 {regs[i]}, {regs[i]}, %r{52 + c};")
-                    outs[(c, 4 * hh + i)] = regs[i]
-            # store logical chunk q = { W_0[q], W_1[q], W_2[q], W_3[q] } at physical chunk q ^ (row & 7)
-            e(f"""\tand.b32 %r44, {row}, 7;
-\tshl.b32 %r45, {row}, 7;
-\tadd.u32 %r45, %r45, %r42;""")
-            for q in range(8):
-                e(f"""\txor.b32 %r46, %r44, {q};
-\tshl.b32 %r46, %r46, 4;
-\tadd.u32 %r46, %r46, %r45;
-\tst.shared.v4.b32 [%r46], {{{outs[(0, q)]}, {outs[(1, q)]}, {outs[(2, q)]}, {outs[(3, q)]}}};""")
-                if CL == 2:
-                    e(f"""\tsub.u32 %r46, %r46, %r42;
-\tadd.u32 %r46, %r46, %r39;
-\tst.shared::cluster.v4.b32 [%r46], {{{outs[(0, q)]}, {outs[(1, q)]}, {outs[(2, q)]}, {outs[(3, q)]}}};""")
-        scope = "cluster" if CL == 2 else "cta"
+        if EXPERIMENT != "skip_transform":
+            transform_rows(e, fmt, h, L)
+        scope = "cluster" if SPLIT else "cta"
         e(f"""\t// make the generic-proxy stores visible to wgmma, then one arrive per warp
 \tfence.proxy.async.shared::{scope};
 \tbar.warp.sync 0xffffffff;
 \tsetp.eq.u32 %p1, %lane, 0;
 \tmul.lo.u32 %r12, %t, 8;
 \tadd.u32 %r13, %bar_tfull, %r12;""")
-        arrive(e, "%p1", "%r13", "%r14")
+        arrive(e, "%p1", "%r13", "%r14", remote=SPLIT)
         advance(e, "%t", "%tph", TSLOTS)
     e("""\t// both chunks of the stage read: release it (one arrive per warp)
 \tbar.warp.sync 0xffffffff;
@@ -658,7 +721,7 @@ def release_prev_slot(e):
     e("""\tmul.lo.u32 %r32, %tprev, 8;
 \tadd.u32 %r32, %r32, %bar_tempty;
 \tand.pred %p4, %ppend, %p1;""")
-    arrive(e, "%p4", "%r32", "%r34")
+    arrive(e, "%p4", "%r32", "%r34", remote=SPLIT)
 
 
 def emit_consumer(e, fmt, stages, L):
