@@ -160,7 +160,8 @@ static fp4lr_status describe(fp4lr_peer_gemm *g)
     LT_TRY(lt, lt->cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb));
     if (g->kind == FP4LR_PEER_FP8) {
         /* cuBLAS's A is our W, its B our A. */
-        void *sa = (void *)(uintptr_t)(g->scales + sizeof(float)), *sb = (void *)(uintptr_t)g->scales;
+        /* each scale on its own 16-byte boundary (cuBLASLt wants aligned scale pointers) */
+        void *sa = (void *)(uintptr_t)(g->scales + 16), *sb = (void *)(uintptr_t)g->scales;
         LT_TRY(lt, lt->cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
         LT_TRY(lt, lt->cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
     }
@@ -221,7 +222,7 @@ static fp4lr_status allocate(fp4lr_peer_gemm *g, uint64_t seed)
     free(ha);
     free(hw);
     if (st.code == FP4LR_OK && g->kind == FP4LR_PEER_FP8) {
-        const float scales[2] = {FP4LR_PEER_FP8_SCALE_A, FP4LR_PEER_FP8_SCALE_W};
+        const float scales[8] = {FP4LR_PEER_FP8_SCALE_A, 0, 0, 0, FP4LR_PEER_FP8_SCALE_W, 0, 0, 0};
         st = fp4lr_dev_alloc(ctx, &g->scales, sizeof scales);
         if (st.code == FP4LR_OK)
             st = fp4lr_dev_upload(ctx, g->scales, scales, sizeof scales);
