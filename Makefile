@@ -94,10 +94,12 @@ $(B)/ptx/sm100a/%.cubin: ptx/sm100a/%.ptx tools/ptxas_gate.sh
 run: all
 	$(Q)$(B)/bin/fp4lr-check $(RUN_ARGS)
 
-# Every suite in one Criterion binary (one closing line), then the codec oracle check.
+# Every suite in one Criterion binary (one closing line), then the codec oracle check and
+# the .npy round trip of fp4lr-check against an independent numpy reference.
 test: all
 	$(Q)cd $(CURDIR) && $(TEST_BIN) $(TEST_ARGS)
 	$(Q)$(MAKE) --no-print-directory check-vectors
+	$(Q)$(PYTHON) tests/npy_roundtrip.py --tool $(B)/bin/fp4lr-check
 
 # Regenerate the ml_dtypes codec vectors and compare with the committed ones.
 check-vectors:
@@ -121,5 +123,8 @@ sanitize: all
 clean:
 	$(call say,RM,$(B))
 	$(Q)rm -rf $(B)
+
+# the shared tool objects are real products, not intermediates make may delete
+.SECONDARY: $(TOOL_LOBJ)
 
 -include $(wildcard $(B)/obj/*/*.d $(B)/obj/*/*/*.d)
