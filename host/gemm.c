@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "launch.h"
-#include "sm90a_dense.h"
+#include "sm90a_gemm.h"
 
 fp4lr_status fp4lr_runtime_init(fp4lr_runtime *rt, fp4lr_ctx *ctx, const char *kernel_dir)
 {
@@ -83,12 +83,12 @@ fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_a
         return fp4lr_fail(FP4LR_E_INVALID, "NULL_POINTER", "fp4lr_gemm: runtime, plan and arguments are required");
     FP4LR_TRY(fp4lr_problem_validate(&plan->problem));
     FP4LR_TRY(fp4lr_args_validate(&plan->problem, dev));
-    if (plan->arch == FP4LR_ARCH_SM90A && plan->family == FP4LR_FAMILY_DENSE) {
-        fp4lr_sm90a_dense_params prm;
-        FP4LR_TRY(fp4lr_sm90a_dense_params_make(rt->ctx, plan, dev, &prm));
+    if (plan->arch == FP4LR_ARCH_SM90A) {
+        fp4lr_sm90a_params prm;
+        FP4LR_TRY(fp4lr_sm90a_params_make(rt->ctx, plan, dev, &prm));
         fp4lr_kernel *k = NULL;
         FP4LR_TRY(fp4lr_runtime_kernel(rt, plan, &k));
-        return fp4lr_sm90a_dense_launch(rt->ctx, k->fn, plan, &prm, k->max_ctas, stream);
+        return fp4lr_sm90a_launch(rt->ctx, k->fn, plan, &prm, k->max_ctas, stream);
     }
     return fp4lr_fail(FP4LR_E_UNSUPPORTED, "NO_KERNEL",
                       "no %s %s kernel is built yet (plan entry %s)",

@@ -18,93 +18,26 @@
 #include "reference.h"
 #include "scale_atom.h"
 #include "shapes.h"
-#include "support_gpu.h"
+#include "support_gpu_case.h"
 
-typedef struct gcase {
-    fp4lr_ctx *ctx;
-    fp4lr_runtime rt;
-    fp4lr_plan plan;
-    fp4lr_pgen_problem host;
-    fp4lr_devproblem dev;
-    int64_t *rows;
-    int64_t nrows;
-    double *ref, *mag;
-} gcase;
+typedef tsupport_case gcase;
 
-static fp4lr_ctx *gpu_or_skip(void)
-{
-    fp4lr_ctx *ctx = tsupport_gpu_ctx_or_skip();
-    tsupport_gpu_arch_or_skip(ctx, "sm90a");
-    return ctx;
-}
+static fp4lr_ctx *gpu_or_skip(void) { return tsupport_sm90a_or_skip(); }
 
-/* Generates, uploads and computes the reference of `rows_wanted` rows (0: all). */
+/* A dense case (r = 0, no affine) of the given cluster size. */
 static void setup_case(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, fp4lr_format f,
                        uint64_t seed, fp4lr_pgen_scales scales, int64_t rows_wanted, int cluster)
 {
-    memset(g, 0, sizeof *g);
-    g->ctx = ctx;
-    /* rows of Y padded to 16 bytes: any N is valid */
-    fp4lr_problem p = {.M = M, .N = N, .K = K, .r = 0, .format = f, .out = FP4LR_OUT_BF16, .ldY = (N + 7) / 8 * 8};
-    fp4lr_status st = fp4lr_runtime_init(&g->rt, ctx, NULL);
-    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    fp4lr_problem p = {.M = M, .N = N, .K = K, .r = 0, .format = f, .out = FP4LR_OUT_BF16};
     fp4lr_plan_opts o = {.cluster = cluster, .tile_m = 128 * cluster};
-    st = fp4lr_runtime_plan(&g->rt, &p, &o, &g->plan);
-    cr_assert_eq(st.code, FP4LR_OK, "plan: %s", st.msg);
-    cr_assert_eq(fp4lr_pgen_alloc(&g->host, &p), 0);
-    fp4lr_pgen_fill(&g->host, seed, scales);
-    int64_t want = rows_wanted == 0 || rows_wanted >= M ? M : rows_wanted;
-    g->rows = malloc(sizeof *g->rows * (size_t)want);
-    g->ref = malloc(sizeof *g->ref * (size_t)(want * N));
-    g->mag = malloc(sizeof *g->mag * (size_t)(want * N));
-    cr_assert(g->rows && g->ref && g->mag);
-    st = fp4lr_sample_rows(M, want, seed, g->rows, &g->nrows);
-    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
-    st = fp4lr_reference(&g->host.p, &g->host.a, g->rows, g->nrows, 0, g->ref, g->mag);
-    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
-    st = fp4lr_devproblem_alloc(ctx, &g->plan.problem, &g->dev);
-    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
-    st = fp4lr_devproblem_upload(&g->dev, &g->host.a);
-    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    tsupport_case_setup(g, ctx, &p, seed, scales, rows_wanted, &o);
 }
 
-/* Poisons Y, launches, waits, downloads into host.Y. */
-static void run_case(gcase *g)
-{
-    fp4lr_status st = fp4lr_devproblem_poison(&g->dev);
-    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
-    st = fp4lr_gemm(&g->rt, &g->plan, &g->dev.args, NULL);
-    cr_assert_eq(st.code, FP4LR_OK, "launch %s: %s", g->plan.entry, st.msg);
-    st = fp4lr_ctx_sync(g->ctx);
-    cr_assert_eq(st.code, FP4LR_OK, "%s: %s", g->plan.entry, st.msg);
-    st = fp4lr_devproblem_download(&g->dev, g->host.Y);
-    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
-}
-
-static fp4lr_status compare_case(gcase *g, fp4lr_compare_report *rep)
-{
-    return fp4lr_compare(&g->host.p, g->host.Y, g->rows, g->nrows, g->ref, g->mag, rep);
-}
-
-static void expect_pass(gcase *g)
-{
-    fp4lr_compare_report rep;
-    fp4lr_status st = compare_case(g, &rep);
-    if (st.code != FP4LR_OK)
-        fp4lr_compare_print(stderr, &rep);
-    cr_expect_eq(st.code, FP4LR_OK, "%s M=%lld N=%lld K=%lld: %s", g->plan.entry, (long long)g->host.p.M,
-                 (long long)g->host.p.N, (long long)g->host.p.K, st.msg);
-}
-
-static void teardown_case(gcase *g)
-{
-    fp4lr_devproblem_free(&g->dev);
-    fp4lr_pgen_free(&g->host);
-    free(g->rows);
-    free(g->ref);
-    free(g->mag);
-    fp4lr_runtime_release(&g->rt);
-}
+#define run_case tsupport_case_run
+#define compare_case tsupport_case_compare
+#define expect_pass tsupport_case_expect_pass
+#define expect_fail tsupport_case_expect_fail
+#define teardown_case tsupport_case_teardown
 
 static void check_shape(fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, fp4lr_format f, uint64_t seed,
                         int64_t rows, int cluster)
@@ -163,10 +96,7 @@ Test(sm90a_dense, full_scale_range, .timeout = 300)
     setup_case(&g, ctx, 256, 512, 512, FP4LR_MXFP4, 32, FP4LR_PGEN_SCALES_REALISTIC, 0, 2);
     memset(g.host.SFA, 0x00, g.dev.sizes.SFA);
     memset(g.host.SFW, 252, g.dev.sizes.SFW);
-    fp4lr_status st = fp4lr_reference(&g.host.p, &g.host.a, g.rows, g.nrows, 0, g.ref, g.mag);
-    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
-    st = fp4lr_devproblem_upload(&g.dev, &g.host.a);
-    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    tsupport_case_refresh(&g);
     run_case(&g);
     expect_pass(&g);
     teardown_case(&g);
@@ -222,10 +152,7 @@ Test(sm90a_dense, nan_scale_propagates, .timeout = 300)
         uint8_t nan = f == FP4LR_NVFP4 ? 0x7F : 0xFF;
         g.host.SFA[fp4lr_sf_offset(37, 3, kv)] = nan;  /* row 37 of the output */
         g.host.SFW[fp4lr_sf_offset(201, 5, kv)] = nan; /* column 201 */
-        fp4lr_status st = fp4lr_reference(&g.host.p, &g.host.a, g.rows, g.nrows, 0, g.ref, g.mag);
-        cr_assert_eq(st.code, FP4LR_OK);
-        st = fp4lr_devproblem_upload(&g.dev, &g.host.a);
-        cr_assert_eq(st.code, FP4LR_OK);
+        tsupport_case_refresh(&g);
         run_case(&g);
         expect_pass(&g);
         /* and the NaNs are exactly row 37 and column 201 */
@@ -245,12 +172,6 @@ Test(sm90a_dense, nan_scale_propagates, .timeout = 300)
 
 /* ---- the suite's sensitivity: planted faults must fail ---- */
 
-static void expect_fail(gcase *g, const char *what)
-{
-    fp4lr_compare_report rep;
-    fp4lr_status st = compare_case(g, &rep);
-    cr_expect_eq(st.code, FP4LR_E_MISMATCH, "planted fault not caught: %s", what);
-}
 
 Test(sm90a_dense, fault_injection_is_caught, .timeout = 300)
 {

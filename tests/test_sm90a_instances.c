@@ -14,14 +14,17 @@
 #include <string.h>
 
 #include "plan.h"
+#include "sm90a_gemm.h"
 
 #define PTX_DIR "ptx/sm90a"
 
 typedef struct instance {
     char entry[FP4LR_ENTRY_NAME_LEN];
     fp4lr_format format;
+    int fused;
     int tm, tn, tk, cluster, stages;
     long smem_total;
+    long lora_at;           /* fused: offset of the low-rank ring */
 } instance;
 
 static int load_instances(instance *out, int cap)
@@ -41,6 +44,7 @@ static int load_instances(instance *out, int cap)
                             &in->tn, &in->tk, &in->cluster, &in->stages),
                      7, "unexpected kernel file name %s", de->d_name);
         in->format = strcmp(fmt, "nvfp4") == 0 ? FP4LR_NVFP4 : FP4LR_MXFP4;
+        in->fused = strcmp(fam, "fused") == 0;
         snprintf(in->entry, sizeof in->entry, "%.*s", (int)(len - 4), de->d_name);
         char path[512];
         snprintf(path, sizeof path, "%s/%s", PTX_DIR, de->d_name);
@@ -49,22 +53,31 @@ static int load_instances(instance *out, int cap)
         char line[512];
         while (fgets(line, sizeof line, f)) {
             const char *t = strstr(line, "//   total ");
-            if (t && sscanf(t, "//   total %ld bytes", &in->smem_total) == 1)
-                break;
+            if (t)
+                sscanf(t, "//   total %ld bytes", &in->smem_total);
+            t = strstr(line, "low-rank ring at ");
+            if (t)
+                sscanf(t, "low-rank ring at %ld", &in->lora_at);
         }
         fclose(f);
         cr_assert_gt(in->smem_total, 0, "%s: no shared-memory total in its header", path);
+        if (in->fused)
+            cr_assert_gt(in->lora_at, 0, "%s: no low-rank ring offset in its header", path);
         n++;
     }
     closedir(d);
     return n;
 }
 
-static fp4lr_problem dense_problem(fp4lr_format f)
+/* A problem of the instance's family: dense, or fused with the affine and rank r. */
+static fp4lr_problem family_problem(fp4lr_format f, int fused, int64_t r)
 {
-    fp4lr_problem p = {.M = 4096, .N = 4096, .K = 4096, .r = 0, .format = f, .out = FP4LR_OUT_BF16};
+    fp4lr_problem p = {.M = 4096, .N = 4096, .K = 4096, .r = r, .format = f, .out = FP4LR_OUT_BF16,
+                       .has_wc = fused, .has_beta = fused};
     return p;
 }
+
+static const int64_t ranks[] = {0, 16, 32, 48, 64, 128, 256, 1024};
 
 Test(sm90a_instances, entries_match_the_solver)
 {
@@ -72,7 +85,7 @@ Test(sm90a_instances, entries_match_the_solver)
     int n = load_instances(in, 64);
     cr_assert_geq(n, 2, "expected at least one NVFP4 and one MXFP4 instantiation");
     for (int i = 0; i < n; i++) {
-        fp4lr_problem p = dense_problem(in[i].format);
+        fp4lr_problem p = family_problem(in[i].format, in[i].fused, 0);
         fp4lr_plan_opts o = {.tile_m = in[i].tm, .tile_n = in[i].tn, .tile_k = in[i].tk,
                              .cluster = in[i].cluster, .force_main_stages = in[i].stages};
         fp4lr_plan plan;
@@ -95,17 +108,29 @@ Test(sm90a_instances, every_default_plan_is_built)
 {
     instance in[64];
     int n = load_instances(in, 64);
-    for (int f = 0; f < 2; f++) {
-        fp4lr_problem p = dense_problem((fp4lr_format)f);
-        fp4lr_plan plan;
-        fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, NULL, &plan);
-        cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
-        int found = 0;
-        for (int i = 0; i < n; i++)
-            found |= strcmp(in[i].entry, plan.entry) == 0;
-        cr_expect(found, "the default %s plan %s has no built kernel", fp4lr_format_name((fp4lr_format)f),
-                  plan.entry);
-    }
+    for (int f = 0; f < 2; f++)
+        for (int fused = 0; fused < 2; fused++)
+            for (size_t k = 0; k < (fused ? sizeof ranks / sizeof ranks[0] : 1); k++) {
+                fp4lr_problem p = family_problem((fp4lr_format)f, fused, ranks[k]);
+                fp4lr_plan plan;
+                fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, NULL, &plan);
+                cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+                int found = -1;
+                for (int i = 0; i < n; i++)
+                    if (strcmp(in[i].entry, plan.entry) == 0)
+                        found = i;
+                cr_expect(found >= 0, "the default plan %s (r = %lld) has no built kernel", plan.entry,
+                          (long long)ranks[k]);
+                if (found < 0 || !fused || ranks[k] == 0)
+                    continue;
+                /* the kernel's low-rank ring, as the host sizes it, fits the plan's shared memory */
+                int64_t rc = fp4lr_sm90a_lora_chunk(&plan);
+                int64_t slots = plan.budget.stages_lora < FP4LR_SM90A_LORA_SLOTS ? plan.budget.stages_lora
+                                                                                  : FP4LR_SM90A_LORA_SLOTS;
+                int64_t need = in[found].lora_at + slots * (128 + 256) * rc * 2;
+                cr_expect_leq(need, plan.smem_bytes, "%s r=%lld: kernel needs %lld B, plan gives %lld B",
+                              plan.entry, (long long)ranks[k], (long long)need, (long long)plan.smem_bytes);
+            }
 }
 
 Test(sm90a_instances, generator_output_is_reproducible)

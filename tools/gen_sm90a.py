@@ -50,6 +50,13 @@ INSTANCES = [
     ("nvfp4", "dense", 1, 3),
     ("nvfp4", "dense", 2, 4),
     ("mxfp4", "dense", 2, 5),
+    # fused: the solver's stage counts for r = 0 (affine only) .. 1024, both formats
+    ("nvfp4", "fused", 1, 4),
+    ("nvfp4", "fused", 1, 3),
+    ("nvfp4", "fused", 1, 2),
+    ("mxfp4", "fused", 1, 5),
+    ("mxfp4", "fused", 1, 4),
+    ("mxfp4", "fused", 1, 3),
 ]
 
 
@@ -61,6 +68,8 @@ def entry_name(fmt, family, cluster, stages):
 # W transform (each CTA converts half the rows into both CTAs' slots); set by emit_kernel.
 CL = 1
 SPLIT = False
+FUSED = False      # the fused family: affine and low-rank after the main loop
+LORA_SLOTS = 4     # low-rank ring slots the kernel has barriers for (the host uses <= this)
 
 
 class Emitter:
@@ -104,10 +113,11 @@ def layout(fmt, stages):
     wb_off = t_off + TSLOTS * tslot
     wb = BM * 64 * 2
     bar_off = wb_off + WB_STAGES * wb
-    nbar = 2 * stages + 2 * TSLOTS
+    nbar = 2 * stages + 2 * TSLOTS + (2 * LORA_SLOTS if FUSED else 0)
     total = bar_off + nbar * 8
+    lora = (total + 1023) // 1024 * 1024   # fused: the low-rank ring, sized at run time
     return dict(a=a_off, w=w_off, sfa=sfa_off, sfw=sfw_off, stage=stage, tslot=tslot,
-                t=t_off, wb=wb_off, wbuf=wb, bar=bar_off, nbar=nbar, total=total,
+                t=t_off, wb=wb_off, wbuf=wb, bar=bar_off, nbar=nbar, total=total, lora=lora,
                 sfa_bytes=sfa, sfw_bytes=sfw)
 
 
@@ -148,6 +158,7 @@ def header(e, fmt, family, cluster, stages, L):
 //                       the K loop: alpha in fp32, bf16, swizzled staging, bulk tensor store.
 //
 {cluster_doc()}
+{fused_doc()}
 // K permutation: the product is invariant under any permutation of K applied to both
 // operands (each element keeps its own scale).  Consumer thread c = lane%4 takes the 16
 // consecutive elements 16c..16c+15 of the chunk (8 bytes, one scale) and feeds elements
@@ -175,14 +186,16 @@ def header(e, fmt, family, cluster, stages, L):
 //   [{L['wb']:6d} + b*{L['wbuf']}]  writeback staging, {WB_STAGES} buffers of {BM} x 64 bf16, swizzle 128B
 //                                   (rows 0-63 for WG1 at +0, rows 64-127 for WG2 at +8192)
 //   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{TSLOTS}], tempty[{TSLOTS}]
-//   total {L['total']} bytes (host/budget.c charges the same objects).
+//   total {L['total']} bytes (host/budget.c charges the same objects).{lora_doc(L)}
 //""")
 
 
 def emit_kernel(fmt, family, cluster, stages):
-    global CL, SPLIT
-    assert family == "dense" and cluster in (1, 2)
+    global CL, SPLIT, FUSED
+    assert family in ("dense", "fused") and cluster in (1, 2)
+    assert family == "dense" or cluster == 1, "the fused pair is not built yet"
     CL = cluster
+    FUSED = family == "fused"
     # Measured on the H200 (flux-qkv NVFP4): c1 480 TFLOP/s, c2 with both CTAs converting
     # every W row 441, c2 splitting the rows and writing the peer's half with
     # st.shared::cluster 204 (and 349 with the transform skipped: the cross-CTA slot
@@ -210,8 +223,8 @@ def emit_kernel(fmt, family, cluster, stages):
 \t.param .f32 p_alpha,
 \t.param .u32 p_tiles_m,               // ceil(M / {BM})
 \t.param .u32 p_tiles_n,               // ceil(N / {BN})
-\t.param .u32 p_group                  // tile rows per raster group (>= 1)
-)
+\t.param .u32 p_group{"," if FUSED else ""}                  // tile rows per raster group (>= 1)
+{fused_params() if FUSED else ""})
 .maxntid {THREADS}, 1, 1
 .minnctapersm 1
 {{""")
@@ -237,6 +250,11 @@ def emit_kernel(fmt, family, cluster, stages):
 \t.reg .f32 %acc<128>;
 \t.reg .f32 %alpha;
 """)
+    if FUSED:
+        e("""\t.reg .b64 %tmL, %tmU, %wcp, %betap;
+\t.reg .b32 %bar_lfull, %bar_lempty, %lbase, %lchunks, %lslots, %lsub, %lksteps, %lbytes_l, %lbytes_u;
+\t.reg .b32 %lsub_l, %lsub_u, %lrowb, %ldeschi, %lwk, %ncols, %ls, %lph, %li, %lis, %liph;
+\t.reg .pred %pwc, %pbeta, %plissue;""")
     e(f"""\t// ---- setup: thread identity, tensor-map addresses, shared-memory addresses ----
 \tmov.u32 %thr, %tid.x;
 \tshr.u32 %warp, %thr, 5;
@@ -257,13 +275,16 @@ def emit_kernel(fmt, family, cluster, stages):
 \tadd.u32 %bar_empty, %bar_full, {8 * stages};
 \tadd.u32 %bar_tfull, %bar_empty, {8 * stages};
 \tadd.u32 %bar_tempty, %bar_tfull, {8 * TSLOTS};
-\tsetp.eq.u32 %ptrue, 0, 0;
+{fused_setup(L, stages) if FUSED else ""}\tsetp.eq.u32 %ptrue, 0, 0;
 {cluster_setup()}\t// ---- barrier init (thread 0), made visible to the async proxy, then one CTA barrier ----
 \tsetp.ne.u32 %p0, %thr, 0;
 \t@%p0 bra L_init_done;""")
     for i in range(stages):
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_full+{8*i}], 1;")
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_empty+{8*i}], {CL * (TRANSFORM_WARPS + 8)};")
+    for i in range(LORA_SLOTS if FUSED else 0):
+        e(f"\tmbarrier.init.shared::cta.b64 [%bar_lfull+{8*i}], 1;")
+        e(f"\tmbarrier.init.shared::cta.b64 [%bar_lempty+{8*i}], 8;")
     for i in range(TSLOTS):
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_tfull+{8*i}], {(2 if SPLIT else 1) * TRANSFORM_WARPS};")
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_tempty+{8*i}], {(2 if SPLIT else 1) * 8};")
@@ -304,6 +325,31 @@ def cluster_setup():
 \tsetp.eq.u32 %prank0, %crank, 0;
 \tmov.b16 %mask, 3;
 """
+
+
+def lora_doc(L):
+    if not FUSED:
+        return ""
+    return f"""
+//   [{L['lora']:6d}]  low-rank ring at {L['lora']}: slots x (128 + 256) x rc x 2 bytes, set by the host"""
+
+
+def fused_doc():
+    if not FUSED:
+        return "// Family: dense (no low-rank, no affine)."
+    return f"""// Family: fused, the whole operator in OPERATOR.md section 1's order:
+//     Y = bf16_rne( wc[n] * (alpha * main) + beta[n] + L . U^T )
+// After the K loop each consumer thread applies alpha, wc and beta to its accumulators in
+// fp32 (wc, beta read from global memory; absent: 1 and 0), then accumulates the low-rank
+// term onto the same registers with SS wgmma (L from the slot rows of its warpgroup, U all
+// {BN} rows), then the usual epilogue.  Low-rank ring (after the barriers, its slot size set at
+// run time from the rank chunk rc): slot = L box(es) 128 x rc bf16, then U 256 x rc bf16,
+// one box per chunk (the host caps rc at 64), 2*rc-byte rows with the matching
+// 32/64/128-byte swizzle.
+//   lfull[j]  count 1  thread 0 of WG1 arms it with the chunk's bytes; TMA complete_tx.
+//   lempty[j] count 8  one arrive per consumer warp after its low-rank wgmmas of the slot.
+// Thread 0 of WG1 requests a tile's first chunks when the tile starts (they land during the
+// K loop) and each later chunk as soon as a slot frees (ranks beyond the ring stream)."""
 
 
 def cluster_doc():
@@ -724,6 +770,174 @@ def release_prev_slot(e):
     arrive(e, "%p4", "%r32", "%r34", remote=SPLIT)
 
 
+def fused_params():
+    """Kernel parameters of the fused family (after the dense ones)."""
+    return """\t.param .align 128 .b8 p_tmL[128],     // L   BF16 {r, M}, box {wk, 128}, swizzle 2*wk bytes
+\t.param .align 128 .b8 p_tmU[128],     // U   BF16 {r, N}, box {wk, 256}, swizzle 2*wk bytes
+\t.param .u64 p_wc,                    // fp32 [N] or 0 (absent: 1)
+\t.param .u64 p_beta,                  // fp32 [N] or 0 (absent: 0)
+\t.param .u32 p_N,
+\t.param .u32 p_lora_chunks,           // low-rank chunks per tile, ceil(r / rc); 0 = none
+\t.param .u32 p_lora_slots,            // low-rank ring slots used (<= LORA_SLOTS)
+\t.param .u32 p_lora_sub,              // boxes per chunk, rc / wk
+\t.param .u32 p_lora_ksteps,           // k16 steps per box, wk / 16
+\t.param .u32 p_lora_wk,               // ranks per box: 16, 32 or 64
+\t.param .u32 p_lora_deschi            // wgmma descriptor high word for 2*wk-byte rows
+""".replace("LORA_SLOTS", str(LORA_SLOTS))
+
+
+def fused_setup(L, stages):
+    return f"""\tadd.u32 %bar_lfull, %bar_tempty, {8 * TSLOTS};
+\tadd.u32 %bar_lempty, %bar_lfull, {8 * LORA_SLOTS};
+\tadd.u32 %lbase, %sbase, {L['lora']};              // low-rank ring (slot size set at run time)
+"""
+
+
+def fused_consumer_setup(e):
+    e("""\t// ---- fused: low-rank ring geometry, affine operands ----
+\tmov.u64 %rd0, p_tmL;   cvta.param.u64 %tmL, %rd0;
+\tmov.u64 %rd0, p_tmU;   cvta.param.u64 %tmU, %rd0;
+\tld.param.u64 %wcp, [p_wc];
+\tld.param.u64 %betap, [p_beta];
+\tsetp.ne.u64 %pwc, %wcp, 0;
+\tsetp.ne.u64 %pbeta, %betap, 0;
+\tld.param.u32 %ncols, [p_N];
+\tld.param.u32 %lchunks, [p_lora_chunks];
+\tld.param.u32 %lslots, [p_lora_slots];
+\tld.param.u32 %lsub, [p_lora_sub];
+\tld.param.u32 %lksteps, [p_lora_ksteps];
+\tld.param.u32 %lwk, [p_lora_wk];
+\tld.param.u32 %ldeschi, [p_lora_deschi];
+\tshl.b32 %lrowb, %lwk, 1;                   // bytes per row of a box
+\tshl.b32 %lsub_l, %lwk, 8;                  // L box: 128 rows * 2*wk bytes
+\tshl.b32 %lsub_u, %lwk, 9;                  // U box: 256 rows * 2*wk bytes
+\tmul.lo.u32 %lbytes_l, %lsub_l, %lsub;
+\tmul.lo.u32 %lbytes_u, %lsub_u, %lsub;
+\tmov.u32 %ls, 0;
+\tmov.u32 %lph, 0;
+\tmov.u32 %lis, 0;
+\tmov.u32 %liph, 0;
+\tsetp.eq.u32 %plissue, %r40, 0;            // thread 0 of WG1 issues the low-rank loads""")
+
+
+def lora_issue(e, tag):
+    """Thread 0 of WG1 loads chunk %li of this tile's L and U into ring slot %lis (after
+    both warpgroups released it), onto lfull with the chunk's byte count."""
+    e(f"""\t// ---- low-rank load ({tag}): chunk %li of the tile into slot %lis ----
+\t@!%plissue bra L_lissue_skip_{tag};
+\tsetp.ge.u32 %p5, %li, %lchunks;
+\t@%p5 bra L_lissue_skip_{tag};
+\tmul.lo.u32 %r10, %lis, 8;
+\tadd.u32 %r11, %bar_lempty, %r10;
+\txor.b32 %r12, %liph, 1;""")
+    e.wait("%r11", "%r12", "lempty")
+    e(f"""\tadd.u32 %r13, %bar_lfull, %r10;
+\tadd.u32 %r14, %lbytes_l, %lbytes_u;
+\tmbarrier.arrive.expect_tx.shared::cta.b64 _, [%r13], %r14;
+\tmad.lo.u32 %r15, %lis, %r14, %lbase;         // L slot; U follows it
+\tadd.u32 %r16, %r15, %lbytes_l;
+\tmul.lo.u32 %r17, %li, %lsub;
+\tmul.lo.u32 %r17, %r17, %lwk;                 // first rank of the chunk
+\tmov.u32 %r18, 0;
+L_lissue_box_{tag}:
+\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r15], [%tmL, {{%r17, %m0}}], [%r13];
+\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r16], [%tmU, {{%r17, %n0}}], [%r13];
+\tadd.u32 %r15, %r15, %lsub_l;
+\tadd.u32 %r16, %r16, %lsub_u;
+\tadd.u32 %r17, %r17, %lwk;
+\tadd.u32 %r18, %r18, 1;
+\tsetp.lt.u32 %p5, %r18, %lsub;
+\t@%p5 bra L_lissue_box_{tag};
+\tadd.u32 %li, %li, 1;
+\tadd.u32 %lis, %lis, 1;
+\tsetp.eq.u32 %p5, %lis, %lslots;
+\t@%p5 mov.u32 %lis, 0;
+\t@%p5 xor.b32 %liph, %liph, 1;
+L_lissue_skip_{tag}:""")
+
+
+def emit_affine_and_lowrank(e):
+    """After the K loop: acc = fma(alpha*acc, wc[n], beta[n]) in fp32 (absent wc = 1,
+    beta = 0; columns past N read nothing), then acc += L . U^T over the tile's low-rank
+    chunks with SS wgmma (L rows of this warpgroup from the slot, U all 256 rows)."""
+    e("""\t// ---- affine: acc = wc[n] * (alpha * acc) + beta[n] ----
+\tshl.b32 %r50, %r21, 1;
+\tadd.u32 %r50, %r50, %n0;                    // first column of this thread: n0 + 2c""")
+    for jj in range(32):
+        e(f"""\tadd.u32 %r51, %r50, {8 * jj};
+\tadd.u32 %r52, %r51, 1;
+\tsetp.lt.u32 %p2, %r51, %ncols;
+\tsetp.lt.u32 %p3, %r52, %ncols;
+\tmul.wide.u32 %rd2, %r51, 4;
+\tmov.f32 %f4, 0f3F800000;
+\tmov.f32 %f5, 0f3F800000;
+\tmov.f32 %f6, 0f00000000;
+\tmov.f32 %f7, 0f00000000;
+\tand.pred %p4, %p2, %pwc;
+\tadd.s64 %rd3, %wcp, %rd2;
+\t@%p4 ld.global.nc.f32 %f4, [%rd3];
+\tand.pred %p4, %p3, %pwc;
+\t@%p4 ld.global.nc.f32 %f5, [%rd3+4];
+\tand.pred %p4, %p2, %pbeta;
+\tadd.s64 %rd3, %betap, %rd2;
+\t@%p4 ld.global.nc.f32 %f6, [%rd3];
+\tand.pred %p4, %p3, %pbeta;
+\t@%p4 ld.global.nc.f32 %f7, [%rd3+4];""")
+        for k in range(4):
+            i = 4 * jj + k
+            w, b = ("%f4", "%f6") if k % 2 == 0 else ("%f5", "%f7")
+            e(f"""\tmul.f32 %acc{i}, %acc{i}, %alpha;
+\tfma.rn.f32 %acc{i}, %acc{i}, {w}, {b};""")
+    e("""\t// ---- low-rank: acc += L . U^T, chunk by chunk through the ring ----
+\tmov.u32 %r53, 0;                          // chunk
+\tmul.lo.u32 %r54, %r42, %lrowb;
+\tshl.b32 %r54, %r54, 6;                     // this warpgroup's 64 rows inside an L box
+L_lr_chunk:
+\tsetp.ge.u32 %p5, %r53, %lchunks;
+\t@%p5 bra L_lr_done;
+\tmul.lo.u32 %r10, %ls, 8;
+\tadd.u32 %r11, %bar_lfull, %r10;""")
+    e.wait("%r11", "%lph", "lfull")
+    e("""\tadd.u32 %r14, %lbytes_l, %lbytes_u;
+\tmad.lo.u32 %r55, %ls, %r14, %lbase;          // L slot
+\tadd.u32 %r56, %r55, %lbytes_l;              // U slot
+\tadd.u32 %r55, %r55, %r54;
+\t// one box per chunk (rc = wk <= 64): 1, 2 or 4 k16 steps, each path unrolled
+\tsetp.eq.u32 %p5, %lksteps, 1;
+\t@%p5 bra L_lr_k1;
+\tsetp.eq.u32 %p5, %lksteps, 2;
+\t@%p5 bra L_lr_k2;""")
+    for steps in (4, 2, 1):
+        e(f"L_lr_k{steps}:")
+        e("\twgmma.fence.sync.aligned;")
+        for kk in range(steps):
+            e(f"""\tadd.u32 %r60, %r55, {32 * kk};
+\tshr.u32 %r60, %r60, 4;
+\tand.b32 %r60, %r60, 0x3FFF;
+\tmov.b64 %rd4, {{%r60, %ldeschi}};
+\tadd.u32 %r61, %r56, {32 * kk};
+\tshr.u32 %r61, %r61, 4;
+\tand.b32 %r61, %r61, 0x3FFF;
+\tmov.b64 %rd5, {{%r61, %ldeschi}};""")
+            e(f"\twgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {acc_list()}, %rd4, %rd5, %ptrue, 1, 1, 0, 0;")
+        e("\twgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 0;")
+        e("\tbra L_lr_kdone;" if steps != 1 else "")
+    e("""L_lr_kdone:
+\t// slot read: one arrive per warp, then the issuer refills it with a later chunk
+\tbar.warp.sync 0xffffffff;
+\tmul.lo.u32 %r10, %ls, 8;
+\tadd.u32 %r11, %bar_lempty, %r10;
+\t@%p1 mbarrier.arrive.shared::cta.b64 _, [%r11];
+\tadd.u32 %ls, %ls, 1;
+\tsetp.eq.u32 %p5, %ls, %lslots;
+\t@%p5 mov.u32 %ls, 0;
+\t@%p5 xor.b32 %lph, %lph, 1;""")
+    lora_issue(e, "stream")
+    e("""\tadd.u32 %r53, %r53, 1;
+\tbra L_lr_chunk;
+L_lr_done:""")
+
+
 def emit_consumer(e, fmt, stages, L):
     xr = [f"%xr{i}" for i in range(8)]
     xq = [f"%xq{i}" for i in range(8)]
@@ -763,11 +977,20 @@ L_consumer:
 \tmov.u32 %t, 0;
 \tmov.u32 %tph, 0;
 \tsetp.ne.u32 %ppend, 0, 0;
-\tmov.u32 %tile, %tile0;
-L_c_tile:
+\tmov.u32 %tile, %tile0;""")
+    if FUSED:
+        fused_consumer_setup(e)
+    e("""L_c_tile:
 \tsetp.ge.u32 %p0, %tile, %ntiles;
 \t@%p0 bra L_c_done;""")
     tile_coords(e)
+    if FUSED:
+        e("\tmov.u32 %li, 0;")
+        e("\t// request this tile's first low-rank chunks now, so they land during the K loop")
+        for k in range(LORA_SLOTS):
+            e(f"\tsetp.ge.u32 %p5, %li, %lslots;\n\t@%p5 bra L_lissue_pro_done;")
+            lora_issue(e, f"pro{k}")
+        e("L_lissue_pro_done:")
     e("""\t// prologue: A chunk 0 of the first stage
 \tmul.lo.u32 %r10, %s, 8;
 \tadd.u32 %r11, %bar_full, %r10;""")
@@ -817,6 +1040,8 @@ L_c_k:""")
 \twgmma.wait_group.sync.aligned 0;""")
     release_prev_slot(e)
     e("\tsetp.ne.u32 %ppend, 0, 0;")
+    if FUSED:
+        emit_affine_and_lowrank(e)
     emit_epilogue(e, L)
     e("""\tadd.u32 %tile, %tile, %tstride;
 \tbra L_c_tile;
@@ -858,12 +1083,17 @@ def emit_epilogue(e, L):
 \tadd.u32 %r54, %r53, %r49;""")
         for j in range(8):
             i = 32 * q + 4 * j
-            e(f"""\tmul.f32 %f0, %acc{i}, %alpha;
+            if FUSED:   # alpha was applied with the affine
+                e(f"""\tcvt.rn.bf16x2.f32 %r55, %acc{i+1}, %acc{i};
+\tcvt.rn.bf16x2.f32 %r56, %acc{i+3}, %acc{i+2};""")
+            else:
+                e(f"""\tmul.f32 %f0, %acc{i}, %alpha;
 \tmul.f32 %f1, %acc{i+1}, %alpha;
 \tmul.f32 %f2, %acc{i+2}, %alpha;
 \tmul.f32 %f3, %acc{i+3}, %alpha;
 \tcvt.rn.bf16x2.f32 %r55, %f1, %f0;
-\tcvt.rn.bf16x2.f32 %r56, %f3, %f2;
+\tcvt.rn.bf16x2.f32 %r56, %f3, %f2;""")
+            e(f"""
 \txor.b32 %r57, %r48, {j};
 \tshl.b32 %r57, %r57, 4;
 \tadd.u32 %r57, %r57, %r54;

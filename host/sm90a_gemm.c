@@ -1,4 +1,4 @@
-/* Tensor maps, parameters and launch of the sm_90a dense kernels.
+/* Tensor maps, parameters and launch of the sm_90a kernels (dense and fused).
  *
  * The maps follow the kernel header written by tools/gen_sm90a.py:
  *   A, W   UINT8 {K/2, rows}, box {64, 128 | 256}, 64-byte swizzle: one K stage
@@ -7,9 +7,11 @@
  *          (KA = atoms per 128-row block = ceil(K/block/4)); a box is the stage's
  *          atoms of one (A) or two (W) row blocks, as raw bytes.
  *   Y      BF16 {N, M}, box {64, 64}, 128-byte swizzle; stores clip at the edges.
+ *   L, U   BF16 {r, M | N}, box {rc, 128 | 256}, swizzle of 2*rc bytes (fused): one
+ *          low-rank chunk of the tile; ranks past r read 0.
  * Cluster 2: the pair computes a 256-row cluster tile; tiles_m counts cluster tiles and
  * the grid is a whole number of pairs. */
-#include "sm90a_dense.h"
+#include "sm90a_gemm.h"
 
 #include <string.h>
 
@@ -60,13 +62,80 @@ static fp4lr_tmap_desc tmap_scales(CUdeviceptr addr, int64_t rows, int64_t katom
     return d;
 }
 
-fp4lr_status fp4lr_sm90a_dense_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *plan,
-                                           const fp4lr_args *dev, fp4lr_sm90a_dense_params *out)
+int fp4lr_sm90a_lora_chunk(const fp4lr_plan *plan)
+{
+    int rc = 16;
+    while (rc * 2 <= plan->budget.lora_chunk && rc * 2 <= 64)
+        rc *= 2;
+    return rc;
+}
+
+/* L or U: bf16 {r, rows}, one chunk of rc ranks per box. */
+static fp4lr_tmap_desc tmap_lowrank(CUdeviceptr addr, int64_t rows, int64_t r, int64_t ld, uint32_t rc,
+                                    uint32_t box_rows)
+{
+    fp4lr_tmap_desc d;
+    memset(&d, 0, sizeof d);
+    d.dtype = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    d.rank = 2;
+    d.addr = addr;
+    d.dims[0] = (uint64_t)r;
+    d.dims[1] = (uint64_t)rows;
+    d.strides[0] = (uint64_t)ld * 2;
+    d.box[0] = rc;
+    d.box[1] = box_rows;
+    d.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+    d.swizzle = rc == 16 ? CU_TENSOR_MAP_SWIZZLE_32B : rc == 32 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B;
+    d.promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+    d.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+    return d;
+}
+
+static fp4lr_status lowrank_params(const fp4lr_ctx *ctx, const fp4lr_plan *plan, const fp4lr_args *dev,
+                                   fp4lr_sm90a_lora_params *lr)
 {
     const fp4lr_problem *p = &plan->problem;
-    if (plan->arch != FP4LR_ARCH_SM90A || plan->family != FP4LR_FAMILY_DENSE)
-        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM90A_DENSE_PLAN",
-                          "plan %s is not an sm_90a dense plan", plan->entry);
+    memset(lr, 0, sizeof *lr);
+    uint32_t rc = (uint32_t)fp4lr_sm90a_lora_chunk(plan);
+    lr->wc = p->has_wc ? (uint64_t)(uintptr_t)dev->wc : 0;
+    lr->beta = p->has_beta ? (uint64_t)(uintptr_t)dev->beta : 0;
+    lr->N = (uint32_t)p->N;
+    lr->sub = 1;
+    lr->wk = rc;
+    lr->ksteps = rc / 16;
+    /* swizzle mode (bits 62-63: 1 = 128B, 2 = 64B, 3 = 32B) and SBO = 8 rows (bits 32-45) */
+    uint32_t mode = rc == 64 ? 1 : rc == 32 ? 2 : 3;
+    lr->deschi = (mode << 30) | (8u * 2u * rc >> 4);
+    if (p->r == 0) {
+        /* affine only: no chunks, and the kernel never touches the (zeroed) L and U maps */
+        lr->chunks = 0;
+        lr->slots = 1;
+        return fp4lr_ok();
+    }
+    lr->chunks = (uint32_t)((p->r + rc - 1) / rc);
+    int slots = plan->budget.stages_lora;
+    if (slots < 1)
+        slots = 1;
+    if (slots > FP4LR_SM90A_LORA_SLOTS)
+        slots = FP4LR_SM90A_LORA_SLOTS;
+    lr->slots = (uint32_t)slots;
+    fp4lr_tmap_desc d = tmap_lowrank((CUdeviceptr)(uintptr_t)dev->L, p->M, p->r, p->ldL, rc, TILE_M);
+    FP4LR_TRY(fp4lr_tmap_encode(ctx, &lr->tmL, &d));
+    d = tmap_lowrank((CUdeviceptr)(uintptr_t)dev->U, p->N, p->r, p->ldU, rc, TILE_N);
+    FP4LR_TRY(fp4lr_tmap_encode(ctx, &lr->tmU, &d));
+    return fp4lr_ok();
+}
+
+fp4lr_status fp4lr_sm90a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *plan, const fp4lr_args *dev,
+                                     fp4lr_sm90a_params *out)
+{
+    const fp4lr_problem *p = &plan->problem;
+    if (plan->arch != FP4LR_ARCH_SM90A)
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM90A_PLAN", "plan %s is not an sm_90a plan", plan->entry);
+    if (plan->family == FP4LR_FAMILY_FUSED && plan->cluster != 1)
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM90A_FUSED_CLUSTER",
+                          "the sm_90a fused kernel is built for cluster 1 only; the plan asks cluster %d",
+                          plan->cluster);
     if ((plan->cluster != 1 && plan->cluster != 2) || plan->tile_m != TILE_M * plan->cluster ||
         plan->tile_n != TILE_N || plan->tile_k != TILE_K)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM90A_DENSE_TILE",
@@ -112,14 +181,21 @@ fp4lr_status fp4lr_sm90a_dense_params_make(const fp4lr_ctx *ctx, const fp4lr_pla
     out->tiles_m = (uint32_t)((p->M + plan->tile_m - 1) / plan->tile_m); /* cluster tiles */
     out->tiles_n = (uint32_t)((p->N + TILE_N - 1) / TILE_N);
     out->group = FP4LR_SM90A_GROUP;
+    out->fused = plan->family == FP4LR_FAMILY_FUSED;
+    if (out->fused)
+        FP4LR_TRY(lowrank_params(ctx, plan, dev, &out->lr));
     return fp4lr_ok();
 }
 
-fp4lr_status fp4lr_sm90a_dense_launch(const fp4lr_ctx *ctx, CUfunction f, const fp4lr_plan *plan,
-                                      fp4lr_sm90a_dense_params *prm, int grid, CUstream stream)
+fp4lr_status fp4lr_sm90a_launch(const fp4lr_ctx *ctx, CUfunction f, const fp4lr_plan *plan,
+                                fp4lr_sm90a_params *prm, int grid, CUstream stream)
 {
+    fp4lr_sm90a_lora_params *lr = &prm->lr;
     void *args[] = {&prm->tmA, &prm->tmW, &prm->tmSFA, &prm->tmSFW, &prm->tmY,
-                    &prm->num_k_stages, &prm->alpha, &prm->tiles_m, &prm->tiles_n, &prm->group};
+                    &prm->num_k_stages, &prm->alpha, &prm->tiles_m, &prm->tiles_n, &prm->group,
+                    /* fused only */
+                    &lr->tmL, &lr->tmU, &lr->wc, &lr->beta, &lr->N, &lr->chunks, &lr->slots, &lr->sub,
+                    &lr->ksteps, &lr->wk, &lr->deschi};
     /* persistent: one CTA (pair) per cluster tile at most, whole clusters only */
     int64_t ctas = (int64_t)prm->tiles_m * prm->tiles_n * plan->cluster;
     if (grid > ctas)

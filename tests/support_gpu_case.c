@@ -1,0 +1,94 @@
+/* One problem run end to end on the device (see support_gpu_case.h). */
+#include "support_gpu_case.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference.h"
+#include "support_gpu.h"
+
+fp4lr_ctx *tsupport_sm90a_or_skip(void)
+{
+    fp4lr_ctx *ctx = tsupport_gpu_ctx_or_skip();
+    tsupport_gpu_arch_or_skip(ctx, "sm90a");
+    return ctx;
+}
+
+void tsupport_case_setup(tsupport_case *g, fp4lr_ctx *ctx, const fp4lr_problem *p_in, uint64_t seed,
+                         fp4lr_pgen_scales scales, int64_t rows_wanted, const fp4lr_plan_opts *opts)
+{
+    memset(g, 0, sizeof *g);
+    g->ctx = ctx;
+    fp4lr_problem p = *p_in;
+    if (p.ldY == 0)
+        p.ldY = (p.N + 7) / 8 * 8; /* rows of Y padded to 16 bytes: any N is valid */
+    fp4lr_status st = fp4lr_runtime_init(&g->rt, ctx, NULL);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    st = fp4lr_runtime_plan(&g->rt, &p, opts, &g->plan);
+    cr_assert_eq(st.code, FP4LR_OK, "plan: %s", st.msg);
+    cr_assert_eq(fp4lr_pgen_alloc(&g->host, &p), 0);
+    fp4lr_pgen_fill(&g->host, seed, scales);
+    int64_t want = rows_wanted == 0 || rows_wanted >= p.M ? p.M : rows_wanted;
+    g->rows = malloc(sizeof *g->rows * (size_t)want);
+    g->ref = malloc(sizeof *g->ref * (size_t)(want * p.N));
+    g->mag = malloc(sizeof *g->mag * (size_t)(want * p.N));
+    cr_assert(g->rows && g->ref && g->mag);
+    st = fp4lr_sample_rows(p.M, want, seed, g->rows, &g->nrows);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    st = fp4lr_devproblem_alloc(ctx, &g->plan.problem, &g->dev);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    tsupport_case_refresh(g);
+}
+
+void tsupport_case_refresh(tsupport_case *g)
+{
+    fp4lr_status st = fp4lr_reference(&g->host.p, &g->host.a, g->rows, g->nrows, 0, g->ref, g->mag);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    st = fp4lr_devproblem_upload(&g->dev, &g->host.a);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+}
+
+void tsupport_case_run(tsupport_case *g)
+{
+    fp4lr_status st = fp4lr_devproblem_poison(&g->dev);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    st = fp4lr_gemm(&g->rt, &g->plan, &g->dev.args, NULL);
+    cr_assert_eq(st.code, FP4LR_OK, "launch %s: %s", g->plan.entry, st.msg);
+    st = fp4lr_ctx_sync(g->ctx);
+    cr_assert_eq(st.code, FP4LR_OK, "%s: %s", g->plan.entry, st.msg);
+    st = fp4lr_devproblem_download(&g->dev, g->host.Y);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+}
+
+fp4lr_status tsupport_case_compare(tsupport_case *g, fp4lr_compare_report *rep)
+{
+    return fp4lr_compare(&g->host.p, g->host.Y, g->rows, g->nrows, g->ref, g->mag, rep);
+}
+
+void tsupport_case_expect_pass(tsupport_case *g)
+{
+    fp4lr_compare_report rep;
+    fp4lr_status st = tsupport_case_compare(g, &rep);
+    if (st.code != FP4LR_OK)
+        fp4lr_compare_print(stderr, &rep);
+    cr_expect_eq(st.code, FP4LR_OK, "%s M=%lld N=%lld K=%lld r=%lld: %s", g->plan.entry, (long long)g->host.p.M,
+                 (long long)g->host.p.N, (long long)g->host.p.K, (long long)g->host.p.r, st.msg);
+}
+
+void tsupport_case_expect_fail(tsupport_case *g, const char *what)
+{
+    fp4lr_compare_report rep;
+    fp4lr_status st = tsupport_case_compare(g, &rep);
+    cr_expect_eq(st.code, FP4LR_E_MISMATCH, "planted fault not caught: %s (%s)", what, g->plan.entry);
+}
+
+void tsupport_case_teardown(tsupport_case *g)
+{
+    fp4lr_devproblem_free(&g->dev);
+    fp4lr_pgen_free(&g->host);
+    free(g->rows);
+    free(g->ref);
+    free(g->mag);
+    fp4lr_runtime_release(&g->rt);
+}

@@ -1,0 +1,43 @@
+/* GPU test support: one problem run end to end on the device.
+ *
+ * A case generates a problem's inputs (bench/problem_gen), computes the double
+ * reference of the selected rows, plans it for the device, uploads it, and runs
+ * the kernel on a NaN-poisoned output (so an unwritten output cannot pass).
+ * Shared by the GPU suites; symbols prefixed tsupport_. */
+#ifndef FP4LR_TESTS_SUPPORT_GPU_CASE_H
+#define FP4LR_TESTS_SUPPORT_GPU_CASE_H
+
+#include "compare.h"
+#include "devproblem.h"
+#include "gemm.h"
+#include "problem_gen.h"
+
+typedef struct tsupport_case {
+    fp4lr_ctx *ctx;
+    fp4lr_runtime rt;
+    fp4lr_plan plan;
+    fp4lr_pgen_problem host;
+    fp4lr_devproblem dev;
+    int64_t *rows;
+    int64_t nrows;
+    double *ref, *mag;
+} tsupport_case;
+
+/* The device context when it runs sm_90a kernels; otherwise the test skips, naming why. */
+fp4lr_ctx *tsupport_sm90a_or_skip(void);
+
+/* p: shapes, rank, format, has_wc/has_beta (ldY 0 pads rows of Y to 16 bytes).  rows_wanted
+ * 0 = every row.  opts may be NULL. */
+void tsupport_case_setup(tsupport_case *g, fp4lr_ctx *ctx, const fp4lr_problem *p, uint64_t seed,
+                         fp4lr_pgen_scales scales, int64_t rows_wanted, const fp4lr_plan_opts *opts);
+/* After editing host inputs: recompute the reference and upload them again. */
+void tsupport_case_refresh(tsupport_case *g);
+/* Poisons Y, launches, waits, downloads into host.Y. */
+void tsupport_case_run(tsupport_case *g);
+fp4lr_status tsupport_case_compare(tsupport_case *g, fp4lr_compare_report *rep);
+/* Criterion expectations on the comparison (the report is printed on a failure). */
+void tsupport_case_expect_pass(tsupport_case *g);
+void tsupport_case_expect_fail(tsupport_case *g, const char *what);
+void tsupport_case_teardown(tsupport_case *g);
+
+#endif

@@ -1,0 +1,170 @@
+/* GPU suite: the sm_90a fused kernels (low-rank branch and per-column affine)
+ * against the double reference.
+ *
+ * Outputs are NaN-poisoned before each launch.  The suite proves its sensitivity:
+ * a dropped low-rank column, a changed scale byte and an unwritten output row
+ * must fail the comparison.  Skips, naming the reason, without an sm_90 GPU. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "bf16.h"
+#include "devbuf.h"
+#include "scale_atom.h"
+#include "shapes.h"
+#include "support_gpu_case.h"
+
+static fp4lr_problem fused(int64_t M, int64_t N, int64_t K, int64_t r, fp4lr_format f, int affine)
+{
+    fp4lr_problem p = {.M = M, .N = N, .K = K, .r = r, .format = f, .out = FP4LR_OUT_BF16,
+                       .has_wc = affine, .has_beta = affine};
+    return p;
+}
+
+static void check(fp4lr_ctx *ctx, fp4lr_problem p, uint64_t seed, int64_t rows)
+{
+    tsupport_case g;
+    tsupport_case_setup(&g, ctx, &p, seed, FP4LR_PGEN_SCALES_REALISTIC, rows, NULL);
+    cr_assert_eq(g.plan.family, FP4LR_FAMILY_FUSED, "%s", g.plan.entry);
+    tsupport_case_run(&g);
+    tsupport_case_expect_pass(&g);
+    tsupport_case_teardown(&g);
+}
+
+/* ---- every rank of OPERATOR.md §5, with and without the affine, both formats ---- */
+
+static const int64_t ranks[] = {0, 16, 32, 48, 128, 1024};
+
+Test(sm90a_fused, ranks_and_affine, .timeout = 600)
+{
+    fp4lr_ctx *ctx = tsupport_sm90a_or_skip();
+    uint64_t seed = 10;
+    for (int f = 0; f < 2; f++)
+        for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++)
+            for (int affine = 0; affine < 2; affine++) {
+                if (ranks[i] == 0 && !affine)
+                    continue; /* that is the dense family */
+                check(ctx, fused(300, 520, 512, ranks[i], (fp4lr_format)f, affine), seed++, 0);
+            }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- ragged edges with the low-rank branch on ---- */
+
+Test(sm90a_fused, edges, .timeout = 600)
+{
+    fp4lr_ctx *ctx = tsupport_sm90a_or_skip();
+    static const int64_t mn[] = {1, 7, 127, 129, 255, 257, 1000};
+    uint64_t seed = 200;
+    for (size_t i = 0; i < 7; i++)
+        for (size_t j = 0; j < 7; j += 3)
+            check(ctx, fused(mn[i], mn[j], (i + j) % 2 ? 128 : 384, 32, (fp4lr_format)((i + j) % 2), 1), seed++, 0);
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- reference shapes with their ranks (sampled rows) ---- */
+
+Test(sm90a_fused, reference_shapes, .timeout = 900)
+{
+    fp4lr_ctx *ctx = tsupport_sm90a_or_skip();
+    const char *names[] = {"flux-qkv", "sana-out", "qwen-fc1-r128", "decode-m16"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const fp4lr_shape *sh = fp4lr_shape_find(names[i]);
+        cr_assert(sh, "%s", names[i]);
+        check(ctx, fused(sh->M, sh->N, sh->K, sh->r, FP4LR_NVFP4, 1), 300 + i, 96);
+    }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- NaN in wc and in L: exactly the column / row they touch ---- */
+
+Test(sm90a_fused, nan_in_wc_and_l, .timeout = 300)
+{
+    fp4lr_ctx *ctx = tsupport_sm90a_or_skip();
+    fp4lr_problem p = fused(200, 300, 256, 32, FP4LR_NVFP4, 1);
+    tsupport_case g;
+    tsupport_case_setup(&g, ctx, &p, 77, FP4LR_PGEN_SCALES_REALISTIC, 0, NULL);
+    g.host.wc[123] = NAN;
+    g.host.L[41 * g.host.p.ldL + 5] = 0x7FC0; /* bf16 NaN */
+    tsupport_case_refresh(&g);
+    tsupport_case_run(&g);
+    tsupport_case_expect_pass(&g);
+    const uint16_t *y = g.host.Y;
+    int64_t nans = 0;
+    for (int64_t m = 0; m < p.M; m++)
+        for (int64_t n = 0; n < p.N; n++) {
+            int is_nan = (y[m * g.host.p.ldY + n] & 0x7FFF) > 0x7F80;
+            nans += is_nan;
+            cr_expect_eq(is_nan, m == 41 || n == 123, "NaN at (%lld, %lld)", (long long)m, (long long)n);
+        }
+    cr_expect_eq(nans, p.M + p.N - 1);
+    tsupport_case_teardown(&g);
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- determinism ---- */
+
+Test(sm90a_fused, deterministic, .timeout = 300)
+{
+    fp4lr_ctx *ctx = tsupport_sm90a_or_skip();
+    fp4lr_problem p = fused(700, 900, 1024, 128, FP4LR_MXFP4, 1);
+    tsupport_case g;
+    tsupport_case_setup(&g, ctx, &p, 78, FP4LR_PGEN_SCALES_REALISTIC, 64, NULL);
+    tsupport_case_run(&g);
+    size_t bytes = g.dev.sizes.Y;
+    void *first = malloc(bytes);
+    cr_assert(first);
+    memcpy(first, g.host.Y, bytes);
+    tsupport_case_run(&g);
+    cr_expect_eq(memcmp(first, g.host.Y, bytes), 0, "two runs differ");
+    free(first);
+    tsupport_case_teardown(&g);
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- the suite's sensitivity ---- */
+
+Test(sm90a_fused, fault_injection_is_caught, .timeout = 300)
+{
+    fp4lr_ctx *ctx = tsupport_sm90a_or_skip();
+    for (int f = 0; f < 2; f++) {
+        fp4lr_problem p = fused(300, 400, 512, 32, (fp4lr_format)f, 1);
+        tsupport_case g;
+        tsupport_case_setup(&g, ctx, &p, 900 + f, FP4LR_PGEN_SCALES_REALISTIC, 0, NULL);
+        tsupport_case_run(&g);
+        tsupport_case_expect_pass(&g);
+
+        /* one low-rank column dropped: rank 7 of U zeroed on the device */
+        size_t ubytes = g.dev.sizes.U;
+        uint16_t *u = malloc(ubytes);
+        cr_assert(u);
+        memcpy(u, g.host.U, ubytes);
+        for (int64_t n = 0; n < p.N; n++)
+            u[n * g.host.p.ldU + 7] = 0;
+        cr_assert_eq(fp4lr_dev_upload(ctx, g.dev.U, u, ubytes).code, FP4LR_OK);
+        tsupport_case_run(&g);
+        tsupport_case_expect_fail(&g, "one low-rank column dropped");
+        cr_assert_eq(fp4lr_dev_upload(ctx, g.dev.U, g.host.U, ubytes).code, FP4LR_OK);
+        free(u);
+
+        /* one scale byte changed */
+        int64_t kv = p.K / fp4lr_format_block((fp4lr_format)f);
+        size_t off = fp4lr_sf_offset(123, 5, kv);
+        uint8_t saved = g.host.SFW[off];
+        g.host.SFW[off] = (uint8_t)(saved ^ 1);
+        cr_assert_eq(fp4lr_dev_upload(ctx, g.dev.SFW, g.host.SFW, g.dev.sizes.SFW).code, FP4LR_OK);
+        tsupport_case_run(&g);
+        tsupport_case_expect_fail(&g, "one scale byte changed");
+        g.host.SFW[off] = saved;
+        cr_assert_eq(fp4lr_dev_upload(ctx, g.dev.SFW, g.host.SFW, g.dev.sizes.SFW).code, FP4LR_OK);
+
+        /* one output row unwritten */
+        tsupport_case_run(&g);
+        uint16_t *y = g.host.Y;
+        for (int64_t n = 0; n < p.N; n++)
+            y[250 * g.host.p.ldY + n] = 0xFFFF;
+        tsupport_case_expect_fail(&g, "one output row unwritten");
+        tsupport_case_teardown(&g);
+    }
+    fp4lr_ctx_destroy(ctx);
+}
