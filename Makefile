@@ -108,8 +108,9 @@ check-vectors:
 # compute-sanitizer's three tools on a representative subset: both formats, both
 # cluster modes, ragged edges and several K stages.  Needs a GPU.
 SANITIZER ?= compute-sanitizer
-SANITIZE_CASES := "--mnk 300x520x448" "--mnk 257x300x640 --format mxfp4" \
-                  "--mnk 300x520x448 --cluster 2" "--mnk 520x300x640 --format mxfp4 --cluster 2"
+SANITIZE_CASES := "--mnk 300x520x448 --dense" "--mnk 257x300x640 --format mxfp4 --dense" \
+                  "--mnk 300x520x448 --dense --cluster 2" "--mnk 520x300x640 --format mxfp4 --dense --cluster 2" \
+                  "--mnk 300x520x448:32" "--mnk 257x300x640:128 --no-affine"
 sanitize: all
 	$(Q)command -v $(SANITIZER) >/dev/null || { echo "sanitize: $(SANITIZER) not found (it ships with the CUDA toolkit)"; exit 1; }
 	$(Q)for tool in memcheck racecheck synccheck; do for c in $(SANITIZE_CASES); do \

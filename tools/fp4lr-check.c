@@ -30,7 +30,7 @@
 typedef struct opts {
     fp4lr_problem p;
     const char *shape_name;
-    int rank_set, affine, rows, iters, warmup, threads, plan_only;
+    int rank_set, affine, affine_set, dense, rows, iters, warmup, threads, plan_only;
     uint64_t seed;
     fp4lr_pgen_scales scales;
     fp4lr_plan_opts plan;
@@ -47,8 +47,10 @@ static void usage(FILE *f)
             "  --shape NAME        a row of the shape table (default flux-qkv); --list-shapes lists them\n"
             "  --mnk MxNxK[:r]     a custom shape\n"
             "  --format F          nvfp4 (default) or mxfp4\n"
-            "  --rank R            low-rank rank (default 0: the dense kernel; the shape's r needs the fused kernel)\n"
-            "  --affine            include wc and beta (fused kernel)\n"
+            "  --rank R            low-rank rank (default: the shape's r, e.g. 32 for flux-qkv)\n"
+            "  --affine            include wc and beta (the default)\n"
+            "  --no-affine         leave wc and beta out (1 and 0)\n"
+            "  --dense             the dense kernel alone: r = 0, no wc, no beta\n"
             "  --seed S            input seed (default 1)\n"
             "  --scales S          realistic (default) or full (every scale code; sums may overflow)\n"
             "  --rows N            rows validated, sampled (default 384; 0 = every row)\n"
@@ -111,7 +113,11 @@ static int parse(int argc, char **argv, opts *o)
                        (long long)fp4lr_shapes[s].K, (long long)fp4lr_shapes[s].r);
             exit(0);
         } else if (!strcmp(a, "--affine")) {
-            o->affine = 1;
+            o->affine = 1, o->affine_set = 1;
+        } else if (!strcmp(a, "--no-affine")) {
+            o->affine = 0, o->affine_set = 1;
+        } else if (!strcmp(a, "--dense")) {
+            o->dense = 1;
         } else if (!strcmp(a, "--plan-only")) {
             o->plan_only = 1;
         } else if (!strcmp(a, "--out-ref")) {
@@ -172,7 +178,7 @@ static int parse(int argc, char **argv, opts *o)
         return bad_arg("--out-ref", NULL, "needs --out DIR");
     if (o->in_dir) {
         /* The shapes come from the files (load_inputs); nothing else may set them. */
-        if (shape_set || mnk || o->rank_set || o->affine || scales_set)
+        if (shape_set || mnk || o->rank_set || o->affine_set || o->dense || scales_set)
             return bad_arg("--in", o->in_dir,
                            "the problem comes from the files: --shape, --mnk, --rank, --affine and --scales do not apply");
         return 0;
@@ -183,14 +189,19 @@ static int parse(int argc, char **argv, opts *o)
     if (mnk) {
         if (fp4lr_shape_parse(mnk, &sh))
             return bad_arg("--mnk", mnk, "expected MxNxK or MxNxK:r with integers");
-        if (!o->rank_set)
-            rank = sh.r;
     } else {
         const fp4lr_shape *f = fp4lr_shape_find(o->shape_name);
         if (!f)
             return bad_arg("--shape", o->shape_name, "unknown shape (--list-shapes lists them)");
         sh = *f;
     }
+    /* the whole operator by default: the shape's rank and the affine; --dense: neither */
+    if (o->dense && (o->rank_set || o->affine_set))
+        return bad_arg("--dense", NULL, "excludes --rank, --affine and --no-affine");
+    if (!o->rank_set)
+        rank = o->dense ? 0 : sh.r;
+    if (!o->affine_set)
+        o->affine = !o->dense;
     o->p.M = sh.M;
     o->p.N = sh.N;
     o->p.K = sh.K;
