@@ -125,6 +125,10 @@ clean:
 	$(call say,RM,$(B))
 	$(Q)rm -rf $(B)
 
+# Targets kept in their own files: `make install` / `uninstall` (tools/install.mk) and
+# `make plots` (bench/plots.mk).
+-include tools/install.mk bench/plots.mk
+
 # the shared tool objects are real products, not intermediates make may delete
 .SECONDARY: $(TOOL_LOBJ)
 
