@@ -3,6 +3,7 @@
  * tensor-memory plan, the slicing check, and the table's text/JSON forms.
  * The object sizes and the reasons behind them are in budget.h. */
 #include "budget.h"
+#include "sm100a_desc.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -143,6 +144,10 @@ static fp4lr_status check_mma_tile(const fp4lr_budget_req *r)
                               "tile_n = %d is a tile the MMA cannot issue here: sm100a with "
                               "cluster %d needs tile_n in %d..%d in steps of %d",
                               r->tile_n, r->cluster, SM100_TILE_N_MIN, MMA_N_MAX, step);
+        /* and every tile's SFB must sit on whole tensor-memory columns of its 128-row copy */
+        fp4lr_status sfb = fp4lr_sm100a_sfb_tile_check(r->tile_n);
+        if (sfb.code != FP4LR_OK)
+            return INFEASIBLE("TILE_N", "tile_n = %d: %s", r->tile_n, sfb.msg);
     } else {
         if (m_cta % 64 != 0)
             return INFEASIBLE("TILE_M",

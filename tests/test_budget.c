@@ -424,7 +424,9 @@ Test(budget, tile_mma_cannot_issue_sm100_n)
     fp4lr_budget_req r = sm100_req();
     r.tile_n = 200; /* a pair needs N % 16 */
     expect_fail(r, FP4LR_E_INFEASIBLE, "TILE_N", "tile_n = 200");
-    r.tile_m = 128, r.cluster = 1; /* single CTA: N % 8 is enough */
+    r.tile_m = 128, r.cluster = 1; /* single CTA: N % 8 holds, but tile 1's SFB */
+    expect_fail(r, FP4LR_E_INFEASIBLE, "TILE_N", "not on a TMEM column"); /* starts at row 72 */
+    r.tile_n = 160;                /* SFB of every tile on whole TMEM columns */
     solve_ok(r);
     r.tile_n = 512;
     expect_fail(r, FP4LR_E_INFEASIBLE, "TILE_N", "tile_n = 512");
