@@ -13,6 +13,10 @@
  *  - the TMEM allocation, the columns used and the accumulator stages are the solver's
  *    tensor-memory plan, with one scale-factor area per main stage,
  *  - every tcgen05 instruction of a kernel names the same cta_group, the cluster size,
+ *  - the MMA stage's constants are those of the tested encoders of host/sm100a_desc.h:
+ *    the kind qualifier and idesc of every MMA, the operand and scale-atom descriptor
+ *    constants, the K step, the SF columns each MMA reads, the SF area per stage, and
+ *    the scale-atom copies cover that area exactly once,
  *  - the default sm_100a plans (pair, and one CTA) of both formats have a built kernel,
  *  - tools/gen_sm100a.py --check passes (the committed PTX is the generator's output). */
 #include <criterion/criterion.h>
@@ -22,6 +26,7 @@
 #include <string.h>
 
 #include "plan.h"
+#include "sm100a_desc.h"
 
 #define PTX_DIR "ptx/sm100a"
 #define MAX_KERNELS 32
@@ -168,6 +173,144 @@ Test(sm100a_instances, one_cta_group_per_kernel)
                       k[i].tcgen05_ops);
         cr_expect_eq(k[i].foreign_group, 0, "%s: %d tcgen05 instructions name a cta_group other than ::%d",
                      k[i].entry, k[i].foreign_group, k[i].cluster);
+    }
+}
+
+/* ---- the MMA stage against the descriptor encoders -------------------------------- */
+
+#define MAX_MMAS 8
+#define MAX_REGS 64
+#define MAX_CPS 32
+
+/* What one K stage of the MMA issuer does, read from its instructions.  The issuer
+ * computes the stage's descriptor start field into one register (`and.b32 %rD, %rD,
+ * 0x3FFF`) and its SF area into another (`mad.lo.u32 %rS, %s, STRIDE, %tsf`); every
+ * descriptor low word and TMEM operand is one of those plus an immediate. */
+typedef struct mma_stage {
+    int desc_reg, sf_reg, sf_stride;
+    long lo_imm[MAX_REGS], col_imm[MAX_REGS]; /* register -> immediate added to the base */
+    unsigned idesc_val[2];                    /* %idesc, %idesc1 */
+    unsigned opnd_hi, sf_hi;                  /* high words of %ad/%bd and %sd */
+    int bad_hi;                               /* a descriptor high word differing from the first */
+    int n_mma;
+    struct {
+        char qual[96];   /* the qualifiers between cta_group::N. and the operands */
+        int idesc1;      /* 1: %idesc1 */
+        long a_lo, b_lo; /* descriptor start offsets (16-byte units) */
+        long sfa, sfb;   /* SF columns */
+    } mma[MAX_MMAS];
+    long a_lo, b_lo;     /* the latest %ad / %bd */
+    int n_cp;
+    long cp_col[MAX_CPS];
+} mma_stage;
+
+static int reg_ok(int r) { return r >= 0 && r < MAX_REGS; }
+
+static void stage_line(mma_stage *st, const char *t)
+{
+    int d, r, imm;
+    unsigned v, hi;
+    char qual[96], which[8];
+    if (sscanf(t, "and.b32 %%r%d, %%r%d, 0x3FFF;", &d, &r) == 2)
+        st->desc_reg = d;
+    else if (sscanf(t, "mad.lo.u32 %%r%d, %%s, %d, %%tsf;", &d, &imm) == 2)
+        st->sf_reg = d, st->sf_stride = imm;
+    else if (sscanf(t, "add.u32 %%r%d, %%r%d, %d;", &d, &r, &imm) == 3 && reg_ok(d)) {
+        if (r == st->desc_reg)
+            st->lo_imm[d] = imm;
+        if (r == st->sf_reg)
+            st->col_imm[d] = imm;
+    } else if (sscanf(t, "mov.b32 %%idesc%1[1], 0x%x;", which, &v) == 2)
+        st->idesc_val[1] = v;
+    else if (sscanf(t, "mov.b32 %%idesc, 0x%x;", &v) == 1)
+        st->idesc_val[0] = v;
+    else if (sscanf(t, "mov.b64 %%%1[ab]d, {%%r%d, 0x%x};", which, &r, &hi) == 3 && reg_ok(r)) {
+        st->bad_hi += st->opnd_hi && hi != st->opnd_hi;
+        st->opnd_hi = hi;
+        *(which[0] == 'a' ? &st->a_lo : &st->b_lo) = st->lo_imm[r];
+    } else if (sscanf(t, "mov.b64 %%sd, {%%r%d, 0x%x};", &r, &hi) == 2) {
+        st->bad_hi += st->sf_hi && hi != st->sf_hi;
+        st->sf_hi = hi;
+    } else if (sscanf(t, "tcgen05.cp.cta_group::%*d.32x128b.warpx4 [%%r%d]", &r) == 1 && reg_ok(r) &&
+               st->n_cp < MAX_CPS)
+        st->cp_col[st->n_cp++] = st->col_imm[r];
+    else if (sscanf(t, "tcgen05.mma.cta_group::%*d.%95s [%%tacc], %%ad, %%bd, %%%7[a-z0-9], [%%r%d], [%%r%d]",
+                    qual, which, &d, &r) == 4 && reg_ok(d) && reg_ok(r) && st->n_mma < MAX_MMAS) {
+        st->mma[st->n_mma].idesc1 = strcmp(which, "idesc1") == 0;
+        snprintf(st->mma[st->n_mma].qual, sizeof st->mma[0].qual, "%s", qual);
+        st->mma[st->n_mma].a_lo = st->a_lo;
+        st->mma[st->n_mma].b_lo = st->b_lo;
+        st->mma[st->n_mma].sfa = st->col_imm[d];
+        st->mma[st->n_mma].sfb = st->col_imm[r];
+        st->n_mma++;
+    }
+}
+
+static void read_stage(const char *path, mma_stage *st)
+{
+    memset(st, 0, sizeof *st);
+    st->desc_reg = st->sf_reg = -1;
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "cannot read %s", path);
+    char line[2048];
+    while (fgets(line, sizeof line, f)) {
+        const char *t = line + strspn(line, " \t");
+        if (strncmp(t, "//", 2) != 0)
+            stage_line(st, t);
+    }
+    fclose(f);
+}
+
+Test(sm100a_instances, constants_are_the_encoders)
+{
+    sm100a_kernel k[MAX_KERNELS];
+    int n = load_kernels(k, MAX_KERNELS);
+    const int mmas = k[0].tk / FP4LR_SM100A_MMA_K;
+    for (int i = 0; i < n; i++) {
+        mma_stage st;
+        read_stage(k[i].file, &st);
+        const char *e = k[i].entry;
+        const fp4lr_format f = k[i].format;
+        cr_assert_eq(st.n_mma, mmas, "%s: %d MMAs in its stage, %d expected", e, st.n_mma, mmas);
+        cr_expect_eq((uint64_t)st.opnd_hi << 32, fp4lr_sm100a_smem_desc_kmajor_sw128(0), "%s: operand hi 0x%08x",
+                     e, st.opnd_hi);
+        cr_expect_eq((uint64_t)st.sf_hi << 32, fp4lr_sm100a_sf_copy_desc(0), "%s: SF hi 0x%08x", e, st.sf_hi);
+        cr_expect_eq(st.bad_hi, 0, "%s: descriptor high words differ between instructions", e);
+        cr_expect_eq(st.sf_stride, fp4lr_sm100a_sf_stage_cols(f, k[i].tn, k[i].tk), "%s: SF area %d columns", e,
+                     st.sf_stride);
+
+        /* the qualifiers and idesc the encoders give for MMA j of the stage */
+        fp4lr_sm100a_idesc d = fp4lr_sm100a_idesc_for_format(f, k[i].cluster, k[i].tn);
+        char qual[96];
+        snprintf(qual, sizeof qual, "kind::%s.block_scale.scale_vec::%dX", fp4lr_sm100a_kind_name(d.kind),
+                 d.block == FP4LR_SM100A_BLOCK16 ? 4 : 2);
+        const int sfb_base = fp4lr_sm100a_sf_stage_sfb_base(f, k[i].tk);
+        const long k_step = FP4LR_SM100A_MMA_K_BYTES >> 4;
+        for (int j = 0; j < st.n_mma; j++) {
+            d.sfa_id = d.sfb_id = fp4lr_sm100a_sf_id(f, j);
+            fp4lr_status cs = fp4lr_sm100a_idesc_check(&d);
+            cr_expect_eq(cs.code, FP4LR_OK, "%s MMA %d: %s", e, j, cs.msg);
+            cr_expect_str_eq(st.mma[j].qual, qual, "%s MMA %d", e, j);
+            cr_expect_eq(st.idesc_val[st.mma[j].idesc1], fp4lr_sm100a_idesc_block_scaled(&d),
+                         "%s MMA %d: idesc 0x%08x", e, j, st.idesc_val[st.mma[j].idesc1]);
+            cr_expect_eq(st.mma[j].sfa, fp4lr_sm100a_sfa_col(f, j), "%s MMA %d: SFA column %ld", e, j,
+                         st.mma[j].sfa);
+            cr_expect_eq(st.mma[j].sfb, sfb_base + fp4lr_sm100a_sfb_col(f, k[i].tn, j, 0),
+                         "%s MMA %d: SFB column %ld", e, j, st.mma[j].sfb);
+            cr_expect_eq(st.mma[j].a_lo - st.mma[0].a_lo, j * k_step, "%s MMA %d: A K step", e, j);
+            cr_expect_eq(st.mma[j].b_lo - st.mma[0].b_lo, j * k_step, "%s MMA %d: W K step", e, j);
+        }
+        /* the copies fill the stage's SF area, 4 columns each, every column once */
+        int covered[512] = {0};
+        cr_expect_eq(st.n_cp * FP4LR_SM100A_SF_COLS_PER_ATOM, st.sf_stride, "%s: %d scale-atom copies", e, st.n_cp);
+        for (int c = 0; c < st.n_cp; c++)
+            for (int x = 0; x < FP4LR_SM100A_SF_COLS_PER_ATOM; x++) {
+                long col = st.cp_col[c] + x;
+                cr_assert(col >= 0 && col < st.sf_stride, "%s: copy %d reaches column %ld", e, c, col);
+                covered[col]++;
+            }
+        for (int col = 0; col < st.sf_stride; col++)
+            cr_expect_eq(covered[col], 1, "%s: SF column %d written %d times", e, col, covered[col]);
     }
 }
 

@@ -38,7 +38,7 @@ ATOM = 512                    # one 128x4 scale atom (bytes)
 FORMATS = {
     # name: (scale block, scale name, MMA kind, scale type bit of the idesc)
     "nvfp4": (16, "ue4m3", "kind::mxf4nvf4.block_scale.scale_vec::4X", 0),
-    "mxfp4": (32, "ue8m0", "kind::mxf4.block_scale.scale_vec::2X", 1),
+    "mxfp4": (32, "ue8m0", "kind::mxf4nvf4.block_scale.scale_vec::2X", 1),
 }
 
 # The instantiations the host can pick: (format, cluster, main stages, accumulator stages).
@@ -277,11 +277,10 @@ def header(e, K):
 
 
 def idesc_doc(K):
-    out = []
-    for k in range(K.mmas if K.mma_per_atom == 2 else 1):
-        which = f"MMA k%2 = {k}" if K.mma_per_atom == 2 else "every MMA"
-        out.append(f"//                  0x{K.mma_idesc(k):08X}  ({which})\n")
-    return "".join(out)
+    if K.mma_per_atom == 1:
+        return f"//                  0x{K.mma_idesc(0):08X}  (every MMA)\n"
+    return "".join(f"//                  0x{K.mma_idesc(k):08X}  ({which} MMA k of a stage)\n"
+                   for k, which in ((0, "even"), (1, "odd")))
 
 
 def cluster_doc(K):
