@@ -490,7 +490,23 @@ def advance(e, idx, phase, n):
 \t@%p7 xor.b32 {phase}, {phase}, 1;""")
 
 
-def drain(e, K, bar, idx, phase, n, what):
+def walk_start(e, tag, cursors):
+    """A role's walk over its tiles: its ring cursors (slot, phase) at 0, the first tile,
+    and the loop head (L_<tag>_tile; L_<tag>_done after the last tile)."""
+    for reg in cursors:
+        e(f"\tmov.u32 {reg}, 0;")
+    e(f"""\tmov.u32 %tile, %tile0;
+L_{tag}_tile:
+\tsetp.ge.u32 %p0, %tile, %ntiles;
+\t@%p0 bra L_{tag}_done;""")
+
+
+def walk_next(e, tag):
+    e(f"""\tadd.u32 %tile, %tile, %tstride;
+\tbra L_{tag}_tile;""")
+
+
+def drain(e, bar, idx, phase, n, what):
     """The tail of a ring's producer side: wait until every slot's last fill has been
     released (slots never filled pass at once), so no arrive on this ring is in flight."""
     e(f"""\tmov.u32 %cnt, 0;
@@ -518,13 +534,8 @@ L_producer:
 \tprefetch.tensormap [%tmA];
 \tprefetch.tensormap [%tmW];
 \tprefetch.tensormap [%tmSFA];
-\tprefetch.tensormap [%tmSFW];
-\tmov.u32 %s, 0;
-\tmov.u32 %ph, 0;
-\tmov.u32 %tile, %tile0;
-L_p_tile:
-\tsetp.ge.u32 %p0, %tile, %ntiles;
-\t@%p0 bra L_p_done;""")
+\tprefetch.tensormap [%tmSFW];""")
+    walk_start(e, "p", ["%s", "%ph"])
     tile_coords(e, K, "%tile", "%m0", "%n0")
     e(f"""\tshr.u32 %r8, %m0, 7;                        // SFA row block
 \tshr.u32 %r9, %n0, 7;                        // SFW first row block
@@ -557,12 +568,11 @@ L_p_k:
     advance(e, "%s", "%ph", K.stages)
     e("""\tadd.u32 %ks, %ks, 1;
 \tsetp.lt.u32 %p0, %ks, %nks;
-\t@%p0 bra L_p_k;
-\tadd.u32 %tile, %tile, %tstride;
-\tbra L_p_tile;
-L_p_done:
+\t@%p0 bra L_p_k;""")
+    walk_next(e, "p")
+    e("""L_p_done:
 \t// tail: every stage released (the last commits have arrived in this CTA)""")
-    drain(e, K, "%bar_empty", "%s", "%ph", K.stages, "p")
+    drain(e, "%bar_empty", "%s", "%ph", K.stages, "p")
     e("\tbra L_teardown;")
 
 
@@ -586,15 +596,8 @@ L_mma:
     e(f"\tmov.b32 %idesc, 0x{ids[0]:08X};")
     if len(ids) > 1:
         e(f"\tmov.b32 %idesc1, 0x{ids[1]:08X};           // SF ID 2 (upper half-word)")
-    e("""\tmov.u32 %s, 0;
-\tmov.u32 %ph, 0;
-\tmov.u32 %a, 0;
-\tmov.u32 %aph, 0;
-\tmov.u32 %tile, %tile0;
-L_m_tile:
-\tsetp.ge.u32 %p0, %tile, %ntiles;
-\t@%p0 bra L_m_done;
-\tmul.lo.u32 %r10, %a, 8;
+    walk_start(e, "m", ["%s", "%ph", "%a", "%aph"])
+    e("""\tmul.lo.u32 %r10, %a, 8;
 \tadd.u32 %r11, %bar_acce, %r10;
 \txor.b32 %r12, %aph, 1;                     // first use of each stage passes""")
     e.wait("%r11", "%r12", "accempty")
@@ -646,11 +649,10 @@ L_m_k:
 \tadd.u32 %r11, %bar_accf, %r10;
 \t{commit.format('%r11')}   // accumulator a complete""")
     advance(e, "%a", "%aph", K.acc)
-    e("""\tadd.u32 %tile, %tile, %tstride;
-\tbra L_m_tile;
-L_m_done:
+    walk_next(e, "m")
+    e("""L_m_done:
 \t// tail: every accumulator stage released by the epilogue (all its arrives landed)""")
-    drain(e, K, "%bar_acce", "%a", "%aph", K.acc, "m")
+    drain(e, "%bar_acce", "%a", "%aph", K.acc, "m")
     e("\tbra L_teardown;")
 
 
@@ -720,12 +722,7 @@ L_epilogue:
 \tshl.b32 %r23, %r23, 4;""")
     if pair:
         e("""\tmapa.shared::cluster.u32 %r24, %bar_acce, %lead;   // the even CTA's accempty""")
-    e("""\tmov.u32 %a, 0;
-\tmov.u32 %aph, 0;
-\tmov.u32 %tile, %tile0;
-L_e_tile:
-\tsetp.ge.u32 %p0, %tile, %ntiles;
-\t@%p0 bra L_e_done;""")
+    walk_start(e, "e", ["%a", "%aph"])
     tile_coords(e, K, "%tile", "%m0", "%n0")
     e("""\tshl.b32 %r25, %quad, 5;
 \tadd.u32 %m0, %m0, %r25;                    // this warp's first row
@@ -751,9 +748,8 @@ L_e_tile:
     advance(e, "%a", "%aph", K.acc)
     for q in range(WB_BUFS, nchunks):
         store_chunk(e, q)
-    e("""\tadd.u32 %tile, %tile, %tstride;
-\tbra L_e_tile;
-L_e_done:
+    walk_next(e, "e")
+    e("""L_e_done:
 \t// the last bulk stores must finish reading shared memory before the CTA exits
 \t@%plane0 cp.async.bulk.wait_group 0;
 \tbra L_teardown;""")
