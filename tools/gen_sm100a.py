@@ -16,9 +16,11 @@ fact sheet's worked values (../shared/facts/sm100a-tcgen05.md) every time this r
     tools/gen_sm100a.py --check    regenerate in memory, compare with ptx/sm100a/
     tools/gen_sm100a.py --list     print the entry names
 """
-import argparse
 import os
 import sys
+
+from ptxgen import Emitter, advance
+import ptxgen
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUTDIR = os.path.join(os.path.dirname(HERE), "ptx", "sm100a")
@@ -138,35 +140,6 @@ class Kernel:
 
     def sfb_col(self, j, blk):
         return self.sfa_cols + 8 * j + 4 * blk       # SFB atom j of row block blk
-
-
-class Emitter:
-    """Collects PTX lines; gives each wait loop a unique label."""
-
-    def __init__(self, cluster):
-        self.lines = []
-        self.nlabel = 0
-        self.cl = cluster
-
-    def __call__(self, text=""):
-        for line in text.split("\n"):
-            self.lines.append(line.rstrip())
-
-    def label(self, stem):
-        self.nlabel += 1
-        return f"L_{stem}_{self.nlabel}"
-
-    def wait(self, bar_addr, parity, what):
-        """Spin on mbarrier phase `parity` (try_wait suspends in hardware between polls).
-        In a pair the wait acquires at cluster scope: the peer CTA arrives and writes."""
-        lab = self.label("wait_" + what)
-        sem = ".acquire.cluster" if self.cl == 2 else ""
-        self(f"{lab}:")
-        self(f"\tmbarrier.try_wait.parity{sem}.shared::cta.b64 %pw, [{bar_addr}], {parity};")
-        self(f"\t@!%pw bra {lab};")
-
-    def text(self):
-        return "\n".join(self.lines) + "\n"
 
 
 # ---- header -------------------------------------------------------------------------
@@ -384,17 +357,7 @@ def emit_setup(e, K):
 \tand.b32 %lane, %thr, 31;
 \tand.b32 %quad, %warp, 3;                    // TMEM lane quarter of this warp
 \tsetp.eq.u32 %plane0, %lane, 0;
-\tmov.u64 %rd0, p_tmA;   cvta.param.u64 %tmA, %rd0;
-\tmov.u64 %rd0, p_tmW;   cvta.param.u64 %tmW, %rd0;
-\tmov.u64 %rd0, p_tmSFA; cvta.param.u64 %tmSFA, %rd0;
-\tmov.u64 %rd0, p_tmSFW; cvta.param.u64 %tmSFW, %rd0;
-\tmov.u64 %rd0, p_tmY;   cvta.param.u64 %tmY, %rd0;
-\tld.param.u32 %nks, [p_num_k_stages];
-\tld.param.u32 %tiles_m, [p_tiles_m];
-\tld.param.u32 %tiles_n, [p_tiles_n];
-\tld.param.u32 %group, [p_group];
-\tmul.lo.u32 %ntiles, %tiles_m, %tiles_n;
-\tmov.u32 %sbase, smem;                       // the window's base is not 0: always add it
+{ptxgen.COMMON_PARAMS}\tmov.u32 %sbase, smem;                       // the window's base is not 0: always add it
 \tadd.u32 %bar_full, %sbase, {L['fixed']};
 \tadd.u32 %bar_empty, %bar_full, {8 * K.stages};
 \tadd.u32 %bar_accf, %bar_empty, {8 * K.stages};
@@ -478,16 +441,6 @@ def tile_coords(e, K, tile, m0, n0):
 \tmul.lo.u32 {m0}, %r5, {BM * K.cl};
 \tadd.u32 {m0}, {m0}, %mrank;                // this CTA's rows of the tile
 \tmul.lo.u32 {n0}, %r6, {BN};""")
-
-
-def advance(e, idx, phase, n):
-    if n == 1:
-        e(f"\txor.b32 {phase}, {phase}, 1;")
-        return
-    e(f"""\tadd.u32 {idx}, {idx}, 1;
-\tsetp.eq.u32 %p7, {idx}, {n};
-\t@%p7 mov.u32 {idx}, 0;
-\t@%p7 xor.b32 {phase}, {phase}, 1;""")
 
 
 def walk_start(e, tag, cursors):
@@ -781,36 +734,7 @@ L_dealloc_done:""")
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--check", action="store_true", help="compare with the committed files, write nothing")
-    ap.add_argument("--list", action="store_true", help="print the entry names")
-    ap.add_argument("--outdir", default=OUTDIR)
-    args = ap.parse_args()
-    bad = 0
-    for inst in INSTANCES:
-        name = entry_name(*inst[:3])
-        if args.list:
-            print(name)
-            continue
-        text = emit_kernel(*inst)
-        path = os.path.join(args.outdir, name + ".ptx")
-        if args.check:
-            try:
-                with open(path) as f:
-                    old = f.read()
-            except OSError:
-                old = None
-            if old != text:
-                print(f"gen_sm100a: {path} differs from the generator's output (run tools/gen_sm100a.py)",
-                      file=sys.stderr)
-                bad = 1
-        else:
-            os.makedirs(args.outdir, exist_ok=True)
-            with open(path, "w") as f:
-                f.write(text)
-    if args.check and not bad:
-        print(f"gen_sm100a: {len(INSTANCES)} kernels match the generator")
-    return bad
+    return ptxgen.main("gen_sm100a", __doc__, INSTANCES, lambda inst: entry_name(*inst[:3]), lambda inst: emit_kernel(*inst), OUTDIR)
 
 
 if __name__ == "__main__":

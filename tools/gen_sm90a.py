@@ -11,9 +11,11 @@ ptx/sm90a/ and a test regenerates it and compares (``--check``).
     tools/gen_sm90a.py --check    regenerate in memory, compare with ptx/sm90a/
     tools/gen_sm90a.py --list     print the entry names
 """
-import argparse
 import os
 import sys
+
+from ptxgen import Emitter, advance
+import ptxgen
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Measurement-only variants (never committed): FP4LR_GEN_EXPERIMENT=skip_transform makes
@@ -70,31 +72,6 @@ CL = 1
 SPLIT = False
 FUSED = False      # the fused family: affine and low-rank after the main loop
 LORA_SLOTS = 4     # low-rank ring slots the kernel has barriers for (the host uses <= this)
-
-
-class Emitter:
-    """Collects PTX lines; gives each wait loop a unique label."""
-
-    def __init__(self):
-        self.lines = []
-        self.nlabel = 0
-
-    def __call__(self, text=""):
-        for line in text.split("\n"):
-            self.lines.append(line.rstrip())
-
-    def label(self, stem):
-        self.nlabel += 1
-        return f"L_{stem}_{self.nlabel}"
-
-    def wait(self, bar_addr, parity, what):
-        """Spin on mbarrier phase `parity` (try_wait suspends in hardware between polls).
-        In a cluster the wait acquires at cluster scope: the peer CTA writes our slots."""
-        lab = self.label("wait_" + what)
-        sem = ".acquire.cluster" if CL == 2 else ""
-        self(f"{lab}:")
-        self(f"\tmbarrier.try_wait.parity{sem}.shared::cta.b64 %pw, [{bar_addr}], {parity};")
-        self(f"\t@!%pw bra {lab};")
 
 
 def acc_list():
@@ -204,7 +181,7 @@ def emit_kernel(fmt, family, cluster, stages):
     SPLIT = cluster == 2 and os.environ.get("FP4LR_GEN_C2_SPLIT", "") == "1"
     blk, ka, _, _ = FORMATS[fmt]
     L = layout(fmt, stages)
-    e = Emitter()
+    e = Emitter(CL)
     header(e, fmt, family, cluster, stages, L)
     name = entry_name(fmt, family, cluster, stages)
     e(""".version 8.0
@@ -260,17 +237,7 @@ def emit_kernel(fmt, family, cluster, stages):
 \tshr.u32 %warp, %thr, 5;
 \tand.b32 %lane, %thr, 31;
 \tshr.u32 %wg, %thr, 7;
-\tmov.u64 %rd0, p_tmA;   cvta.param.u64 %tmA, %rd0;
-\tmov.u64 %rd0, p_tmW;   cvta.param.u64 %tmW, %rd0;
-\tmov.u64 %rd0, p_tmSFA; cvta.param.u64 %tmSFA, %rd0;
-\tmov.u64 %rd0, p_tmSFW; cvta.param.u64 %tmSFW, %rd0;
-\tmov.u64 %rd0, p_tmY;   cvta.param.u64 %tmY, %rd0;
-\tld.param.u32 %nks, [p_num_k_stages];
-\tld.param.u32 %tiles_m, [p_tiles_m];
-\tld.param.u32 %tiles_n, [p_tiles_n];
-\tld.param.u32 %group, [p_group];
-\tmul.lo.u32 %ntiles, %tiles_m, %tiles_n;
-\tmov.u32 %sbase, smem;
+{ptxgen.COMMON_PARAMS}\tmov.u32 %sbase, smem;
 \tadd.u32 %bar_full, %sbase, {L['bar']};
 \tadd.u32 %bar_empty, %bar_full, {8 * stages};
 \tadd.u32 %bar_tfull, %bar_empty, {8 * stages};
@@ -396,13 +363,6 @@ def tile_coords(e, tile="%tile", m0="%m0", n0="%n0"):
 \tmul.lo.u32 {m0}, %r5, {BM * CL};
 \tadd.u32 {m0}, {m0}, %mrank;                // this CTA's rows of the cluster tile
 \tmul.lo.u32 {n0}, %r6, {BN};""")
-
-
-def advance(e, idx, phase, n):
-    e(f"""\tadd.u32 {idx}, {idx}, 1;
-\tsetp.eq.u32 %p7, {idx}, {n};
-\t@%p7 mov.u32 {idx}, 0;
-\t@%p7 xor.b32 {phase}, {phase}, 1;""")
 
 
 def produce_next(e, fmt, stages, L, tag):
@@ -1107,35 +1067,7 @@ def emit_epilogue(e, L):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--check", action="store_true", help="compare with the committed files, write nothing")
-    ap.add_argument("--list", action="store_true", help="print the entry names")
-    ap.add_argument("--outdir", default=OUTDIR)
-    args = ap.parse_args()
-    bad = 0
-    for inst in INSTANCES:
-        name = entry_name(*inst)
-        if args.list:
-            print(name)
-            continue
-        text = emit_kernel(*inst)
-        path = os.path.join(args.outdir, name + ".ptx")
-        if args.check:
-            try:
-                with open(path) as f:
-                    old = f.read()
-            except OSError:
-                old = None
-            if old != text:
-                print(f"gen_sm90a: {path} differs from the generator's output (run tools/gen_sm90a.py)", file=sys.stderr)
-                bad = 1
-        else:
-            os.makedirs(args.outdir, exist_ok=True)
-            with open(path, "w") as f:
-                f.write(text)
-    if args.check and not bad:
-        print(f"gen_sm90a: {len(INSTANCES)} kernels match the generator")
-    return bad
+    return ptxgen.main("gen_sm90a", __doc__, INSTANCES, lambda inst: entry_name(*inst), lambda inst: emit_kernel(*inst), OUTDIR)
 
 
 if __name__ == "__main__":

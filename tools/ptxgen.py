@@ -1,0 +1,97 @@
+"""ptxgen.py -- what the PTX generators of tools/ share.
+
+The Emitter collecting lines (one unique label per mbarrier wait loop), the ring-cursor
+advance, and the command-line driver that writes every instantiation or, with --check,
+compares the committed files with what the generator would write.
+"""
+import argparse
+import os
+import sys
+
+
+class Emitter:
+    """Collects PTX lines; gives each wait loop a unique label."""
+
+    def __init__(self, cluster=1):
+        self.lines = []
+        self.nlabel = 0
+        self.cl = cluster
+
+    def __call__(self, text=""):
+        for line in text.split("\n"):
+            self.lines.append(line.rstrip())
+
+    def label(self, stem):
+        self.nlabel += 1
+        return f"L_{stem}_{self.nlabel}"
+
+    def wait(self, bar_addr, parity, what):
+        """Spin on mbarrier phase `parity` (try_wait suspends in hardware between polls).
+        In a cluster the wait acquires at cluster scope: the peer CTA arrives and writes."""
+        lab = self.label("wait_" + what)
+        sem = ".acquire.cluster" if self.cl == 2 else ""
+        self(f"{lab}:")
+        self(f"\tmbarrier.try_wait.parity{sem}.shared::cta.b64 %pw, [{bar_addr}], {parity};")
+        self(f"\t@!%pw bra {lab};")
+
+    def text(self):
+        return "\n".join(self.lines) + "\n"
+
+
+# The parameters every fp4lr GEMM entry shares (the ABI of ptx/ABI.md): the five tensor
+# maps used through their generic addresses, the K stage count and the tile walk.
+COMMON_PARAMS = """\tmov.u64 %rd0, p_tmA;   cvta.param.u64 %tmA, %rd0;
+\tmov.u64 %rd0, p_tmW;   cvta.param.u64 %tmW, %rd0;
+\tmov.u64 %rd0, p_tmSFA; cvta.param.u64 %tmSFA, %rd0;
+\tmov.u64 %rd0, p_tmSFW; cvta.param.u64 %tmSFW, %rd0;
+\tmov.u64 %rd0, p_tmY;   cvta.param.u64 %tmY, %rd0;
+\tld.param.u32 %nks, [p_num_k_stages];
+\tld.param.u32 %tiles_m, [p_tiles_m];
+\tld.param.u32 %tiles_n, [p_tiles_n];
+\tld.param.u32 %group, [p_group];
+\tmul.lo.u32 %ntiles, %tiles_m, %tiles_n;
+"""
+
+
+def advance(e, idx, phase, n):
+    """Next slot of a ring of n slots; the phase bit flips on wrap-around (%p7 is scratch)."""
+    if n == 1:
+        e(f"\txor.b32 {phase}, {phase}, 1;")
+        return
+    e(f"""\tadd.u32 {idx}, {idx}, 1;
+\tsetp.eq.u32 %p7, {idx}, {n};
+\t@%p7 mov.u32 {idx}, 0;
+\t@%p7 xor.b32 {phase}, {phase}, 1;""")
+
+
+def main(tool, doc, instances, name_of, emit_of, outdir):
+    """Writes every instantiation into outdir, or --check / --list; returns the exit status."""
+    ap = argparse.ArgumentParser(prog=tool, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true", help="compare with the committed files, write nothing")
+    ap.add_argument("--list", action="store_true", help="print the entry names")
+    ap.add_argument("--outdir", default=outdir)
+    args = ap.parse_args()
+    bad = 0
+    for inst in instances:
+        name = name_of(inst)
+        if args.list:
+            print(name)
+            continue
+        text = emit_of(inst)
+        path = os.path.join(args.outdir, name + ".ptx")
+        if args.check:
+            try:
+                with open(path) as f:
+                    old = f.read()
+            except OSError:
+                old = None
+            if old != text:
+                print(f"{tool}: {path} differs from the generator's output (run tools/{tool}.py)", file=sys.stderr)
+                bad = 1
+        else:
+            os.makedirs(args.outdir, exist_ok=True)
+            with open(path, "w") as f:
+                f.write(text)
+    if args.check and not bad:
+        print(f"{tool}: {len(instances)} kernels match the generator")
+    return bad
