@@ -813,7 +813,9 @@ L_lissue_box_{tag}:
 \tsetp.eq.u32 %p5, %lis, %lslots;
 \t@%p5 mov.u32 %lis, 0;
 \t@%p5 xor.b32 %liph, %liph, 1;
-L_lissue_skip_{tag}:""")
+L_lissue_skip_{tag}:
+\t// the issuing lane may have waited alone: reconverge the warp before any .aligned op
+\tbar.warp.sync 0xffffffff;""")
 
 
 def emit_affine_and_lowrank(e):
