@@ -1,0 +1,67 @@
+/* fp4lr.h: the public umbrella header of libfp4lr.
+ *
+ * One include gives the stable API: statuses, formats, problems and their
+ * validation, plans and budgets, the device context (the CUDA driver opened at
+ * run time), the runtime and fp4lr_gemm, device copies of a problem, the
+ * double-precision reference and the comparison, and the host-side data
+ * preparation of layouts/ (quantizers, fp4 packing, the 128x4 scale atom,
+ * bf16).  Every symbol is prefixed fp4lr_ (macros FP4LR_); the library keeps no
+ * global state: the only state is the fp4lr_ctx and fp4lr_runtime the caller
+ * creates and owns.  Other headers installed beside this one are internal and
+ * may change between versions.
+ *
+ * Build against an installed copy with `pkg-config --cflags --libs fp4lr`; the
+ * kernels are looked up in $FP4LR_KERNEL_DIR (`pkg-config --variable=kerneldir
+ * fp4lr`).  Launching the kernels without this library: ptx/ABI.md. */
+#ifndef FP4LR_H
+#define FP4LR_H
+
+/* The driver API types come first, outside the C linkage block below. */
+#include <cuda.h>
+
+#define FP4LR_VERSION_MAJOR 0
+#define FP4LR_VERSION_MINOR 1
+#define FP4LR_VERSION_PATCH 0
+#define FP4LR_VERSION "0.1.0"
+/* MAJOR * 10000 + MINOR * 100 + PATCH, for preprocessor comparisons. */
+#define FP4LR_VERSION_NUMBER (FP4LR_VERSION_MAJOR * 10000 + FP4LR_VERSION_MINOR * 100 + FP4LR_VERSION_PATCH)
+
+/* Digest of the kernel parameter lists of every entry family (ptx/ABI.md).
+ * Written by `tools/gen_abi.py --write`; `--check` fails when it no longer
+ * matches the kernels, so it changes exactly when the kernel ABI does. */
+#define FP4LR_KERNEL_ABI "bf35936260a69955"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "status.h"
+#include "format.h"
+#include "problem.h"
+#include "plan.h"
+#include "device.h"
+#include "gemm.h"
+#include "devbuf.h"
+#include "devproblem.h"
+#include "reference.h"
+#include "compare.h"
+#include "quant.h"
+#include "fp4_pack.h"
+#include "scale_atom.h"
+#include "bf16.h"
+
+/* The library's version, FP4LR_VERSION of the build ("0.1.0"): compare it with
+ * the macro to detect a header / library mismatch. */
+const char *fp4lr_version(void);
+
+/* The kernels' identity: the PTX ISA version of each architecture's kernels,
+ * the generator that wrote them and the kernel ABI digest, e.g.
+ * "sm90a: PTX ISA 8.0, tools/gen_sm90a.py; sm100a: PTX ISA 8.7, tools/gen_sm100a.py;
+ *  kernel ABI <FP4LR_KERNEL_ABI>". */
+const char *fp4lr_ptx_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,536 @@
+/* CPU suite: the kernel ABI of ptx/ABI.md against the code, so the page cannot drift.
+ *
+ *  - tools/gen_abi.py --check --cubin-dir <build>/ptx: the generated tables of ABI.md match
+ *    the kernels' .entry declarations, FP4LR_KERNEL_ABI matches them, and the layout matches
+ *    the parameter records of the built cubins;
+ *  - the library (host/sm90a_gemm.c), run on a recording fake driver, passes the fields of
+ *    its parameter structs in the kernels' parameter order with the kernels' sizes, and
+ *    encodes the maps, scalars, grid, block and cluster that ABI.md §2, §4 and §5 state
+ *    (literal values worked out by hand from those sections for fixed problems);
+ *  - raw_launch --print-params packs every sm_90a family as gen_abi.py --params says;
+ *  - the version report of fp4lr.h names the PTX ISA of every kernel file. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fp4lr.h"
+#include "sm90a_gemm.h"
+#include "tensormap.h"
+
+/* ---- helpers: commands, the build directory, the generated layout ---------------------- */
+
+/* Runs `cmd`, returns its exit status and (up to cap bytes of) its standard output. */
+static int run_capture(const char *cmd, char *out, size_t cap)
+{
+    FILE *f = popen(cmd, "r");
+    cr_assert(f, "cannot run %s", cmd);
+    size_t n = fread(out, 1, cap - 1, f);
+    out[n] = '\0';
+    int st = pclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The build directory: this binary is <B>/tests/fp4lr-tests. */
+static void build_dir(char *out, size_t cap)
+{
+    ssize_t n = readlink("/proc/self/exe", out, cap - 1);
+    cr_assert(n > 0, "cannot read /proc/self/exe");
+    out[n] = '\0';
+    for (int up = 0; up < 2; up++) {
+        char *slash = strrchr(out, '/');
+        cr_assert(slash, "unexpected test binary path %s", out);
+        *slash = '\0';
+    }
+}
+
+#define ABI_MAX_PARAMS 32
+
+/* One family's packed layout, as tools/gen_abi.py --params prints it from the kernels. */
+typedef struct abi_layout {
+    int count;
+    char name[ABI_MAX_PARAMS][32];
+    size_t offset[ABI_MAX_PARAMS], bytes[ABI_MAX_PARAMS];
+    size_t total;
+} abi_layout;
+
+static void abi_layout_load(const char *key, abi_layout *l)
+{
+    char cmd[256], text[4096];
+    snprintf(cmd, sizeof cmd, "python3 tools/gen_abi.py --params %s", key);
+    cr_assert_eq(run_capture(cmd, text, sizeof text), 0, "%s failed (run the tests from the repository root)", cmd);
+    memset(l, 0, sizeof *l);
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        if (sscanf(line, "total %zu", &l->total) == 1)
+            break;
+        cr_assert_lt(l->count, ABI_MAX_PARAMS);
+        cr_assert_eq(sscanf(line, "%31s %zu %zu", l->name[l->count], &l->offset[l->count], &l->bytes[l->count]), 3,
+                     "unexpected line '%s' from %s", line, cmd);
+        l->count++;
+    }
+    cr_assert_gt(l->total, 0, "%s printed no total", cmd);
+}
+
+static int abi_index(const abi_layout *l, const char *name)
+{
+    for (int i = 0; i < l->count; i++)
+        if (!strcmp(l->name[i], name))
+            return i;
+    cr_assert_fail("parameter %s is not in the layout", name);
+    return -1;
+}
+
+/* ---- the recording fake driver -------------------------------------------------------------
+ * Each test runs in its own process, so the recorder starts zeroed. */
+
+typedef struct recorded_map {
+    CUtensorMapDataType type;
+    cuuint32_t rank;
+    uint64_t addr;
+    cuuint64_t dims[5], strides[4];
+    cuuint32_t box[5], est[5];
+    CUtensorMapInterleave interleave;
+    CUtensorMapSwizzle swizzle;
+    CUtensorMapL2promotion promotion;
+    CUtensorMapFloatOOBfill fill;
+} recorded_map;
+
+#define MAP_TAG 0xF4F4000000000000ull
+
+static struct {
+    recorded_map maps[16];
+    int nmaps, launches;
+    CUlaunchConfig cfg;
+    CUlaunchAttribute attr;
+    const abi_layout *layout;           /* where the fake launch puts each parameter */
+    unsigned char image[2048];          /* the parameter area the kernel would see */
+    void *pointers[ABI_MAX_PARAMS];     /* kernelParams as the library passed them */
+} rec;
+
+static CUresult fake_error_name(CUresult r, const char **s)
+{
+    *s = r == CUDA_SUCCESS ? "CUDA_SUCCESS" : "CUDA_ERROR_FAKE";
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_encode(CUtensorMap *m, CUtensorMapDataType t, cuuint32_t rank, void *addr,
+                            const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
+                            const cuuint32_t *est, CUtensorMapInterleave il, CUtensorMapSwizzle sw,
+                            CUtensorMapL2promotion pr, CUtensorMapFloatOOBfill fill)
+{
+    cr_assert_lt(rec.nmaps, 16);
+    recorded_map *r = &rec.maps[rec.nmaps];
+    memset(r, 0, sizeof *r);
+    r->type = t, r->rank = rank, r->addr = (uint64_t)(uintptr_t)addr;
+    for (cuuint32_t i = 0; i < rank; i++) {
+        r->dims[i] = dims[i], r->box[i] = box[i], r->est[i] = est[i];
+        if (i + 1 < rank)
+            r->strides[i] = strides[i];
+    }
+    r->interleave = il, r->swizzle = sw, r->promotion = pr, r->fill = fill;
+    memset(m, 0, sizeof *m);
+    m->opaque[0] = MAP_TAG | (uint64_t)rec.nmaps++; /* which encode made this map */
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_launch(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra)
+{
+    rec.launches++;
+    rec.cfg = *cfg;
+    if (cfg->numAttrs)
+        rec.attr = cfg->attrs[0];
+    cr_assert_not_null(params, "the library passes kernelParams");
+    cr_assert_null(extra);
+    for (int i = 0; i < rec.layout->count; i++) {
+        rec.pointers[i] = params[i];
+        memcpy(rec.image + rec.layout->offset[i], params[i], rec.layout->bytes[i]);
+    }
+    return CUDA_SUCCESS;
+}
+
+static fp4lr_driver fake_drv = {
+    .cuGetErrorName = fake_error_name,
+    .cuTensorMapEncodeTiled = fake_encode,
+    .cuLaunchKernelEx = fake_launch,
+};
+
+/* An H200-like context on the fake driver. */
+static fp4lr_ctx fake_ctx = {
+    .drv = &fake_drv, .cc_major = 9, .cc_minor = 0, .sm_count = 132, .max_smem_optin = 232448,
+};
+
+/* Fake device addresses, 16-byte aligned and distinct. */
+enum { DEV_A = 0x10000000, DEV_SFA = 0x11000000, DEV_W = 0x12000000, DEV_SFW = 0x13000000,
+       DEV_L = 0x14000000, DEV_U = 0x15000000, DEV_WC = 0x16000000, DEV_BETA = 0x17000000,
+       DEV_Y = 0x18000000 };
+
+#define DEV(type, addr) ((type)(uintptr_t)(addr))
+static const fp4lr_args fake_args = {
+    .A = DEV(const uint8_t *, DEV_A), .SFA = DEV(const uint8_t *, DEV_SFA), .W = DEV(const uint8_t *, DEV_W),
+    .SFW = DEV(const uint8_t *, DEV_SFW), .L = DEV(const uint16_t *, DEV_L), .U = DEV(const uint16_t *, DEV_U),
+    .wc = DEV(const float *, DEV_WC), .beta = DEV(const float *, DEV_BETA), .alpha = 0.375f, .Y = DEV(void *, DEV_Y),
+};
+
+/* Plans p, builds the library's parameters and launches them on the fake driver with a
+ * persistent grid of 132 CTAs; the parameter area lands in rec.image. */
+static void library_launch(const fp4lr_problem *p, int cluster, const abi_layout *layout, fp4lr_plan *plan,
+                           fp4lr_sm90a_params *prm)
+{
+    const fp4lr_plan_opts o = {.cluster = cluster};
+    fp4lr_status st = fp4lr_plan_make(p, FP4LR_ARCH_SM90A, &o, plan);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    st = fp4lr_sm90a_params_make(&fake_ctx, plan, &fake_args, prm);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    rec.layout = layout;
+    st = fp4lr_sm90a_launch(&fake_ctx, (CUfunction)0x1234, plan, prm, 132, NULL);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    cr_assert_eq(rec.launches, 1);
+}
+
+/* The map in parameter slot `name` of the launched image. */
+static const recorded_map *map_at(const abi_layout *l, const char *name)
+{
+    uint64_t tag;
+    memcpy(&tag, rec.image + l->offset[abi_index(l, name)], sizeof tag);
+    cr_assert_eq(tag & ~0xFFull, MAP_TAG, "%s holds no encoded map", name);
+    return &rec.maps[tag & 0xFF];
+}
+
+static uint32_t u32_at(const abi_layout *l, const char *name)
+{
+    uint32_t v;
+    memcpy(&v, rec.image + l->offset[abi_index(l, name)], sizeof v);
+    return v;
+}
+
+static uint64_t u64_at(const abi_layout *l, const char *name)
+{
+    uint64_t v;
+    memcpy(&v, rec.image + l->offset[abi_index(l, name)], sizeof v);
+    return v;
+}
+
+/* One expected map of ABI.md §4 (element strides 1, interleave and fill NONE always). */
+typedef struct want_map {
+    CUtensorMapDataType type;
+    cuuint32_t rank;
+    uint64_t addr;
+    cuuint64_t dims[3], strides[2];
+    cuuint32_t box[3];
+    CUtensorMapSwizzle swizzle;
+    CUtensorMapL2promotion promotion;
+} want_map;
+
+static void expect_map(const abi_layout *l, const char *name, want_map w)
+{
+    const recorded_map *m = map_at(l, name);
+    cr_expect_eq(m->type, w.type, "%s: data type %d, ABI.md %d", name, (int)m->type, (int)w.type);
+    cr_assert_eq(m->rank, w.rank, "%s: rank %u, ABI.md %u", name, m->rank, w.rank);
+    cr_expect_eq(m->addr, w.addr, "%s: address", name);
+    for (cuuint32_t i = 0; i < w.rank; i++) {
+        cr_expect_eq(m->dims[i], w.dims[i], "%s: dims[%u] = %llu, ABI.md %llu", name, i,
+                     (unsigned long long)m->dims[i], (unsigned long long)w.dims[i]);
+        cr_expect_eq(m->box[i], w.box[i], "%s: box[%u] = %u, ABI.md %u", name, i, m->box[i], w.box[i]);
+        cr_expect_eq(m->est[i], 1, "%s: element stride %u", name, i);
+        if (i + 1 < w.rank)
+            cr_expect_eq(m->strides[i], w.strides[i], "%s: strides[%u] = %llu, ABI.md %llu", name, i,
+                         (unsigned long long)m->strides[i], (unsigned long long)w.strides[i]);
+    }
+    cr_expect_eq(m->swizzle, w.swizzle, "%s: swizzle %s, ABI.md %s", name, fp4lr_tmap_swizzle_name(m->swizzle),
+                 fp4lr_tmap_swizzle_name(w.swizzle));
+    cr_expect_eq(m->promotion, w.promotion, "%s: L2 promotion", name);
+    cr_expect_eq(m->interleave, CU_TENSOR_MAP_INTERLEAVE_NONE, "%s: interleave", name);
+    cr_expect_eq(m->fill, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE, "%s: fill", name);
+}
+
+#define U8 CU_TENSOR_MAP_DATA_TYPE_UINT8
+#define BF16 CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+#define SW(x) CU_TENSOR_MAP_SWIZZLE_##x
+#define L2(x) CU_TENSOR_MAP_L2_PROMOTION_##x
+
+/* ---- the generated tables against the kernels and the cubins ----------------------------- */
+
+Test(abi, generated_tables_match_the_kernels_and_cubins)
+{
+    char dir[1024], cmd[1400], out[16384];
+    build_dir(dir, sizeof dir);
+    snprintf(cmd, sizeof cmd, "python3 tools/gen_abi.py --check --cubin-dir '%s/ptx' 2>&1", dir);
+    int rc = run_capture(cmd, out, sizeof out);
+    cr_expect_eq(rc, 0, "%s failed (ptx/ABI.md or FP4LR_KERNEL_ABI drifted from the kernels, or the cubins "
+                        "are not built):\n%s", cmd, out);
+}
+
+/* ---- the library's parameter structs follow the kernel order ------------------------------ */
+
+/* The fields of fp4lr_sm90a_params in kernel order; the low-rank ones only in the fused family. */
+#define LR(f) offsetof(fp4lr_sm90a_params, lr) + offsetof(fp4lr_sm90a_lora_params, f)
+static const struct {
+    const char *param;
+    size_t offset, size;
+} lib_fields[] = {
+    {"p_tmA", offsetof(fp4lr_sm90a_params, tmA), sizeof(CUtensorMap)},
+    {"p_tmW", offsetof(fp4lr_sm90a_params, tmW), sizeof(CUtensorMap)},
+    {"p_tmSFA", offsetof(fp4lr_sm90a_params, tmSFA), sizeof(CUtensorMap)},
+    {"p_tmSFW", offsetof(fp4lr_sm90a_params, tmSFW), sizeof(CUtensorMap)},
+    {"p_tmY", offsetof(fp4lr_sm90a_params, tmY), sizeof(CUtensorMap)},
+    {"p_num_k_stages", offsetof(fp4lr_sm90a_params, num_k_stages), sizeof(uint32_t)},
+    {"p_alpha", offsetof(fp4lr_sm90a_params, alpha), sizeof(float)},
+    {"p_tiles_m", offsetof(fp4lr_sm90a_params, tiles_m), sizeof(uint32_t)},
+    {"p_tiles_n", offsetof(fp4lr_sm90a_params, tiles_n), sizeof(uint32_t)},
+    {"p_group", offsetof(fp4lr_sm90a_params, group), sizeof(uint32_t)},
+    {"p_tmL", LR(tmL), sizeof(CUtensorMap)},
+    {"p_tmU", LR(tmU), sizeof(CUtensorMap)},
+    {"p_wc", LR(wc), sizeof(uint64_t)},
+    {"p_beta", LR(beta), sizeof(uint64_t)},
+    {"p_N", LR(N), sizeof(uint32_t)},
+    {"p_lora_chunks", LR(chunks), sizeof(uint32_t)},
+    {"p_lora_slots", LR(slots), sizeof(uint32_t)},
+    {"p_lora_sub", LR(sub), sizeof(uint32_t)},
+    {"p_lora_ksteps", LR(ksteps), sizeof(uint32_t)},
+    {"p_lora_wk", LR(wk), sizeof(uint32_t)},
+    {"p_lora_deschi", LR(deschi), sizeof(uint32_t)},
+};
+
+static void expect_struct_order(const char *key, const fp4lr_problem *p, int cluster)
+{
+    abi_layout l;
+    abi_layout_load(key, &l);
+    fp4lr_plan plan;
+    fp4lr_sm90a_params prm;
+    library_launch(p, cluster, &l, &plan, &prm);
+    cr_assert_leq(l.count, (int)(sizeof lib_fields / sizeof lib_fields[0]), "%s has more parameters than the "
+                  "library's struct", key);
+    for (int i = 0; i < l.count; i++) {
+        cr_expect_str_eq(l.name[i], lib_fields[i].param, "%s parameter %d", key, i);
+        cr_expect_eq(l.bytes[i], lib_fields[i].size, "%s: %s is %zu bytes in the kernel, %zu in the struct", key,
+                     l.name[i], l.bytes[i], lib_fields[i].size);
+        cr_expect_eq((char *)rec.pointers[i], (char *)&prm + lib_fields[i].offset,
+                     "%s: kernelParams[%d] does not point at the struct's field for %s", key, i, l.name[i]);
+        if (i > 0)
+            cr_expect_gt(lib_fields[i].offset, lib_fields[i - 1].offset, "struct order differs at %s", l.name[i]);
+        if (lib_fields[i].size == sizeof(CUtensorMap))
+            cr_expect_eq(lib_fields[i].offset % 64, 0, "%s: a CUtensorMap field must be 64-byte aligned", l.name[i]);
+    }
+}
+
+Test(abi, library_structs_follow_the_kernel_parameter_order)
+{
+    fp4lr_problem fused = {.M = 300, .N = 520, .K = 512, .r = 32, .format = FP4LR_NVFP4, .has_wc = 1, .has_beta = 1};
+    fp4lr_problem dense = {.M = 300, .N = 520, .K = 512, .format = FP4LR_MXFP4};
+    expect_struct_order("sm90a_fused_c1", &fused, 1);
+    memset(&rec, 0, sizeof rec);
+    expect_struct_order("sm90a_dense_c1", &dense, 1);
+    memset(&rec, 0, sizeof rec);
+    expect_struct_order("sm90a_dense_c2", &dense, 2);
+}
+
+/* ---- ABI.md §2, §4, §5 on fixed problems (values worked out by hand) ----------------------- */
+
+/* Fused NVFP4, M 300, N 520, K 512, r 32, wc and beta: KA = ceil(512/16/4) = 8, KS = 2;
+ * the plan's low-rank chunk is 32 (rc = 32: swizzle 64B), one ring slot; 3 x 3 tiles. */
+Test(abi, fused_nvfp4_maps_scalars_and_launch)
+{
+    abi_layout l;
+    abi_layout_load("sm90a_fused_c1", &l);
+    fp4lr_problem p = {.M = 300, .N = 520, .K = 512, .r = 32, .format = FP4LR_NVFP4, .has_wc = 1, .has_beta = 1};
+    fp4lr_plan plan;
+    fp4lr_sm90a_params prm;
+    library_launch(&p, 1, &l, &plan, &prm);
+    cr_assert_str_eq(plan.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3");
+
+    expect_map(&l, "p_tmA", (want_map){U8, 2, DEV_A, {256, 300}, {256}, {64, 128}, SW(64B), L2(L2_256B)});
+    expect_map(&l, "p_tmW", (want_map){U8, 2, DEV_W, {256, 520}, {256}, {64, 256}, SW(64B), L2(L2_256B)});
+    expect_map(&l, "p_tmSFA", (want_map){U8, 3, DEV_SFA, {256, 16, 3}, {256, 4096}, {256, 4, 1}, SW(NONE), L2(L2_256B)});
+    expect_map(&l, "p_tmSFW", (want_map){U8, 3, DEV_SFW, {256, 16, 5}, {256, 4096}, {256, 4, 2}, SW(NONE), L2(L2_256B)});
+    expect_map(&l, "p_tmY", (want_map){BF16, 2, DEV_Y, {520, 300}, {1040}, {64, 64}, SW(128B), L2(NONE)});
+    expect_map(&l, "p_tmL", (want_map){BF16, 2, DEV_L, {32, 300}, {64}, {32, 128}, SW(64B), L2(L2_128B)});
+    expect_map(&l, "p_tmU", (want_map){BF16, 2, DEV_U, {32, 520}, {64}, {32, 256}, SW(64B), L2(L2_128B)});
+    cr_expect_eq(rec.nmaps, 7);
+
+    cr_expect_eq(u32_at(&l, "p_num_k_stages"), 4);
+    float alpha;
+    memcpy(&alpha, rec.image + l.offset[abi_index(&l, "p_alpha")], sizeof alpha);
+    cr_expect_eq(alpha, 0.375f);
+    cr_expect_eq(u32_at(&l, "p_tiles_m"), 3);
+    cr_expect_eq(u32_at(&l, "p_tiles_n"), 3);
+    cr_expect_eq(u32_at(&l, "p_group"), 8);
+    cr_expect_eq(u64_at(&l, "p_wc"), DEV_WC);
+    cr_expect_eq(u64_at(&l, "p_beta"), DEV_BETA);
+    cr_expect_eq(u32_at(&l, "p_N"), 520);
+    cr_expect_eq(u32_at(&l, "p_lora_chunks"), 1);
+    cr_expect_eq(u32_at(&l, "p_lora_slots"), 1);
+    cr_expect_eq(u32_at(&l, "p_lora_sub"), 1);
+    cr_expect_eq(u32_at(&l, "p_lora_ksteps"), 2);
+    cr_expect_eq(u32_at(&l, "p_lora_wk"), 32);
+    cr_expect_eq(u32_at(&l, "p_lora_deschi"), 0x80000020u);
+
+    /* §2: grid min(9 tiles, 132), block 384, the plan's shared memory, no cluster attribute */
+    cr_expect_eq(rec.cfg.gridDimX, 9);
+    cr_expect_eq(rec.cfg.gridDimY * rec.cfg.gridDimZ, 1);
+    cr_expect_eq(rec.cfg.blockDimX, 384);
+    cr_expect_eq(rec.cfg.blockDimY * rec.cfg.blockDimZ, 1);
+    cr_expect_eq(rec.cfg.sharedMemBytes, 208896);
+    cr_expect_eq(rec.cfg.numAttrs, 0);
+}
+
+/* Fused MXFP4, M 200, N 264, K 256, r 128 with ldL 136, wc only: KA = ceil(256/32/4) = 2,
+ * KS = 1; chunk 32 with two ring slots: 4 chunks; 2 x 2 tiles. */
+Test(abi, fused_mxfp4_strided_lowrank_without_beta)
+{
+    abi_layout l;
+    abi_layout_load("sm90a_fused_c1", &l);
+    fp4lr_problem p = {.M = 200, .N = 264, .K = 256, .r = 128, .format = FP4LR_MXFP4, .ldL = 136, .has_wc = 1};
+    fp4lr_plan plan;
+    fp4lr_sm90a_params prm;
+    library_launch(&p, 1, &l, &plan, &prm);
+    cr_assert_str_eq(plan.entry, "fp4lr_sm90a_mxfp4_fused_m128n256k128_c1_s3");
+
+    expect_map(&l, "p_tmSFA", (want_map){U8, 3, DEV_SFA, {256, 4, 2}, {256, 1024}, {256, 2, 1}, SW(NONE), L2(L2_256B)});
+    expect_map(&l, "p_tmSFW", (want_map){U8, 3, DEV_SFW, {256, 4, 3}, {256, 1024}, {256, 2, 2}, SW(NONE), L2(L2_256B)});
+    expect_map(&l, "p_tmY", (want_map){BF16, 2, DEV_Y, {264, 200}, {528}, {64, 64}, SW(128B), L2(NONE)});
+    expect_map(&l, "p_tmL", (want_map){BF16, 2, DEV_L, {128, 200}, {272}, {32, 128}, SW(64B), L2(L2_128B)});
+    expect_map(&l, "p_tmU", (want_map){BF16, 2, DEV_U, {128, 264}, {256}, {32, 256}, SW(64B), L2(L2_128B)});
+    cr_expect_eq(u32_at(&l, "p_num_k_stages"), 2);
+    cr_expect_eq(u32_at(&l, "p_tiles_m"), 2);
+    cr_expect_eq(u32_at(&l, "p_tiles_n"), 2);
+    cr_expect_eq(u64_at(&l, "p_wc"), DEV_WC);
+    cr_expect_eq(u64_at(&l, "p_beta"), 0, "an absent beta is passed as 0");
+    cr_expect_eq(u32_at(&l, "p_lora_chunks"), 4);
+    cr_expect_eq(u32_at(&l, "p_lora_slots"), 2);
+    cr_expect_eq(u32_at(&l, "p_lora_wk"), 32);
+    cr_expect_eq(rec.cfg.gridDimX, 4);
+    cr_expect_eq(rec.cfg.sharedMemBytes, 228864);
+}
+
+/* Fused with r = 0 (affine only): no L or U map is encoded and their slots stay zero;
+ * rc = 16: ksteps 1, deschi 0xC0000010; no chunks, one slot. */
+Test(abi, fused_affine_only_leaves_lowrank_maps_zero)
+{
+    abi_layout l;
+    abi_layout_load("sm90a_fused_c1", &l);
+    fp4lr_problem p = {.M = 300, .N = 520, .K = 512, .format = FP4LR_NVFP4, .has_wc = 1, .has_beta = 1};
+    fp4lr_plan plan;
+    fp4lr_sm90a_params prm;
+    library_launch(&p, 1, &l, &plan, &prm);
+    cr_expect_eq(rec.nmaps, 5, "only A, W, SFA, SFW and Y are encoded");
+    for (const char *const *name = (const char *const[]){"p_tmL", "p_tmU", NULL}; *name; name++) {
+        const unsigned char *m = rec.image + l.offset[abi_index(&l, *name)];
+        for (int i = 0; i < 128; i++)
+            cr_expect_eq(m[i], 0, "%s byte %d", *name, i);
+    }
+    cr_expect_eq(u32_at(&l, "p_lora_chunks"), 0);
+    cr_expect_eq(u32_at(&l, "p_lora_slots"), 1);
+    cr_expect_eq(u32_at(&l, "p_lora_ksteps"), 1);
+    cr_expect_eq(u32_at(&l, "p_lora_wk"), 16);
+    cr_expect_eq(u32_at(&l, "p_lora_deschi"), 0xC0000010u);
+}
+
+/* Dense MXFP4 in a pair, M 257, N 300, K 640: KA = 5, KS = 1; tiles_m counts 256-row
+ * cluster tiles (2), tiles_n 2; grid min(2*2*2, 132) = 8 CTAs with the (2,1,1) cluster. */
+Test(abi, dense_pair_counts_cluster_tiles)
+{
+    abi_layout l;
+    abi_layout_load("sm90a_dense_c2", &l);
+    fp4lr_problem p = {.M = 257, .N = 300, .K = 640, .format = FP4LR_MXFP4, .ldY = 304};
+    fp4lr_plan plan;
+    fp4lr_sm90a_params prm;
+    library_launch(&p, 2, &l, &plan, &prm);
+    cr_assert_str_eq(plan.entry, "fp4lr_sm90a_mxfp4_dense_m256n256k128_c2_s5");
+
+    expect_map(&l, "p_tmA", (want_map){U8, 2, DEV_A, {320, 257}, {320}, {64, 128}, SW(64B), L2(L2_256B)});
+    expect_map(&l, "p_tmW", (want_map){U8, 2, DEV_W, {320, 300}, {320}, {64, 256}, SW(64B), L2(L2_256B)});
+    expect_map(&l, "p_tmSFA", (want_map){U8, 3, DEV_SFA, {256, 10, 3}, {256, 2560}, {256, 2, 1}, SW(NONE), L2(L2_256B)});
+    expect_map(&l, "p_tmSFW", (want_map){U8, 3, DEV_SFW, {256, 10, 3}, {256, 2560}, {256, 2, 2}, SW(NONE), L2(L2_256B)});
+    expect_map(&l, "p_tmY", (want_map){BF16, 2, DEV_Y, {300, 257}, {608}, {64, 64}, SW(128B), L2(NONE)});
+    cr_expect_eq(rec.nmaps, 5);
+    cr_expect_eq(l.total, 772, "the dense parameter area is 112 + 660 bytes on sm_90a");
+    cr_expect_eq(u32_at(&l, "p_num_k_stages"), 5);
+    cr_expect_eq(u32_at(&l, "p_tiles_m"), 2);
+    cr_expect_eq(u32_at(&l, "p_tiles_n"), 2);
+    cr_expect_eq(rec.cfg.gridDimX, 8);
+    cr_expect_eq(rec.cfg.blockDimX, 384);
+    cr_expect_eq(rec.cfg.sharedMemBytes, 229888);
+    cr_assert_eq(rec.cfg.numAttrs, 1);
+    cr_expect_eq(rec.attr.id, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+    cr_expect_eq(rec.attr.value.clusterDim.x, 2);
+    cr_expect_eq(rec.attr.value.clusterDim.y, 1);
+    cr_expect_eq(rec.attr.value.clusterDim.z, 1);
+}
+
+/* ---- raw_launch packs what the kernels declare ------------------------------------------- */
+
+Test(abi, raw_launch_packs_every_sm90a_family_as_generated)
+{
+    char dir[1024], cmd[1400], families[1024], want[4096], got[4096];
+    build_dir(dir, sizeof dir);
+    snprintf(cmd, sizeof cmd, "%s/bin/raw_launch", dir);
+    cr_assert_eq(access(cmd, X_OK), 0, "%s is not built (make tools)", cmd);
+    cr_assert_eq(run_capture("python3 tools/gen_abi.py --families", families, sizeof families), 0);
+    int checked = 0;
+    for (char *key = strtok(families, "\n"); key; key = strtok(NULL, "\n")) {
+        if (strncmp(key, "sm90a_", 6))
+            continue; /* raw_launch runs the sm_90a kernels only */
+        char gen[256];
+        snprintf(gen, sizeof gen, "python3 tools/gen_abi.py --params %s", key);
+        cr_assert_eq(run_capture(gen, want, sizeof want), 0, "%s", gen);
+        snprintf(cmd, sizeof cmd, "'%s/bin/raw_launch' --print-params %s", dir, key);
+        cr_expect_eq(run_capture(cmd, got, sizeof got), 0, "%s", cmd);
+        cr_expect_str_eq(got, want, "raw_launch packs %s differently from the kernels", key);
+        checked++;
+    }
+    cr_expect_eq(checked, 3, "expected the families sm90a_dense_c1, sm90a_dense_c2, sm90a_fused_c1");
+    snprintf(cmd, sizeof cmd, "'%s/bin/raw_launch' --print-params sm90a_nope 2>/dev/null", dir);
+    cr_expect_eq(run_capture(cmd, got, sizeof got), 2, "an unknown family is a usage error");
+}
+
+/* ---- the public header's version report --------------------------------------------------- */
+
+Test(abi, version_macros_and_functions_agree)
+{
+    char text[64];
+    snprintf(text, sizeof text, "%d.%d.%d", FP4LR_VERSION_MAJOR, FP4LR_VERSION_MINOR, FP4LR_VERSION_PATCH);
+    cr_expect_str_eq(FP4LR_VERSION, text);
+    cr_expect_str_eq(fp4lr_version(), FP4LR_VERSION, "header and library disagree");
+    cr_expect_eq(FP4LR_VERSION_NUMBER, FP4LR_VERSION_MAJOR * 10000 + FP4LR_VERSION_MINOR * 100 + FP4LR_VERSION_PATCH);
+    cr_expect_eq(strlen(FP4LR_KERNEL_ABI), 16);
+    cr_expect(strstr(fp4lr_ptx_version(), "kernel ABI " FP4LR_KERNEL_ABI) != NULL, "%s", fp4lr_ptx_version());
+}
+
+/* The .version line of every ptx/<arch>/ kernel, against the report. */
+Test(abi, ptx_version_report_names_every_kernel_file)
+{
+    static const char *const arches[] = {"sm90a", "sm100a"};
+    const char *report = fp4lr_ptx_version();
+    int files = 0;
+    for (size_t a = 0; a < sizeof arches / sizeof arches[0]; a++) {
+        char path[512];
+        snprintf(path, sizeof path, "ptx/%s", arches[a]);
+        DIR *d = opendir(path);
+        cr_assert(d, "cannot open %s (run the tests from the repository root)", path);
+        struct dirent *de;
+        while ((de = readdir(d))) {
+            size_t n = strlen(de->d_name);
+            if (n < 5 || strcmp(de->d_name + n - 4, ".ptx"))
+                continue;
+            snprintf(path, sizeof path, "ptx/%s/%s", arches[a], de->d_name);
+            FILE *f = fopen(path, "r");
+            cr_assert(f, "cannot read %s", path);
+            char line[256], version[16] = "";
+            while (fgets(line, sizeof line, f) && !sscanf(line, ".version %15s", version))
+                ;
+            fclose(f);
+            cr_assert(version[0], "%s has no .version line", path);
+            char want[64];
+            snprintf(want, sizeof want, "%s: PTX ISA %s,", arches[a], version);
+            cr_expect(strstr(report, want) != NULL, "%s is PTX ISA %s; fp4lr_ptx_version() says \"%s\"", path,
+                      version, report);
+            files++;
+        }
+        closedir(d);
+    }
+    cr_expect_gt(files, 0);
+}
