@@ -1,29 +1,38 @@
-/* fp4lr-bench's command line (bench_cli.h). */
+/* fp4lr-bench's command line, its variants and its jobs (bench_cli.h). */
 #include "bench_cli.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-#include "results.h"
+#include "cublaslt.h"
+#include "module.h"
 
 void fp4lr_bench_usage(FILE *f)
 {
     fprintf(f,
             "usage: fp4lr-bench [options]\n"
-            "Times fp4lr's dense kernel (r = 0) against cuBLASLt bf16 and fp8 on the shape table.\n"
-            "Each fp4lr variant is validated on %d sampled rows before it is timed.\n\n"
+            "Times fp4lr's kernels - dense 1-CTA and 2-CTA, the whole operator (fused), on sm_100a the\n"
+            "naive-policy pair - against cuBLASLt bf16 and fp8 on the shape table.  Each fp4lr variant\n"
+            "is validated on %d sampled rows before it is timed.\n\n"
             "  --shape NAME      a row of the shape table (repeatable)\n"
             "  --list-shapes     list the table (large shapes marked) and stop\n"
-            "  --mnk MxNxK       a custom shape (repeatable); default: every large shape of the table\n"
+            "  --mnk MxNxK[:r]   a custom shape (repeatable; r for the fused variant, default 0);\n"
+            "                    default: every large shape of the table\n"
             "  --format F        nvfp4, mxfp4 or both (default both)\n"
+            "  --variants LIST   comma-separated: dense, dense-c2, naive (dense-c2-naive: sm_100a only),\n"
+            "                    fused, peers, all (default all)\n"
+            "  --no-peers        skip cuBLASLt (no ratios vs cuBLAS)\n"
             "  --iters N         timed launches per variant (default %d; at least %d unless --quick)\n"
             "  --warmup N        untimed launches first (default %d)\n"
             "  --quick           allow fewer iterations (default %d, warm-up %d): a smoke run, not a measurement\n"
-            "  --stages N        force the main stage count (an instantiation must exist)\n"
+            "  --stages N        force the main stage count of every fp4lr variant\n"
+            "  --sweep-stages    also run every main stage count from 1 to the solver's (dense, dense-c2,\n"
+            "                    fused); counts without a built kernel are reported as not built\n"
+            "  --arch A          sm90a or sm100a: the plans listed without a GPU (default sm90a)\n"
             "  --seed S          input seed (default 1)\n"
-            "  --no-peers        skip cuBLASLt (no ratios)\n"
             "  --csv FILE        also write one CSV line per (shape, variant)\n"
             "  --json            append the run's record to the results directory (the default)\n"
             "  --no-json         do not\n"
@@ -60,32 +69,46 @@ static int bad(char *err, size_t errlen, const char *fmt, ...)
     return 2;
 }
 
-/* Appends a shape unless one with the same M, N, K is there (recorded as a dup). */
-static int add_shape(fp4lr_bench_opts *o, const fp4lr_shape *s)
+/* The selected shapes from the requested ones: a request with an earlier one's
+ * M, N, K (and r, when the fused variant runs) is a dup; a kept shape with an
+ * earlier one's M, N, K points at it in same_mnk. */
+static void select_shapes(fp4lr_bench_opts *o, const fp4lr_shape *req, int nreq)
 {
-    for (int i = 0; i < o->nshapes; i++)
-        if (o->shapes[i].M == s->M && o->shapes[i].N == s->N && o->shapes[i].K == s->K) {
-            if (o->ndups == FP4LR_BENCH_MAX_SHAPES)
-                return -1;
-            o->dups[o->ndups++] = (fp4lr_bench_dup){s->name, o->shapes[i].name};
-            return 0;
+    int by_rank = (o->variants & FP4LR_BENCH_BIT(FP4LR_BENCH_FUSED)) != 0;
+    o->nshapes = o->ndups = 0;
+    for (int q = 0; q < nreq; q++) {
+        const fp4lr_shape *s = &req[q];
+        int dup = -1, mnk = -1;
+        for (int i = 0; i < o->nshapes && dup < 0; i++) {
+            const fp4lr_shape *k = &o->shapes[i];
+            if (k->M == s->M && k->N == s->N && k->K == s->K) {
+                if (mnk < 0)
+                    mnk = i;
+                if (!by_rank || k->r == s->r)
+                    dup = i;
+            }
         }
-    if (o->nshapes == FP4LR_BENCH_MAX_SHAPES)
-        return -1;
-    o->shapes[o->nshapes++] = *s;
-    return 0;
+        if (dup >= 0) {
+            o->dups[o->ndups++] = (fp4lr_bench_dup){s->name, o->shapes[dup].name};
+            continue;
+        }
+        o->same_mnk[o->nshapes] = mnk;
+        o->shapes[o->nshapes++] = *s;
+    }
 }
 
 int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
     o->formats = 1 << FP4LR_NVFP4 | 1 << FP4LR_MXFP4;
-    o->peers = 1;
+    o->variants = FP4LR_BENCH_VARIANTS_DEFAULT;
     o->json = 1;
     o->results_dir = FP4LR_RESULTS_DIR_DEFAULT;
+    o->arch = FP4LR_ARCH_SM90A;
     o->seed = 1;
     err[0] = '\0';
-    int iters = -1, warmup = -1, explicit_shapes = 0;
+    fp4lr_shape req[FP4LR_BENCH_MAX_SHAPES];
+    int nreq = 0, iters = -1, warmup = -1, no_peers = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -99,33 +122,43 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
         } else if (!strcmp(a, "--quick")) {
             o->quick = 1;
         } else if (!strcmp(a, "--no-peers")) {
-            o->peers = 0;
+            no_peers = 1;
+        } else if (!strcmp(a, "--sweep-stages")) {
+            o->sweep_stages = 1;
         } else if (!strcmp(a, "--json")) {
             o->json = 1;
         } else if (!strcmp(a, "--no-json")) {
             o->json = 0;
         } else if (!v) {
             return bad(err, errlen, "%s: unknown flag or missing value", a);
-        } else if (!strcmp(a, "--shape")) {
-            const fp4lr_shape *s = fp4lr_shape_find(v);
-            if (!s)
-                return bad(err, errlen, "--shape %s: unknown shape (--list-shapes lists them)", v);
-            if (add_shape(o, s))
-                return bad(err, errlen, "at most %d shapes", FP4LR_BENCH_MAX_SHAPES);
-            explicit_shapes = 1, i++;
-        } else if (!strcmp(a, "--mnk")) {
+        } else if (!strcmp(a, "--shape") || !strcmp(a, "--mnk")) {
             fp4lr_shape s;
-            if (fp4lr_shape_parse(v, &s) || s.M < 1 || s.N < 1 || s.K < 1)
-                return bad(err, errlen, "--mnk %s: expected MxNxK with positive integers", v);
-            s.name = v;
-            if (add_shape(o, &s))
+            if (nreq == FP4LR_BENCH_MAX_SHAPES)
                 return bad(err, errlen, "at most %d shapes", FP4LR_BENCH_MAX_SHAPES);
-            explicit_shapes = 1, i++;
+            if (a[2] == 's') {
+                const fp4lr_shape *t = fp4lr_shape_find(v);
+                if (!t)
+                    return bad(err, errlen, "--shape %s: unknown shape (--list-shapes lists them)", v);
+                s = *t;
+            } else {
+                if (fp4lr_shape_parse(v, &s) || s.M < 1 || s.N < 1 || s.K < 1)
+                    return bad(err, errlen, "--mnk %s: expected MxNxK or MxNxK:r with positive integers", v);
+                s.name = v;
+            }
+            req[nreq++] = s, i++;
         } else if (!strcmp(a, "--format")) {
             if (!strcmp(v, "nvfp4")) o->formats = 1 << FP4LR_NVFP4;
             else if (!strcmp(v, "mxfp4")) o->formats = 1 << FP4LR_MXFP4;
             else if (!strcmp(v, "both")) o->formats = 1 << FP4LR_NVFP4 | 1 << FP4LR_MXFP4;
             else return bad(err, errlen, "--format %s: expected nvfp4, mxfp4 or both", v);
+            i++;
+        } else if (!strcmp(a, "--variants")) {
+            if (fp4lr_bench_variants_parse(v, &o->variants, err, errlen))
+                return 2;
+            i++;
+        } else if (!strcmp(a, "--arch")) {
+            if (fp4lr_arch_parse(v, &o->arch))
+                return bad(err, errlen, "--arch %s: expected sm90a or sm100a", v);
             i++;
         } else if (!strcmp(a, "--iters")) {
             if (parse_ll(v, 1, FP4LR_BENCH_ITERS_MAX, &x))
@@ -136,8 +169,8 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
                 return bad(err, errlen, "--warmup %s: expected 0..%d", v, FP4LR_BENCH_ITERS_MAX);
             warmup = (int)x, i++;
         } else if (!strcmp(a, "--stages")) {
-            if (parse_ll(v, 1, 64, &x))
-                return bad(err, errlen, "--stages %s: expected 1..64", v);
+            if (parse_ll(v, 1, FP4LR_BENCH_MAX_STAGES, &x))
+                return bad(err, errlen, "--stages %s: expected 1..%d", v, FP4LR_BENCH_MAX_STAGES);
             o->force_stages = (int)x, i++;
         } else if (!strcmp(a, "--seed")) {
             if (parse_ll(v, 0, 1LL << 62, &x))
@@ -153,14 +186,271 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
             return bad(err, errlen, "%s: unknown flag", a);
         }
     }
+    if (no_peers)
+        o->variants &= ~FP4LR_BENCH_BIT(FP4LR_BENCH_PEERS);
+    if (!o->variants)
+        return bad(err, errlen, "no variant left to run (--no-peers with --variants peers)");
+    if (o->force_stages && o->sweep_stages)
+        return bad(err, errlen, "--stages and --sweep-stages exclude each other");
     o->iters = iters >= 0 ? iters : o->quick ? FP4LR_BENCH_QUICK_ITERS : FP4LR_BENCH_ITERS_DEFAULT;
     o->warmup = warmup >= 0 ? warmup : o->quick ? FP4LR_BENCH_QUICK_WARMUP : FP4LR_BENCH_WARMUP_DEFAULT;
     if (o->iters < FP4LR_BENCH_ITERS_MIN && !o->quick)
         return bad(err, errlen, "--iters %d: at least %d for a measurement (--quick allows fewer)", o->iters,
                    FP4LR_BENCH_ITERS_MIN);
-    if (!explicit_shapes)
+    if (!nreq)
         for (int s = 0; s < fp4lr_num_shapes; s++)
-            if (fp4lr_shapes[s].large && add_shape(o, &fp4lr_shapes[s]))
-                return bad(err, errlen, "at most %d shapes", FP4LR_BENCH_MAX_SHAPES);
+            if (fp4lr_shapes[s].large) {
+                if (nreq == FP4LR_BENCH_MAX_SHAPES)
+                    return bad(err, errlen, "at most %d shapes", FP4LR_BENCH_MAX_SHAPES);
+                req[nreq++] = fp4lr_shapes[s];
+            }
+    select_shapes(o, req, nreq);
     return 0;
+}
+
+/* ---- variants ---------------------------------------------------------------------------- */
+
+int fp4lr_bench_variants_parse(const char *list, int *mask, char *err, size_t errlen)
+{
+    int m = 0;
+    const char *p = list;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        char item[32];
+        if (len == 0 || len >= sizeof item)
+            return bad(err, errlen, "--variants %s: empty or overlong item (expected dense, dense-c2, naive, fused, "
+                       "peers or all)", list);
+        memcpy(item, p, len);
+        item[len] = '\0';
+        int found = -1;
+        for (int v = 0; v < FP4LR_BENCH_VARIANTS; v++)
+            if (!strcmp(item, fp4lr_bench_variant_name((fp4lr_bench_variant)v)))
+                found = v;
+        if (!strcmp(item, "naive"))
+            found = FP4LR_BENCH_NAIVE;
+        if (!strcmp(item, "all"))
+            m |= FP4LR_BENCH_VARIANTS_DEFAULT;
+        else if (found < 0)
+            return bad(err, errlen, "--variants: unknown variant '%s' (expected dense, dense-c2, naive, fused, peers "
+                       "or all)", item);
+        else
+            m |= FP4LR_BENCH_BIT(found);
+        if (!p[len])
+            break;
+        p += len + 1;
+    }
+    *mask = m;
+    return 0;
+}
+
+void fp4lr_bench_variants_format(int mask, char *out, size_t cap)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int v = 0; v < FP4LR_BENCH_VARIANTS; v++)
+        if (mask & FP4LR_BENCH_BIT(v) && used < cap) {
+            int w = snprintf(out + used, cap - used, "%s%s", used ? "," : "",
+                             fp4lr_bench_variant_name((fp4lr_bench_variant)v));
+            used += w > 0 ? (size_t)w : 0;
+        }
+}
+
+int fp4lr_bench_variant_runs_on(fp4lr_bench_variant v, fp4lr_arch arch)
+{
+    return v != FP4LR_BENCH_NAIVE || arch == FP4LR_ARCH_SM100A;
+}
+
+fp4lr_problem fp4lr_bench_variant_problem(fp4lr_bench_variant v, const fp4lr_shape *s, fp4lr_format f)
+{
+    fp4lr_problem p = {.M = s->M, .N = s->N, .K = s->K, .format = f, .out = FP4LR_OUT_BF16};
+    if (v == FP4LR_BENCH_FUSED) {
+        p.r = s->r;
+        p.has_wc = p.has_beta = 1;
+    }
+    p.ldY = (s->N + 7) / 8 * 8; /* rows of Y on 16 bytes: the bulk tensor store's rule */
+    fp4lr_problem_resolve(&p);
+    return p;
+}
+
+fp4lr_plan_opts fp4lr_bench_variant_opts(fp4lr_bench_variant v, int64_t smem_capacity, int force_stages)
+{
+    fp4lr_plan_opts po = {.smem_capacity = smem_capacity, .force_main_stages = force_stages};
+    if (v == FP4LR_BENCH_DENSE)
+        po.cluster = 1;
+    if (v == FP4LR_BENCH_DENSE_C2 || v == FP4LR_BENCH_NAIVE)
+        po.cluster = 2, po.tile_m = 256;
+    if (v == FP4LR_BENCH_NAIVE)
+        po.policy = FP4LR_POLICY_NAIVE;
+    return po;
+}
+
+void fp4lr_bench_variant_label(fp4lr_bench_variant v, fp4lr_format f, char *out, size_t cap)
+{
+    static const char *const suffix[FP4LR_BENCH_VARIANTS] = {"", "-c2", "-c2-naive", "-fused", ""};
+    snprintf(out, cap, "fp4lr-%s%s", fp4lr_format_name(f), v < FP4LR_BENCH_VARIANTS ? suffix[v] : "");
+}
+
+int fp4lr_bench_stage_points(const fp4lr_bench_opts *o, fp4lr_bench_variant v, int solver_stages, int *points,
+                             int cap)
+{
+    int n = 0;
+    if (o->sweep_stages && v != FP4LR_BENCH_NAIVE) {
+        for (int s = 1; s < solver_stages && n < cap; s++)
+            points[n++] = s;
+        if (n < cap)
+            points[n++] = 0;
+    } else if (cap > 0) {
+        points[n++] = o->force_stages;
+    }
+    return n;
+}
+
+/* ---- jobs -------------------------------------------------------------------------------- */
+
+int fp4lr_bench_plan_built(const fp4lr_plan *plan, const char *kernel_dir, char *path, size_t cap)
+{
+    char buf[1024];
+    struct stat sb;
+    int built = fp4lr_module_path(buf, sizeof buf, kernel_dir, fp4lr_arch_name(plan->arch), plan->entry, "cubin")
+                        .code == FP4LR_OK &&
+                stat(buf, &sb) == 0 && S_ISREG(sb.st_mode);
+    if (path)
+        snprintf(path, cap, "%s", buf);
+    return built;
+}
+
+/* A new job and its row at the end of the list; NULL when memory is short. */
+static fp4lr_bench_job *job_new(fp4lr_bench_jobs *j, const fp4lr_shape *s, const char *format, const char *label,
+                                fp4lr_bench_variant v, fp4lr_bench_row **row)
+{
+    if (j->n == j->cap) {
+        int cap = j->cap ? 2 * j->cap : 64;
+        fp4lr_bench_job *job = realloc(j->job, sizeof *job * (size_t)cap);
+        if (job)
+            j->job = job;
+        fp4lr_bench_row *rows = job ? realloc(j->row, sizeof *rows * (size_t)cap) : NULL;
+        if (!rows)
+            return NULL;
+        j->row = rows, j->cap = cap;
+    }
+    fp4lr_bench_job *job = &j->job[j->n];
+    *row = &j->row[j->n++];
+    memset(job, 0, sizeof *job);
+    job->shape = s;
+    job->variant = v;
+    fp4lr_bench_row_init(*row, s->name, s->large, s->M, s->N, s->K, format, label);
+    (*row)->kind = v;
+    return job;
+}
+
+/* A row that says why a job has no plan: a count that does not fit is skipped,
+ * any other planning failure is an error. */
+static void plan_failed(fp4lr_bench_job *job, fp4lr_bench_row *row, fp4lr_status st)
+{
+    int fit = st.code == FP4LR_E_INFEASIBLE;
+    row->state = fit ? FP4LR_ROW_SKIPPED : FP4LR_ROW_FAILED;
+    job->plan_error = !fit;
+    snprintf(row->note, sizeof row->note, "%s%.200s [%s]", fit ? "does not fit: " : "plan: ", st.msg, st.rule);
+}
+
+/* The jobs of one fp4lr variant on one shape and format: one per stage point. */
+static fp4lr_status variant_jobs(fp4lr_bench_jobs *j, const fp4lr_bench_opts *o, const fp4lr_bench_target *t,
+                                 const fp4lr_shape *s, fp4lr_format f, fp4lr_bench_variant v)
+{
+    char label[24];
+    fp4lr_bench_variant_label(v, f, label, sizeof label);
+    fp4lr_bench_row *row;
+    fp4lr_bench_job *job;
+    fp4lr_problem p = fp4lr_bench_variant_problem(v, s, f);
+    if (!fp4lr_bench_format_fits(s, f)) {
+        if (!(job = job_new(j, s, fp4lr_format_name(f), label, v, &row)))
+            return fp4lr_fail(FP4LR_E_NOMEM, "HOST_ALLOC", "cannot allocate the job list");
+        job->format = f;
+        row->r = p.r;
+        row->state = FP4LR_ROW_SKIPPED;
+        snprintf(row->note, sizeof row->note, "K=%lld is not a multiple of %d", (long long)s->K,
+                 fp4lr_format_k_multiple(f));
+        return fp4lr_ok();
+    }
+    fp4lr_plan solver;
+    fp4lr_plan_opts po = fp4lr_bench_variant_opts(v, t->smem_capacity, 0);
+    fp4lr_status st = fp4lr_plan_make(&p, t->arch, &po, &solver);
+    int points[FP4LR_BENCH_MAX_STAGES];
+    int npoints = st.code == FP4LR_OK ? fp4lr_bench_stage_points(o, v, solver.budget.stages_main, points,
+                                                                 FP4LR_BENCH_MAX_STAGES)
+                                      : 1;
+    for (int i = 0; i < npoints; i++) {
+        if (!(job = job_new(j, s, fp4lr_format_name(f), label, v, &row)))
+            return fp4lr_fail(FP4LR_E_NOMEM, "HOST_ALLOC", "cannot allocate the job list");
+        job->format = f;
+        row->r = p.r;
+        if (st.code != FP4LR_OK) { /* the solver's own plan failed: one line says why */
+            plan_failed(job, row, st);
+            continue;
+        }
+        int force = points[i];
+        row->force_stages = force;
+        row->sweep = o->sweep_stages && force != 0;
+        row->stages_solver = solver.budget.stages_main;
+        fp4lr_status pst = fp4lr_ok();
+        if (force) {
+            po.force_main_stages = force;
+            pst = fp4lr_plan_make(&p, t->arch, &po, &job->plan);
+        } else {
+            job->plan = solver;
+        }
+        if (pst.code != FP4LR_OK) {
+            plan_failed(job, row, pst);
+            continue;
+        }
+        fp4lr_bench_row_plan(row, &job->plan);
+        char path[1024];
+        if (fp4lr_bench_plan_built(&job->plan, t->kernel_dir, path, sizeof path)) {
+            job->runnable = 1;
+        } else {
+            row->state = FP4LR_ROW_SKIPPED;
+            snprintf(row->note, sizeof row->note, "not built (%.230s)", path);
+        }
+    }
+    return fp4lr_ok();
+}
+
+fp4lr_status fp4lr_bench_jobs_make(const fp4lr_bench_opts *o, const fp4lr_bench_target *t, fp4lr_bench_jobs *out)
+{
+    memset(out, 0, sizeof *out);
+    fp4lr_status st = fp4lr_ok();
+    for (int i = 0; i < o->nshapes && st.code == FP4LR_OK; i++) {
+        const fp4lr_shape *s = &o->shapes[i];
+        for (int f = FP4LR_NVFP4; f <= FP4LR_MXFP4 && st.code == FP4LR_OK; f++) {
+            if (!(o->formats & 1 << f))
+                continue;
+            for (int v = 0; v < FP4LR_BENCH_PEERS && st.code == FP4LR_OK; v++)
+                if (o->variants & FP4LR_BENCH_BIT(v) && fp4lr_bench_variant_runs_on((fp4lr_bench_variant)v, t->arch) &&
+                    (v == FP4LR_BENCH_FUSED || o->same_mnk[i] < 0))
+                    st = variant_jobs(out, o, t, s, (fp4lr_format)f, (fp4lr_bench_variant)v);
+        }
+        if (!(o->variants & FP4LR_BENCH_BIT(FP4LR_BENCH_PEERS)) || o->same_mnk[i] >= 0)
+            continue;
+        for (int k = 0; k < FP4LR_PEER_KINDS && st.code == FP4LR_OK; k++) {
+            fp4lr_bench_row *row;
+            fp4lr_bench_job *job = job_new(out, s, fp4lr_peer_format((fp4lr_peer_kind)k),
+                                           fp4lr_peer_name((fp4lr_peer_kind)k), FP4LR_BENCH_PEERS, &row);
+            if (!job) {
+                st = fp4lr_fail(FP4LR_E_NOMEM, "HOST_ALLOC", "cannot allocate the job list");
+                break;
+            }
+            job->peer = k;
+            job->runnable = 1;
+        }
+    }
+    if (st.code != FP4LR_OK)
+        fp4lr_bench_jobs_free(out);
+    return st;
+}
+
+void fp4lr_bench_jobs_free(fp4lr_bench_jobs *j)
+{
+    free(j->job);
+    free(j->row);
+    memset(j, 0, sizeof *j);
 }

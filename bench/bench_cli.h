@@ -1,5 +1,9 @@
-/* fp4lr-bench's command line: the options, their parsing, and the list of
- * shapes they select (pure logic, tested on the CPU). */
+/* fp4lr-bench's command line and what it selects: the options and their
+ * parsing, the variants (--variants) with the problem and plan options each
+ * one runs, the stage counts a variant is measured at (--stages,
+ * --sweep-stages), and the resulting list of jobs - one per (shape, format,
+ * variant, stage count) and peer - planned and checked against the built
+ * kernels before any device work.  Pure logic, tested on the CPU. */
 #ifndef FP4LR_BENCH_CLI_H
 #define FP4LR_BENCH_CLI_H
 
@@ -8,6 +12,8 @@
 #include <stdio.h>
 
 #include "format.h"
+#include "plan.h"
+#include "results.h"
 #include "shapes.h"
 
 #define FP4LR_BENCH_MAX_SHAPES 64
@@ -18,9 +24,16 @@
 #define FP4LR_BENCH_QUICK_ITERS 5
 #define FP4LR_BENCH_QUICK_WARMUP 2
 #define FP4LR_BENCH_VALIDATE_ROWS 128
+#define FP4LR_BENCH_MAX_STAGES 64     /* --stages and sweep points stay below this */
 
-/* A shape that was dropped because an earlier one has the same M, N, K (the
- * dense kernel ignores r, so e.g. qwen-qkv-r32 and -r128 are one problem). */
+/* The bit of a variant in a selection mask. */
+#define FP4LR_BENCH_BIT(v) (1 << (v))
+/* Every variant (naive only runs on sm_100a; elsewhere it is a note). */
+#define FP4LR_BENCH_VARIANTS_DEFAULT (FP4LR_BENCH_BIT(FP4LR_BENCH_VARIANTS) - 1)
+
+/* A shape that was dropped because an earlier one has the same M, N, K (and r,
+ * when the fused variant runs: the dense kernel ignores r, the fused one does
+ * not). */
 typedef struct fp4lr_bench_dup {
     const char *dropped, *kept;
 } fp4lr_bench_dup;
@@ -29,15 +42,20 @@ typedef struct fp4lr_bench_opts {
     /* Shapes in order; names point into the shape table or at the --mnk argument. */
     fp4lr_shape shapes[FP4LR_BENCH_MAX_SHAPES];
     int nshapes;
+    /* same_mnk[i]: the index of an earlier shape with shape i's M, N, K (its
+     * dense variants and peers stand for shape i's), or -1. */
+    int same_mnk[FP4LR_BENCH_MAX_SHAPES];
     fp4lr_bench_dup dups[FP4LR_BENCH_MAX_SHAPES];
     int ndups;
     int formats;              /* bit (1 << fp4lr_format) per selected format */
+    int variants;             /* FP4LR_BENCH_BIT(fp4lr_bench_variant) per selected variant */
     int iters, warmup, quick;
-    int peers;                /* 0 with --no-peers */
     int json;                 /* append the record to results_dir (default 1) */
     const char *results_dir;
     const char *csv;          /* NULL: no CSV */
     int force_stages;         /* 0: the solver's */
+    int sweep_stages;         /* every main stage count from 1 to the solver's */
+    fp4lr_arch arch;          /* the plans shown without a GPU (--arch, default sm90a) */
     uint64_t seed;
     int help, list_shapes;    /* asked for; nothing else runs */
 } fp4lr_bench_opts;
@@ -45,9 +63,9 @@ typedef struct fp4lr_bench_opts {
 /* Parses argv (argv[0] is the program).  Returns 0 when the options are good
  * (also after --help / --list-shapes, which set their flags), 2 with a message
  * in err when they are not (unknown flag, missing or bad value, iterations
- * below FP4LR_BENCH_ITERS_MIN without --quick, too many shapes).  Without
- * --shape / --mnk the shapes are every `large` row of the table.  argv must
- * outlive *o (custom shape names point into it). */
+ * below FP4LR_BENCH_ITERS_MIN without --quick, --stages with --sweep-stages,
+ * too many shapes).  Without --shape / --mnk the shapes are every `large` row
+ * of the table.  argv must outlive *o (custom shape names point into it). */
 int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err, size_t errlen);
 
 /* The usage text. */
@@ -55,5 +73,81 @@ void fp4lr_bench_usage(FILE *f);
 
 /* 1 when K is a multiple of the format's K granularity (64 NVFP4, 128 MXFP4). */
 int fp4lr_bench_format_fits(const fp4lr_shape *s, fp4lr_format f);
+
+/* ---- variants ---------------------------------------------------------------------------- */
+
+/* Parses a comma-separated list of variant names ("dense", "dense-c2",
+ * "dense-c2-naive" or "naive", "fused", "peers", "all") into a mask; 0, or 2
+ * with a message naming the bad item in err. */
+int fp4lr_bench_variants_parse(const char *list, int *mask, char *err, size_t errlen);
+/* The names of the mask's variants, comma-separated, in table order. */
+void fp4lr_bench_variants_format(int mask, char *out, size_t cap);
+
+/* 1 when the variant means something on `arch`: the naive policy is the sm_100a
+ * diagnostic (sm_90a splits nothing between a pair, so naive equals split). */
+int fp4lr_bench_variant_runs_on(fp4lr_bench_variant v, fp4lr_arch arch);
+
+/* The problem an fp4lr variant runs on a shape: dense (r = 0, no wc, no beta)
+ * or, for FUSED, the whole operator (the shape's r, wc and beta); bf16 output,
+ * rows of Y padded to 16 bytes; resolved. */
+fp4lr_problem fp4lr_bench_variant_problem(fp4lr_bench_variant v, const fp4lr_shape *s, fp4lr_format f);
+
+/* The plan options of an fp4lr variant: DENSE cluster 1; DENSE_C2 cluster 2,
+ * tile_m 256; NAIVE the same with the naive policy; FUSED the architecture's
+ * default cluster.  smem_capacity and force_main_stages as given. */
+fp4lr_plan_opts fp4lr_bench_variant_opts(fp4lr_bench_variant v, int64_t smem_capacity, int force_stages);
+
+/* The row label: "fp4lr-nvfp4" (dense), "fp4lr-nvfp4-c2", "fp4lr-nvfp4-c2-naive",
+ * "fp4lr-nvfp4-fused" (likewise mxfp4). */
+void fp4lr_bench_variant_label(fp4lr_bench_variant v, fp4lr_format f, char *out, size_t cap);
+
+/* The main stage counts a variant is measured at, given the solver's count:
+ * --sweep-stages: 1, 2, ..., solver - 1 forced, then 0 (the solver's own
+ * plan), except for NAIVE, whose stage count is the point of it; --stages N:
+ * N; otherwise 0.  Returns how many were written to points (at most cap). */
+int fp4lr_bench_stage_points(const fp4lr_bench_opts *o, fp4lr_bench_variant v, int solver_stages, int *points,
+                             int cap);
+
+/* ---- jobs -------------------------------------------------------------------------------- */
+
+/* Where the plans are made. */
+typedef struct fp4lr_bench_target {
+    fp4lr_arch arch;
+    int64_t smem_capacity;    /* 0: the architecture's default */
+    const char *kernel_dir;   /* NULL: as fp4lr_kernel_dir ($FP4LR_KERNEL_DIR, build/ptx) */
+} fp4lr_bench_target;
+
+/* Whether the plan's kernel is built: <kernel dir>/<arch>/<entry>.cubin exists.
+ * The path goes to path (may be NULL). */
+int fp4lr_bench_plan_built(const fp4lr_plan *plan, const char *kernel_dir, char *path, size_t cap);
+
+/* One line of the run.  A runnable job is measured; the others' rows already
+ * say why not (the format's K granularity, a plan that does not fit or
+ * failed, a kernel that is not built). */
+typedef struct fp4lr_bench_job {
+    const fp4lr_shape *shape;       /* into the options' shapes */
+    fp4lr_bench_variant variant;
+    fp4lr_format format;            /* fp4lr variants */
+    int peer;                       /* fp4lr_peer_kind (PEERS only) */
+    int runnable;
+    int plan_error;                 /* the plan failed for a reason other than fit (an error) */
+    fp4lr_plan plan;                /* fp4lr variants whose plan was made */
+} fp4lr_bench_job;
+
+/* The jobs and their rows: row[i] is job[i]'s line. */
+typedef struct fp4lr_bench_jobs {
+    fp4lr_bench_job *job;
+    fp4lr_bench_row *row;
+    int n, cap;
+} fp4lr_bench_jobs;
+
+/* The jobs the options ask for on the target, in the order they run and
+ * print: per shape, per selected format, the selected fp4lr variants (dense,
+ * dense-c2, naive, fused; each at its stage points, ascending); then the peers
+ * (cuBLASLt bf16 and fp8).  A shape that repeats an earlier one's M, N, K runs
+ * only its fused variant.  Variants that do not run on the arch have no jobs.
+ * FP4LR_E_NOMEM when memory is short (nothing kept). */
+fp4lr_status fp4lr_bench_jobs_make(const fp4lr_bench_opts *o, const fp4lr_bench_target *t, fp4lr_bench_jobs *out);
+void fp4lr_bench_jobs_free(fp4lr_bench_jobs *j);
 
 #endif

@@ -1,13 +1,27 @@
-/* Benchmark results: rows, geometric means, run information, and the table,
- * CSV and JSON Lines forms (results.h). */
+/* Benchmark results: rows, ratios, geometric means, run information, and the
+ * table, CSV and JSON Lines forms (results.h). */
 #include "results.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+
+const char *fp4lr_bench_variant_name(fp4lr_bench_variant v)
+{
+    switch (v) {
+    case FP4LR_BENCH_DENSE: return "dense";
+    case FP4LR_BENCH_DENSE_C2: return "dense-c2";
+    case FP4LR_BENCH_NAIVE: return "dense-c2-naive";
+    case FP4LR_BENCH_FUSED: return "fused";
+    case FP4LR_BENCH_PEERS: return "peers";
+    case FP4LR_BENCH_VARIANTS: break;
+    }
+    return "?";
+}
 
 const char *fp4lr_row_state_name(fp4lr_row_state s)
 {
@@ -32,7 +46,8 @@ void fp4lr_bench_row_init(fp4lr_bench_row *row, const char *shape, int large, in
     snprintf(row->format, sizeof row->format, "%s", format);
     snprintf(row->variant, sizeof row->variant, "%s", variant);
     row->state = FP4LR_ROW_FAILED;
-    row->tflops = row->ratio_bf16 = NAN;
+    row->kind = FP4LR_BENCH_DENSE;
+    row->tflops = row->ratio_bf16 = row->ratio_dense = NAN;
     row->max_err = row->max_err_over_mag = row->tol_acc = NAN;
 }
 
@@ -57,17 +72,77 @@ double fp4lr_geomean(const double *v, int n, int *used)
     return c ? exp(s / c) : NAN;
 }
 
-fp4lr_bench_geomean fp4lr_bench_geomean_of(const fp4lr_bench_row *rows, int n, const char *variant)
+void fp4lr_bench_row_plan(fp4lr_bench_row *row, const fp4lr_plan *plan)
+{
+    row->has_plan = 1;
+    snprintf(row->entry, sizeof row->entry, "%s", plan->entry);
+    row->stages_main = plan->budget.stages_main;
+    row->smem_bytes = plan->budget.total_bytes;
+    row->budget = plan->budget;
+}
+
+static int timed(const fp4lr_bench_row *r) { return r->state == FP4LR_ROW_OK || r->state == FP4LR_ROW_INVALID; }
+
+static int same_mnk(const fp4lr_bench_row *a, const fp4lr_bench_row *b)
+{
+    return a->M == b->M && a->N == b->N && a->K == b->K;
+}
+
+/* The OK row of rows[0..n) that `want` accepts as the reference of `r`, or NULL. */
+static const fp4lr_bench_row *reference(const fp4lr_bench_row *rows, int n, const fp4lr_bench_row *r,
+                                        int (*want)(const fp4lr_bench_row *ref, const fp4lr_bench_row *r))
+{
+    for (int i = 0; i < n; i++)
+        if (rows[i].state == FP4LR_ROW_OK && rows[i].t.median_ms > 0 && same_mnk(&rows[i], r) && want(&rows[i], r))
+            return &rows[i];
+    return NULL;
+}
+
+static int is_bf16_peer(const fp4lr_bench_row *ref, const fp4lr_bench_row *r)
+{
+    (void)r;
+    return ref->kind == FP4LR_BENCH_PEERS && strcmp(ref->format, "bf16") == 0;
+}
+
+/* The dense row r is compared with: same format, the solver's stage count (not a
+ * sweep point), one CTA - or, for the fused kernel, as many as it runs with. */
+static int is_dense_of(const fp4lr_bench_row *ref, const fp4lr_bench_row *r)
+{
+    int cluster = r->kind == FP4LR_BENCH_FUSED && r->has_plan ? r->budget.req.cluster : 1;
+    return (ref->kind == FP4LR_BENCH_DENSE || ref->kind == FP4LR_BENCH_DENSE_C2) && !ref->sweep && ref->has_plan &&
+           ref->budget.req.cluster == cluster && strcmp(ref->format, r->format) == 0;
+}
+
+void fp4lr_bench_set_ratios(fp4lr_bench_row *rows, int n)
+{
+    for (int i = 0; i < n; i++) {
+        fp4lr_bench_row *r = &rows[i];
+        if (!timed(r) || !(r->t.median_ms > 0))
+            continue;
+        const fp4lr_bench_row *bf16 = reference(rows, n, r, is_bf16_peer);
+        if (bf16)
+            r->ratio_bf16 = bf16->t.median_ms / r->t.median_ms;
+        const fp4lr_bench_row *dense = r->kind == FP4LR_BENCH_PEERS ? NULL : reference(rows, n, r, is_dense_of);
+        if (dense)
+            r->ratio_dense = dense->t.median_ms / r->t.median_ms;
+    }
+}
+
+/* The geomean of one ratio field of `variant`'s large rows that are not sweep points. */
+static fp4lr_bench_geomean geomean_of(const fp4lr_bench_row *rows, int n, const char *variant, size_t ratio_offset)
 {
     fp4lr_bench_geomean g = {.value = NAN};
     snprintf(g.variant, sizeof g.variant, "%s", variant);
     double *r = malloc(sizeof *r * (size_t)(n > 0 ? n : 1));
     int k = 0;
     for (int i = 0; r && i < n; i++) {
-        if (!rows[i].large || strcmp(rows[i].variant, variant) != 0 || rows[i].state == FP4LR_ROW_SKIPPED)
+        if (!rows[i].large || rows[i].sweep || strcmp(rows[i].variant, variant) != 0 ||
+            rows[i].state == FP4LR_ROW_SKIPPED)
             continue;
-        if (rows[i].state == FP4LR_ROW_OK && rows[i].ratio_bf16 > 0 && isfinite(rows[i].ratio_bf16))
-            r[k++] = rows[i].ratio_bf16;
+        double ratio;
+        memcpy(&ratio, (const char *)&rows[i] + ratio_offset, sizeof ratio);
+        if (rows[i].state == FP4LR_ROW_OK && ratio > 0 && isfinite(ratio))
+            r[k++] = ratio;
         else
             g.missing++;
     }
@@ -75,6 +150,66 @@ fp4lr_bench_geomean fp4lr_bench_geomean_of(const fp4lr_bench_row *rows, int n, c
         g.value = fp4lr_geomean(r, k, &g.shapes);
     free(r);
     return g;
+}
+
+fp4lr_bench_geomean fp4lr_bench_geomean_of(const fp4lr_bench_row *rows, int n, const char *variant)
+{
+    return geomean_of(rows, n, variant, offsetof(fp4lr_bench_row, ratio_bf16));
+}
+
+fp4lr_bench_geomean fp4lr_bench_geomean_dense_of(const fp4lr_bench_row *rows, int n, const char *variant)
+{
+    return geomean_of(rows, n, variant, offsetof(fp4lr_bench_row, ratio_dense));
+}
+
+/* 1 when `variant` is among the first k entries of g. */
+static int listed(const fp4lr_bench_geomean *g, int k, const char *variant)
+{
+    for (int i = 0; i < k; i++)
+        if (!strcmp(g[i].variant, variant))
+            return 1;
+    return 0;
+}
+
+void fp4lr_bench_summarize(const fp4lr_bench_row *rows, int n, fp4lr_bench_summary *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < n; i++) {
+        const fp4lr_bench_row *r = &rows[i];
+        if (!r->large)
+            continue;
+        if (!is_bf16_peer(r, r) && out->n_bf16 < FP4LR_BENCH_MAX_GEOMEANS && !listed(out->vs_bf16, out->n_bf16, r->variant))
+            out->vs_bf16[out->n_bf16++] = fp4lr_bench_geomean_of(rows, n, r->variant);
+        if (r->kind != FP4LR_BENCH_PEERS && r->kind != FP4LR_BENCH_DENSE && out->n_dense < FP4LR_BENCH_MAX_GEOMEANS &&
+            !listed(out->vs_dense, out->n_dense, r->variant))
+            out->vs_dense[out->n_dense++] = fp4lr_bench_geomean_dense_of(rows, n, r->variant);
+    }
+}
+
+static void print_geomeans(FILE *f, const char *title, const fp4lr_bench_geomean *geo, int n)
+{
+    fprintf(f, "%s\n", title);
+    if (n == 0)
+        fprintf(f, "  (no variant to compare)\n");
+    for (int i = 0; i < n; i++) {
+        if (geo[i].shapes == 0)
+            fprintf(f, "  %-22s -       (no large shape with a valid ratio", geo[i].variant);
+        else
+            fprintf(f, "  %-22s %.3fx  (%d shapes", geo[i].variant, geo[i].value, geo[i].shapes);
+        if (geo[i].missing)
+            fprintf(f, "; %d large shapes without a valid ratio", geo[i].missing);
+        fprintf(f, ")\n");
+    }
+}
+
+void fp4lr_bench_summary_print(FILE *f, const fp4lr_bench_summary *s)
+{
+    print_geomeans(f, "geometric mean vs cuBLAS bf16 over the large shapes (same run):", s->vs_bf16, s->n_bf16);
+    if (s->n_dense)
+        print_geomeans(f,
+                       "geometric mean vs the dense fp4lr kernel over the large shapes (same format, same run; "
+                       "fused: the dense kernel of its cluster):",
+                       s->vs_dense, s->n_dense);
 }
 
 /* ---- run information ------------------------------------------------------------------ */
@@ -324,6 +459,31 @@ static void put_budget(json_obj *o, const char *k, const fp4lr_budget *b)
 
 /* ---- the record ------------------------------------------------------------------------ */
 
+/* The plan of an fp4lr row: what ran (entry, arch, tile, cluster, policy,
+ * family, rank) and what the budget solved (stages, chunk, shared memory). */
+static void put_plan(json_obj *o, const fp4lr_bench_row *r)
+{
+    const fp4lr_budget *b = &r->budget;
+    json_obj p = obj_child(o, "plan");
+    put_str(&p, "entry", r->entry);
+    put_str(&p, "arch", fp4lr_arch_name(b->req.arch));
+    key(&p, "tile");
+    fprintf(p.f, "[%d, %d, %d]", b->req.tile_m, b->req.tile_n, b->req.tile_k);
+    put_int(&p, "cluster", b->req.cluster);
+    put_str(&p, "policy", fp4lr_policy_name(b->req.policy));
+    put_str(&p, "family", fp4lr_family_name(b->req.family));
+    put_int(&p, "rank", b->req.rank);
+    put_bool(&p, "affine", b->req.has_affine);
+    put_int(&p, "stages_main", r->stages_main);
+    put_int(&p, "stages_lora", b->stages_lora);
+    put_int(&p, "lora_chunk", b->lora_chunk);
+    put_int(&p, "stages_transform", b->stages_transform);
+    put_int(&p, "stages_wb", b->stages_wb);
+    put_int(&p, "smem_bytes", (long long)r->smem_bytes);
+    put_budget(&p, "budget", b);
+    obj_close(&p);
+}
+
 static void put_row(FILE *f, const fp4lr_bench_row *r)
 {
     json_obj o = obj_open(f);
@@ -335,10 +495,16 @@ static void put_row(FILE *f, const fp4lr_bench_row *r)
     put_int(&o, "r", (long long)r->r);
     put_str(&o, "format", r->format);
     put_str(&o, "variant", r->variant);
+    put_str(&o, "kind", fp4lr_bench_variant_name(r->kind));
+    put_int(&o, "force_stages", r->force_stages);
+    put_bool(&o, "sweep", r->sweep);
+    if (r->stages_solver > 0)
+        put_int(&o, "stages_solver", r->stages_solver);
+    else
+        put_null(&o, "stages_solver");
     put_str(&o, "state", fp4lr_row_state_name(r->state));
-    int timed = r->state == FP4LR_ROW_OK || r->state == FP4LR_ROW_INVALID;
     put_bool(&o, "time_valid", r->state == FP4LR_ROW_OK);
-    if (timed) {
+    if (timed(r)) {
         json_obj t = obj_child(&o, "time_ms");
         put_num(&t, "median", r->t.median_ms);
         put_num(&t, "min", r->t.min_ms);
@@ -350,8 +516,9 @@ static void put_row(FILE *f, const fp4lr_bench_row *r)
     } else {
         put_null(&o, "time_ms");
     }
-    put_num(&o, "tflops", timed ? r->tflops : NAN);
+    put_num(&o, "tflops", timed(r) ? r->tflops : NAN);
     put_num(&o, "ratio_vs_cublas_bf16", r->ratio_bf16);
+    put_num(&o, "ratio_vs_dense", r->ratio_dense);
     put_int(&o, "rotation_copies", r->copies);
     if (r->validated) {
         json_obj v = obj_child(&o, "validation");
@@ -364,22 +531,33 @@ static void put_row(FILE *f, const fp4lr_bench_row *r)
     } else {
         put_null(&o, "validation");
     }
-    if (r->has_plan) {
-        json_obj p = obj_child(&o, "plan");
-        put_str(&p, "entry", r->entry);
-        put_int(&p, "stages_main", r->stages_main);
-        put_int(&p, "smem_bytes", (long long)r->smem_bytes);
-        put_budget(&p, "budget", &r->budget);
-        obj_close(&p);
-    } else {
+    if (r->has_plan)
+        put_plan(&o, r);
+    else
         put_null(&o, "plan");
-    }
     put_str_or_null(&o, "note", r->note);
     obj_close(&o);
 }
 
+static void put_geomeans(json_obj *o, const char *k, const fp4lr_bench_geomean *geo, int n)
+{
+    key(o, k);
+    fputc('[', o->f);
+    for (int i = 0; i < n; i++) {
+        if (i)
+            fputs(", ", o->f);
+        json_obj g = obj_open(o->f);
+        put_str(&g, "variant", geo[i].variant);
+        put_num(&g, "value", geo[i].value);
+        put_int(&g, "shapes", geo[i].shapes);
+        put_int(&g, "missing", geo[i].missing);
+        obj_close(&g);
+    }
+    fputc(']', o->f);
+}
+
 fp4lr_status fp4lr_results_write_record(FILE *f, const fp4lr_run_info *run, const fp4lr_bench_row *rows, int n,
-                                        const fp4lr_bench_geomean *geo, int ngeo)
+                                        const fp4lr_bench_summary *sum)
 {
     json_obj o = obj_open(f);
     put_str(&o, "schema", FP4LR_RESULTS_SCHEMA);
@@ -396,6 +574,7 @@ fp4lr_status fp4lr_results_write_record(FILE *f, const fp4lr_run_info *run, cons
     char cc[16];
     snprintf(cc, sizeof cc, "%d.%d", run->cc_major, run->cc_minor);
     put_str(&dev, "cc", cc);
+    put_str_or_null(&dev, "arch", run->arch);
     put_int(&dev, "driver_version", run->driver_version);
     put_int(&dev, "clock_khz", run->clock_khz);
     put_int(&dev, "mem_clock_khz", run->mem_clock_khz);
@@ -419,6 +598,8 @@ fp4lr_status fp4lr_results_write_record(FILE *f, const fp4lr_run_info *run, cons
     put_int(&set, "warmup", run->warmup);
     put_int(&set, "seed", (long long)run->seed);
     put_int(&set, "force_stages", run->force_stages);
+    put_bool(&set, "sweep_stages", run->sweep_stages);
+    put_str(&set, "variants", run->variants);
     put_int(&set, "validate_rows", run->validate_rows);
     obj_close(&set);
 
@@ -430,20 +611,8 @@ fp4lr_status fp4lr_results_write_record(FILE *f, const fp4lr_run_info *run, cons
         put_row(f, &rows[i]);
     }
     fputc(']', f);
-
-    key(&o, "geomean_vs_cublas_bf16");
-    fputc('[', f);
-    for (int i = 0; i < ngeo; i++) {
-        if (i)
-            fputs(", ", f);
-        json_obj g = obj_open(f);
-        put_str(&g, "variant", geo[i].variant);
-        put_num(&g, "value", geo[i].value);
-        put_int(&g, "shapes", geo[i].shapes);
-        put_int(&g, "missing", geo[i].missing);
-        obj_close(&g);
-    }
-    fputc(']', f);
+    put_geomeans(&o, "geomean_vs_cublas_bf16", sum->vs_bf16, sum->n_bf16);
+    put_geomeans(&o, "geomean_vs_dense", sum->vs_dense, sum->n_dense);
     obj_close(&o);
     fputc('\n', f);
     if (ferror(f))
@@ -506,7 +675,7 @@ static fp4lr_status make_dirs(const char *dir)
 }
 
 fp4lr_status fp4lr_results_append(const char *dir, const fp4lr_run_info *run, const fp4lr_bench_row *rows, int n,
-                                  const fp4lr_bench_geomean *geo, int ngeo, char *path_out, size_t path_cap)
+                                  const fp4lr_bench_summary *sum, char *path_out, size_t path_cap)
 {
     char path[1024];
     FP4LR_TRY(fp4lr_results_path(dir, run->device, run->date, path, sizeof path));
@@ -519,7 +688,7 @@ fp4lr_status fp4lr_results_append(const char *dir, const fp4lr_run_info *run, co
     FILE *m = open_memstream(&text, &len);
     if (!m)
         return fp4lr_fail(FP4LR_E_NOMEM, "HOST_ALLOC", "cannot buffer the results record");
-    fp4lr_status st = fp4lr_results_write_record(m, run, rows, n, geo, ngeo);
+    fp4lr_status st = fp4lr_results_write_record(m, run, rows, n, sum);
     fclose(m);
     FILE *f = st.code == FP4LR_OK ? fopen(path, "a") : NULL;
     if (st.code == FP4LR_OK && !f)
@@ -558,34 +727,37 @@ static void csv_num(FILE *f, double v)
 
 fp4lr_status fp4lr_results_csv_header(FILE *f)
 {
-    fputs("shape,large,M,N,K,r,format,variant,state,median_ms,min_ms,max_ms,p10_ms,p90_ms,reps,tflops,"
-          "ratio_vs_cublas_bf16,rotation_copies,validated,pass,rows_checked,max_err,max_err_over_mag,tol_acc,"
-          "entry,stages_main,smem_bytes,note\n",
+    fputs("shape,large,M,N,K,r,format,variant,kind,state,median_ms,min_ms,max_ms,p10_ms,p90_ms,reps,tflops,"
+          "ratio_vs_cublas_bf16,ratio_vs_dense,rotation_copies,validated,pass,rows_checked,max_err,max_err_over_mag,"
+          "tol_acc,entry,cluster,policy,stages_main,stages_solver,force_stages,sweep,stages_lora,lora_chunk,smem_bytes,"
+          "note\n",
           f);
     return ferror(f) ? fp4lr_fail(FP4LR_E_IO, "WRITE", "writing the CSV header failed") : fp4lr_ok();
 }
 
 fp4lr_status fp4lr_results_csv_row(FILE *f, const fp4lr_bench_row *r)
 {
-    int timed = r->state == FP4LR_ROW_OK || r->state == FP4LR_ROW_INVALID;
+    int t = timed(r);
     csv_text(f, r->shape);
     fprintf(f, ",%d,%lld,%lld,%lld,%lld,", r->large, (long long)r->M, (long long)r->N, (long long)r->K,
             (long long)r->r);
     csv_text(f, r->format);
     fputc(',', f);
     csv_text(f, r->variant);
-    fprintf(f, ",%s,", fp4lr_row_state_name(r->state));
+    fprintf(f, ",%s,%s,", fp4lr_bench_variant_name(r->kind), fp4lr_row_state_name(r->state));
     const double times[] = {r->t.median_ms, r->t.min_ms, r->t.max_ms, r->t.p10_ms, r->t.p90_ms};
     for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
-        csv_num(f, timed ? times[i] : NAN);
+        csv_num(f, t ? times[i] : NAN);
         fputc(',', f);
     }
-    if (timed)
+    if (t)
         fprintf(f, "%d", r->t.reps);
     fputc(',', f);
-    csv_num(f, timed ? r->tflops : NAN);
+    csv_num(f, t ? r->tflops : NAN);
     fputc(',', f);
     csv_num(f, r->ratio_bf16);
+    fputc(',', f);
+    csv_num(f, r->ratio_dense);
     fprintf(f, ",%d,%d,", r->copies, r->validated);
     if (r->validated)
         fprintf(f, "%d,%lld", r->pass, (long long)r->rows_checked);
@@ -598,11 +770,19 @@ fp4lr_status fp4lr_results_csv_row(FILE *f, const fp4lr_bench_row *r)
     }
     fputc(',', f);
     if (r->has_plan) {
+        const fp4lr_budget *b = &r->budget;
         csv_text(f, r->entry);
-        fprintf(f, ",%d,%lld,", r->stages_main, (long long)r->smem_bytes);
+        fprintf(f, ",%d,%s,%d,", b->req.cluster, fp4lr_policy_name(b->req.policy), r->stages_main);
     } else {
-        fputs(",,,", f);
+        fputs(",,,,", f);
     }
+    if (r->stages_solver > 0)
+        fprintf(f, "%d", r->stages_solver);
+    fprintf(f, ",%d,%d,", r->force_stages, r->sweep);
+    if (r->has_plan)
+        fprintf(f, "%d,%d,%lld,", r->budget.stages_lora, r->budget.lora_chunk, (long long)r->smem_bytes);
+    else
+        fputs(",,,", f);
     csv_text(f, r->note);
     fputc('\n', f);
     return ferror(f) ? fp4lr_fail(FP4LR_E_IO, "WRITE", "writing a CSV row failed") : fp4lr_ok();
@@ -610,32 +790,47 @@ fp4lr_status fp4lr_results_csv_row(FILE *f, const fp4lr_bench_row *r)
 
 /* ---- the terminal table ---------------------------------------------------------------------- */
 
-#define TABLE_FMT "%-16s %6s %6s %6s  %-12s %10s %8s %8s %6s %8s  %s\n"
+#define TABLE_FMT "%-16s %6s %6s %6s %5s  %-20s %10s %8s %8s %8s %6s %6s %8s  %s\n"
 
 void fp4lr_results_table_header(FILE *f)
 {
-    fprintf(f, TABLE_FMT, "shape", "M", "N", "K", "variant", "median_ms", "TFLOP/s", "vs_bf16", "stages",
-            "smem_KiB", "validation");
+    fprintf(f, TABLE_FMT, "shape", "M", "N", "K", "r", "variant", "median_ms", "TFLOP/s", "vs_bf16", "vs_dense",
+            "stages", "lora", "smem_KiB", "validation");
+}
+
+/* A ratio cell: "0.950x", "invalid" for an invalid time, "-" when unknown. */
+static void ratio_cell(char *out, size_t cap, const fp4lr_bench_row *r, double ratio)
+{
+    if (r->state == FP4LR_ROW_INVALID)
+        snprintf(out, cap, "invalid");
+    else if (timed(r) && isfinite(ratio))
+        snprintf(out, cap, "%.3fx", ratio);
+    else
+        snprintf(out, cap, "-");
 }
 
 void fp4lr_results_table_row(FILE *f, const fp4lr_bench_row *r)
 {
-    char m[24], n[24], k[24], med[24] = "-", tf[24] = "-", ratio[24] = "-", st[16] = "-", smem[24] = "-";
-    char val[320] = "-";
+    char m[24], n[24], k[24], rank[24], med[24] = "-", tf[24] = "-", vbf[24], vdn[24];
+    char st[32] = "-", lora[32] = "-", smem[24] = "-", val[320] = "-";
     snprintf(m, sizeof m, "%lld", (long long)r->M);
     snprintf(n, sizeof n, "%lld", (long long)r->N);
     snprintf(k, sizeof k, "%lld", (long long)r->K);
-    int timed = r->state == FP4LR_ROW_OK || r->state == FP4LR_ROW_INVALID;
-    if (timed) {
+    snprintf(rank, sizeof rank, "%lld", (long long)r->r);
+    if (timed(r)) {
         snprintf(med, sizeof med, "%.4f", r->t.median_ms);
         snprintf(tf, sizeof tf, "%.1f", r->tflops);
     }
-    if (r->state == FP4LR_ROW_INVALID)
-        snprintf(ratio, sizeof ratio, "invalid");
-    else if (timed && isfinite(r->ratio_bf16))
-        snprintf(ratio, sizeof ratio, "%.3fx", r->ratio_bf16);
+    ratio_cell(vbf, sizeof vbf, r, r->ratio_bf16);
+    ratio_cell(vdn, sizeof vdn, r, r->ratio_dense);
     if (r->has_plan) {
-        snprintf(st, sizeof st, "%d", r->stages_main);
+        /* a forced count next to the solver's: "2/4" */
+        if (r->force_stages && r->stages_solver > 0)
+            snprintf(st, sizeof st, "%d/%d", r->stages_main, r->stages_solver);
+        else
+            snprintf(st, sizeof st, "%d", r->stages_main);
+        if (r->budget.stages_lora > 0)
+            snprintf(lora, sizeof lora, "%dx%d", r->budget.stages_lora, r->budget.lora_chunk);
         snprintf(smem, sizeof smem, "%.1f", (double)r->smem_bytes / 1024.0);
     }
     if (r->state == FP4LR_ROW_SKIPPED)
@@ -646,5 +841,5 @@ void fp4lr_results_table_row(FILE *f, const fp4lr_bench_row *r)
         snprintf(val, sizeof val, "%s %.2g", r->pass ? "PASS" : "FAIL", r->max_err_over_mag);
     else if (r->note[0])
         snprintf(val, sizeof val, "%s", r->note);
-    fprintf(f, TABLE_FMT, r->shape, m, n, k, r->variant, med, tf, ratio, st, smem, val);
+    fprintf(f, TABLE_FMT, r->shape, m, n, k, rank, r->variant, med, tf, vbf, vdn, st, lora, smem, val);
 }

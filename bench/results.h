@@ -1,6 +1,7 @@
-/* Benchmark results: one row per (shape, variant), the run they came from, and
- * their three forms - the fixed-width table on the terminal, CSV, and one JSON
- * record per run appended to bench/results/<device>-<YYYY-MM-DD>.jsonl.
+/* Benchmark results: one row per (shape, variant), the ratios between rows of
+ * one run, their geometric means, the run they came from, and their three
+ * forms - the fixed-width table on the terminal, CSV, and one JSON record per
+ * run appended to bench/results/<device>-<YYYY-MM-DD>.jsonl.
  *
  * JSON Lines: each run is ONE line holding one JSON object, appended with
  * O_APPEND, so a crashed or concurrent run never corrupts earlier records.
@@ -18,7 +19,21 @@
 #include "timer.h"
 
 #define FP4LR_RESULTS_DIR_DEFAULT "bench/results"
-#define FP4LR_RESULTS_SCHEMA "fp4lr-bench/1"
+#define FP4LR_RESULTS_SCHEMA "fp4lr-bench/2"
+
+/* What a row measures: an fp4lr kernel variant, or a cuBLASLt peer.  The
+ * order is the order of the lines of one shape and format. */
+typedef enum fp4lr_bench_variant {
+    FP4LR_BENCH_DENSE = 0, /* the dense kernel (r = 0, no affine), one CTA */
+    FP4LR_BENCH_DENSE_C2,  /* the dense kernel, 2-CTA cluster (tile_m 256) */
+    FP4LR_BENCH_NAIVE,     /* dense, 2-CTA, naive budget policy: the sm_100a diagnostic */
+    FP4LR_BENCH_FUSED,     /* the whole operator: the shape's r, wc and beta */
+    FP4LR_BENCH_PEERS,     /* cuBLASLt bf16 and fp8 */
+    FP4LR_BENCH_VARIANTS
+} fp4lr_bench_variant;
+
+/* "dense", "dense-c2", "dense-c2-naive", "fused", "peers" ("?" otherwise). */
+const char *fp4lr_bench_variant_name(fp4lr_bench_variant v);
 
 /* What became of one (shape, variant). */
 typedef enum fp4lr_row_state {
@@ -34,14 +49,21 @@ const char *fp4lr_row_state_name(fp4lr_row_state s);
 typedef struct fp4lr_bench_row {
     char shape[64];
     int large;                   /* a large shape of the table (geometric mean) */
-    int64_t M, N, K, r;
+    int64_t M, N, K, r;          /* r: the rank the row ran with (0 but for fused) */
     char format[8];              /* "nvfp4", "mxfp4", "bf16", "e4m3" */
-    char variant[24];            /* "fp4lr-nvfp4", "fp4lr-mxfp4", "cublas-bf16", "cublas-fp8" */
+    /* "fp4lr-nvfp4" (dense), "fp4lr-nvfp4-c2", "fp4lr-nvfp4-c2-naive",
+     * "fp4lr-nvfp4-fused" (likewise mxfp4), "cublas-bf16", "cublas-fp8" */
+    char variant[24];
+    fp4lr_bench_variant kind;
+    int force_stages;            /* the forced main stage count; 0 = the solver's */
+    int sweep;                   /* a --sweep-stages point other than the solver's */
+    int stages_solver;           /* the solver's main stages for this variant; 0 unknown */
     fp4lr_row_state state;
     fp4lr_timing t;              /* when state is OK or INVALID */
     int copies;                  /* input rotation copies */
-    double tflops;               /* 2·M·N·K / median; NaN when not timed */
+    double tflops;               /* 2·M·N·K / median (the dense count for every variant); NaN when not timed */
     double ratio_bf16;           /* cuBLAS bf16 median / this median; NaN when unknown */
+    double ratio_dense;          /* dense fp4lr median / this median (fp4lr rows, see fp4lr_bench_set_ratios) */
     /* validation (fp4lr variants) */
     int validated, pass;
     int64_t rows_checked;
@@ -51,21 +73,36 @@ typedef struct fp4lr_bench_row {
     char entry[FP4LR_ENTRY_NAME_LEN];
     int stages_main;
     int64_t smem_bytes;          /* budget.total_bytes */
-    fp4lr_budget budget;
+    fp4lr_budget budget;         /* also the tile, cluster, policy, rank (budget.req) and the
+                                    low-rank stages and chunk */
     char note[256];
 } fp4lr_bench_row;
 
-/* A row of (shape, variant) with every measurement unknown (NaN, state FAILED). */
+/* A row of (shape, variant) with every measurement unknown (NaN, state FAILED,
+ * kind DENSE). */
 void fp4lr_bench_row_init(fp4lr_bench_row *row, const char *shape, int large, int64_t M, int64_t N, int64_t K,
                           const char *format, const char *variant);
 /* Records a timing: state OK, t, tflops (2·M·N·K / median). */
 void fp4lr_bench_row_timed(fp4lr_bench_row *row, const fp4lr_timing *t, int copies);
+/* Records the plan: entry, main stages, shared memory, the budget. */
+void fp4lr_bench_row_plan(fp4lr_bench_row *row, const fp4lr_plan *plan);
+
+/* The ratios of every timed row (OK or INVALID) against its references in
+ * rows[0..n), matched on M, N, K (so a shape that repeats another's M, N, K
+ * finds the other's rows):
+ *   ratio_bf16   the cuBLAS bf16 row's median / this median;
+ *   ratio_dense  (fp4lr rows) the dense fp4lr row's median / this median, the
+ *                dense row of the same format, not a sweep point, of cluster 1 -
+ *                or, for a fused row, of the fused row's cluster (dense-c2 when
+ *                the fused kernel runs as a pair).
+ * A reference must be OK; without one the ratio stays NaN. */
+void fp4lr_bench_set_ratios(fp4lr_bench_row *rows, int n);
 
 /* The geometric mean of the positive finite values of v[0..n) (the rest are
  * skipped); *used gets their count (may be NULL).  NaN when none. */
 double fp4lr_geomean(const double *v, int n, int *used);
 
-/* One geometric mean of ratios vs cuBLAS bf16 over the large shapes. */
+/* One geometric mean of ratios (vs cuBLAS bf16 or vs dense) over the large shapes. */
 typedef struct fp4lr_bench_geomean {
     char variant[24];
     double value;      /* NaN when no shape had a valid ratio */
@@ -73,8 +110,28 @@ typedef struct fp4lr_bench_geomean {
     int missing;       /* large shapes of this variant without a valid ratio */
 } fp4lr_bench_geomean;
 
-/* The geomean of `variant`'s ratio_bf16 over the rows that are large and OK. */
+/* The geomean of `variant`'s ratio_bf16 / ratio_dense over its rows that are
+ * large, OK and not sweep points; a large row that is neither skipped nor
+ * valid counts as missing. */
 fp4lr_bench_geomean fp4lr_bench_geomean_of(const fp4lr_bench_row *rows, int n, const char *variant);
+fp4lr_bench_geomean fp4lr_bench_geomean_dense_of(const fp4lr_bench_row *rows, int n, const char *variant);
+
+#define FP4LR_BENCH_MAX_GEOMEANS 16
+
+/* The summary of a run: the geomean vs cuBLAS bf16 of every variant label in
+ * the rows but cublas-bf16 itself, and the geomean vs dense of every fp4lr
+ * label but the dense 1-CTA kernel's, in order of first appearance (labels
+ * past FP4LR_BENCH_MAX_GEOMEANS are left out). */
+typedef struct fp4lr_bench_summary {
+    fp4lr_bench_geomean vs_bf16[FP4LR_BENCH_MAX_GEOMEANS];
+    int n_bf16;
+    fp4lr_bench_geomean vs_dense[FP4LR_BENCH_MAX_GEOMEANS];
+    int n_dense;
+} fp4lr_bench_summary;
+
+void fp4lr_bench_summarize(const fp4lr_bench_row *rows, int n, fp4lr_bench_summary *out);
+/* The summary's lines, as the benchmark prints them after the table. */
+void fp4lr_bench_summary_print(FILE *f, const fp4lr_bench_summary *s);
 
 /* Where and when, with what. */
 typedef struct fp4lr_run_info {
@@ -96,6 +153,9 @@ typedef struct fp4lr_run_info {
     int iters, warmup;
     unsigned long long seed;
     int force_stages;            /* 0 = the solver's */
+    int sweep_stages;            /* --sweep-stages */
+    char variants[96];           /* the variants asked for, e.g. "dense,dense-c2,fused,peers" */
+    char arch[16];               /* the architecture planned for, "sm90a" / "sm100a" */
     int validate_rows;
 } fp4lr_run_info;
 
@@ -123,19 +183,20 @@ fp4lr_status fp4lr_results_path(const char *dir, const char *device, const char 
 /* Writes the run's record - one line, ending in '\n'.  FP4LR_E_IO (rule WRITE) on
  * a stream error. */
 fp4lr_status fp4lr_results_write_record(FILE *f, const fp4lr_run_info *run, const fp4lr_bench_row *rows, int n,
-                                        const fp4lr_bench_geomean *geo, int ngeo);
+                                        const fp4lr_bench_summary *sum);
 /* Creates `dir` (and its parents) when missing and appends the record to
  * fp4lr_results_path(dir, ...); the path goes to path_out (may be NULL). */
 fp4lr_status fp4lr_results_append(const char *dir, const fp4lr_run_info *run, const fp4lr_bench_row *rows, int n,
-                                  const fp4lr_bench_geomean *geo, int ngeo, char *path_out, size_t path_cap);
+                                  const fp4lr_bench_summary *sum, char *path_out, size_t path_cap);
 
 /* CSV: a header, then one line per row (text fields quoted when needed). */
 fp4lr_status fp4lr_results_csv_header(FILE *f);
 fp4lr_status fp4lr_results_csv_row(FILE *f, const fp4lr_bench_row *row);
 
 /* The terminal table: a header line, then one fixed-width line per row
- * (shape, M, N, K, variant, median ms, TFLOP/s, ratio vs cuBLAS bf16, stages,
- * smem KiB, validation). */
+ * (shape, M, N, K, r, variant, median ms, TFLOP/s, ratio vs cuBLAS bf16, ratio
+ * vs dense, main stages - "2/4" for 2 forced where the solver picks 4 -, the
+ * low-rank ring "stages x chunk", smem KiB, validation or why there is no time). */
 void fp4lr_results_table_header(FILE *f);
 void fp4lr_results_table_row(FILE *f, const fp4lr_bench_row *row);
 

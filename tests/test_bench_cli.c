@@ -1,13 +1,15 @@
 /* The benchmark harness (bench/): rotation counts, the peers' byte counts and
- * data, geometric means, JSON escaping and the results record (parsed back by
- * python3 when it is installed), CSV and table rows, the results file, run
- * information, fp4lr-bench's argument parsing, cuBLASLt loading; on a GPU, the
- * cuBLASLt peers' self-check and the rotation ring. */
+ * data, ratios and geometric means (vs cuBLAS bf16, vs dense), JSON escaping
+ * and the results record (parsed back by python3 when it is installed), CSV and
+ * table rows, the results file, run information, fp4lr-bench's argument
+ * parsing, its variants, stage points and job list, cuBLASLt loading; on a GPU,
+ * the cuBLASLt peers' self-check and the rotation ring. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench_cli.h"
@@ -305,7 +307,7 @@ Test(bench_cli, results_file_name)
 typedef struct sample {
     fp4lr_run_info run;
     fp4lr_bench_row rows[3];
-    fp4lr_bench_geomean geo[1];
+    fp4lr_bench_summary sum;
 } sample;
 
 static void sample_make(sample *s)
@@ -320,23 +322,26 @@ static void sample_make(sample *s)
     s->run.sm_count = 132, s->run.cc_major = 9, s->run.driver_version = 13000;
     snprintf(s->run.peer_status, sizeof s->run.peer_status, "ok");
     s->run.iters = 30, s->run.warmup = 5;
+    snprintf(s->run.variants, sizeof s->run.variants, "dense,fused,peers");
+    snprintf(s->run.arch, sizeof s->run.arch, "sm90a");
 
     fp4lr_timing t = {.reps = 30, .median_ms = 0.5, .min_ms = 0.4, .max_ms = 0.7, .p10_ms = 0.45, .p90_ms = 0.6};
     fp4lr_bench_row *r = &s->rows[0];
     fp4lr_bench_row_init(r, "flux-qkv", 1, 4608, 9216, 3072, "nvfp4", "fp4lr-nvfp4");
     fp4lr_bench_row_timed(r, &t, 3);
     r->ratio_bf16 = 1.25;
+    r->ratio_dense = 1.0;
     r->validated = r->pass = 1, r->rows_checked = 128, r->max_err = 1e-3, r->max_err_over_mag = 2e-7;
     r->tol_acc = 2.4e-5;
     fp4lr_plan plan;
     fp4lr_problem p = {.M = 4608, .N = 9216, .K = 3072, .format = FP4LR_NVFP4, .out = FP4LR_OUT_BF16};
     cr_assert_eq(fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, NULL, &plan).code, FP4LR_OK);
-    r->has_plan = 1, r->stages_main = plan.budget.stages_main, r->smem_bytes = plan.budget.total_bytes;
-    r->budget = plan.budget;
-    snprintf(r->entry, sizeof r->entry, "%s", plan.entry);
+    fp4lr_bench_row_plan(r, &plan);
+    r->stages_solver = plan.budget.stages_main;
 
     r = &s->rows[1];
     fp4lr_bench_row_init(r, "flux-qkv", 1, 4608, 9216, 3072, "bf16", "cublas-bf16");
+    r->kind = FP4LR_BENCH_PEERS;
     t.median_ms = 0.625;
     fp4lr_bench_row_timed(r, &t, 1);
     r->ratio_bf16 = 1.0;
@@ -349,13 +354,13 @@ static void sample_make(sample *s)
     r->validated = 1, r->pass = 0, r->max_err_over_mag = 0.5;
     snprintf(r->note, sizeof r->note, "validation failed, a \"quote\"\n");
 
-    s->geo[0] = fp4lr_bench_geomean_of(s->rows, 3, "fp4lr-nvfp4");
+    fp4lr_bench_summarize(s->rows, 3, &s->sum);
 }
 
 static void write_sample(FILE *f, const void *arg)
 {
     const sample *s = arg;
-    fp4lr_status st = fp4lr_results_write_record(f, &s->run, s->rows, 3, s->geo, 1);
+    fp4lr_status st = fp4lr_results_write_record(f, &s->run, s->rows, 3, &s->sum);
     cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
 }
 
@@ -369,7 +374,7 @@ Test(bench_cli, record_is_one_line)
     cr_expect_eq(t[0], '{');
     cr_expect_eq(t[len - 1], '\n');
     cr_expect_null(memchr(t, '\n', len - 1), "exactly one line");
-    cr_expect(strstr(t, "\"schema\": \"fp4lr-bench/1\"") != NULL);
+    cr_expect(strstr(t, "\"schema\": \"fp4lr-bench/2\"") != NULL);
     cr_expect(strstr(t, "\"ratio_vs_cublas_bf16\": 1.25") != NULL);
     cr_expect(strstr(t, "\"time_valid\": false") != NULL, "the invalid row");
     cr_expect(strstr(t, "\"plan\": null") != NULL, "the peer has no plan");
@@ -419,7 +424,7 @@ Test(bench_cli, results_append_creates_and_appends)
     sample s;
     sample_make(&s);
     for (int i = 0; i < 2; i++) {
-        fp4lr_status st = fp4lr_results_append(sub, &s.run, s.rows, 3, s.geo, 1, path, sizeof path);
+        fp4lr_status st = fp4lr_results_append(sub, &s.run, s.rows, 3, &s.sum, path, sizeof path);
         cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
     }
     char expect[1024];
@@ -478,7 +483,7 @@ Test(bench_cli, csv_rows_match_the_header)
     sample_make(&s);
     char *t = capture(write_rows, &(sample_form){&s, 1});
     int header = count_fields(t);
-    cr_expect_eq(header, 28);
+    cr_expect_eq(header, 37);
     /* Every row has the header's field count; the note with a quote and a newline is quoted. */
     const char *line = strchr(t, '\n') + 1;
     for (int i = 0; i < 2; i++) {
@@ -486,8 +491,9 @@ Test(bench_cli, csv_rows_match_the_header)
         line = strchr(line, '\n') + 1;
     }
     cr_expect(strstr(line, "\"validation failed, a \"\"quote\"\"\n\"") != NULL, "%s", line);
-    const char *first = "flux-qkv,1,4608,9216,3072,0,nvfp4,fp4lr-nvfp4,ok,0.5,0.4,0.7,0.45,0.6,30,521.838526,1.25,3,"
-                        "1,1,128,0.001,2e-07,2.4e-05,fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4,4,";
+    const char *first = "flux-qkv,1,4608,9216,3072,0,nvfp4,fp4lr-nvfp4,dense,ok,0.5,0.4,0.7,0.45,0.6,30,521.838526,1.25,"
+                        "1,3,1,1,128,0.001,2e-07,2.4e-05,fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4,1,split,4,4,0,0,0,"
+                        "0,209920,\n";
     cr_expect(strncmp(strchr(t, '\n') + 1, first, strlen(first)) == 0, "%s", t);
     free(t);
 }
@@ -501,10 +507,10 @@ Test(bench_cli, table_lines)
     char *l1 = strchr(t, '\n') + 1, *l2 = strchr(l1, '\n') + 1, *l3 = strchr(l2, '\n') + 1;
     *strchr(l1, '\n') = '\0';
     *strchr(l2, '\n') = '\0';
-    cr_expect_str_eq(l1, "flux-qkv           4608   9216   3072  fp4lr-nvfp4      0.5000 "
-                         "   521.8   1.250x      4    205.0  PASS 2e-07");
-    cr_expect_str_eq(l2, "flux-qkv           4608   9216   3072  cublas-bf16      0.6250 "
-                         "   417.5   1.000x      -        -  -");
+    cr_expect_str_eq(l1, "flux-qkv           4608   9216   3072     0  fp4lr-nvfp4              0.5000 "
+                         "   521.8   1.250x   1.000x      4      -    205.0  PASS 2e-07");
+    cr_expect_str_eq(l2, "flux-qkv           4608   9216   3072     0  cublas-bf16              0.6250 "
+                         "   417.5   1.000x        -      -      -        -  -");
     cr_expect(strstr(l3, "invalid") && strstr(l3, "FAIL 0.5"), "%s", l3);
     cr_expect(strncmp(t, "shape ", 6) == 0);
     free(t);
@@ -547,15 +553,67 @@ Test(bench_cli, opts_defaults)
     cr_expect_eq(o.iters, 30);
     cr_expect_eq(o.warmup, 5);
     cr_expect_eq(o.formats, 1 << FP4LR_NVFP4 | 1 << FP4LR_MXFP4);
-    cr_expect(o.peers && o.json && !o.quick && !o.csv && !o.force_stages);
+    cr_expect_eq(o.variants, FP4LR_BENCH_VARIANTS_DEFAULT);
+    cr_expect(o.json && !o.quick && !o.csv && !o.force_stages && !o.sweep_stages);
+    cr_expect_eq(o.arch, FP4LR_ARCH_SM90A);
     cr_expect_str_eq(o.results_dir, "bench/results");
-    /* Every large shape with a distinct M, N, K: 13 large rows, 3 of them repeat one. */
+    /* Every large shape: the fused variant runs, so the ranks count: 13 shapes, 3 of
+     * them repeating an earlier one's M, N, K (their dense variants and peers are the
+     * earlier one's). */
+    cr_expect_eq(o.nshapes, 13);
+    cr_expect_eq(o.ndups, 0);
+    int repeats = 0;
+    for (int i = 0; i < o.nshapes; i++) {
+        cr_expect(o.shapes[i].large, "%s", o.shapes[i].name);
+        repeats += o.same_mnk[i] >= 0;
+        if (!strcmp(o.shapes[i].name, "qwen-qkv-r128"))
+            cr_expect_str_eq(o.shapes[o.same_mnk[i]].name, "qwen-qkv-r32");
+        if (!strcmp(o.shapes[i].name, "square-r32"))
+            cr_expect_str_eq(o.shapes[o.same_mnk[i]].name, "square-r0");
+        if (!strcmp(o.shapes[i].name, "flux-qkv"))
+            cr_expect_eq(o.same_mnk[i], -1);
+    }
+    cr_expect_eq(repeats, 3);
+}
+
+Test(bench_cli, opts_without_fused_drop_repeated_mnk)
+{
+    fp4lr_bench_opts o;
+    char err[256];
+    cr_assert_eq(PARSE(&o, err, "--variants", "dense,peers"), 0, "%s", err);
+    /* 13 large rows, 3 of them repeat one's M, N, K: without fused they are dropped. */
     cr_expect_eq(o.nshapes, 10);
     cr_expect_eq(o.ndups, 3);
     cr_expect_str_eq(o.dups[0].dropped, "qwen-qkv-r128");
     cr_expect_str_eq(o.dups[0].kept, "qwen-qkv-r32");
     for (int i = 0; i < o.nshapes; i++)
-        cr_expect(o.shapes[i].large, "%s", o.shapes[i].name);
+        cr_expect_eq(o.same_mnk[i], -1, "%s", o.shapes[i].name);
+}
+
+Test(bench_cli, opts_variants_sweep_arch)
+{
+    fp4lr_bench_opts o;
+    char err[256];
+    cr_assert_eq(PARSE(&o, err, "--no-peers", "--sweep-stages", "--arch", "sm100a", "--shape", "flux-qkv"), 0, "%s",
+                 err);
+    cr_expect_eq(o.variants, FP4LR_BENCH_VARIANTS_DEFAULT & ~FP4LR_BENCH_BIT(FP4LR_BENCH_PEERS));
+    cr_expect(o.sweep_stages);
+    cr_expect_eq(o.arch, FP4LR_ARCH_SM100A);
+    /* --no-peers wins wherever it stands */
+    cr_assert_eq(PARSE(&o, err, "--no-peers", "--variants", "fused,peers"), 0, "%s", err);
+    cr_expect_eq(o.variants, FP4LR_BENCH_BIT(FP4LR_BENCH_FUSED));
+    cr_expect_eq(PARSE(&o, err, "--no-peers", "--variants", "peers"), 2);
+    cr_expect(strstr(err, "no variant") != NULL, "%s", err);
+    cr_expect_eq(PARSE(&o, err, "--stages", "3", "--sweep-stages"), 2);
+    cr_expect(strstr(err, "exclude") != NULL, "%s", err);
+    cr_expect_eq(PARSE(&o, err, "--arch", "sm80"), 2);
+    cr_expect_eq(PARSE(&o, err, "--variants", "dense,turbo"), 2);
+    cr_expect(strstr(err, "'turbo'") != NULL, "%s", err);
+    /* a custom shape with a rank */
+    cr_assert_eq(PARSE(&o, err, "--mnk", "256x512x1024:64", "--mnk", "256x512x1024"), 0, "%s", err);
+    cr_expect_eq(o.nshapes, 2);
+    cr_expect_eq(o.shapes[0].r, 64);
+    cr_expect_eq(o.same_mnk[1], 0);
 }
 
 Test(bench_cli, opts_iteration_floor)
@@ -592,7 +650,7 @@ Test(bench_cli, opts_shapes_and_flags)
     cr_expect_eq(o.shapes[1].large, 0);
     cr_expect_str_eq(o.shapes[2].name, "square-r32");
     cr_expect_eq(o.formats, 1 << FP4LR_MXFP4);
-    cr_expect(!o.peers && !o.json);
+    cr_expect(!(o.variants & FP4LR_BENCH_BIT(FP4LR_BENCH_PEERS)) && !o.json);
     cr_expect_eq(o.force_stages, 3);
     cr_expect_str_eq(o.csv, "x.csv");
     cr_expect_eq(o.seed, 9);
@@ -628,6 +686,403 @@ Test(bench_cli, format_granularity)
     cr_expect(fp4lr_bench_format_fits(sana, FP4LR_NVFP4));
     cr_expect(!fp4lr_bench_format_fits(sana, FP4LR_MXFP4));
     cr_expect(fp4lr_bench_format_fits(fp4lr_shape_find("sana-out"), FP4LR_MXFP4)); /* K = 2304 = 18 * 128 */
+}
+
+/* ---- variants ------------------------------------------------------------------------------ */
+
+Test(bench_cli, variants_parse_and_format)
+{
+    int m = -1;
+    char err[256], out[128];
+    cr_assert_eq(fp4lr_bench_variants_parse("fused,dense", &m, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(m, FP4LR_BENCH_BIT(FP4LR_BENCH_DENSE) | FP4LR_BENCH_BIT(FP4LR_BENCH_FUSED));
+    fp4lr_bench_variants_format(m, out, sizeof out);
+    cr_expect_str_eq(out, "dense,fused", "table order, not the list's");
+    cr_assert_eq(fp4lr_bench_variants_parse("naive", &m, err, sizeof err), 0);
+    cr_expect_eq(m, FP4LR_BENCH_BIT(FP4LR_BENCH_NAIVE));
+    cr_assert_eq(fp4lr_bench_variants_parse("dense-c2-naive,dense-c2,peers", &m, err, sizeof err), 0);
+    cr_expect_eq(m, FP4LR_BENCH_BIT(FP4LR_BENCH_NAIVE) | FP4LR_BENCH_BIT(FP4LR_BENCH_DENSE_C2) |
+                        FP4LR_BENCH_BIT(FP4LR_BENCH_PEERS));
+    cr_assert_eq(fp4lr_bench_variants_parse("all", &m, err, sizeof err), 0);
+    cr_expect_eq(m, 0x1F);
+    fp4lr_bench_variants_format(m, out, sizeof out);
+    cr_expect_str_eq(out, "dense,dense-c2,dense-c2-naive,fused,peers");
+    m = 7;
+    cr_expect_eq(fp4lr_bench_variants_parse("dense,,fused", &m, err, sizeof err), 2);
+    cr_expect_eq(fp4lr_bench_variants_parse("", &m, err, sizeof err), 2);
+    cr_expect_eq(fp4lr_bench_variants_parse("dense,", &m, err, sizeof err), 2);
+    cr_expect_eq(fp4lr_bench_variants_parse("Dense", &m, err, sizeof err), 2);
+    cr_expect(strstr(err, "'Dense'") != NULL, "%s", err);
+    cr_expect_eq(m, 7, "a bad list leaves the mask alone");
+}
+
+Test(bench_cli, variant_problem_options_label)
+{
+    const fp4lr_shape *s = fp4lr_shape_find("flux-qkv");
+    cr_assert_not_null(s);
+    fp4lr_problem p = fp4lr_bench_variant_problem(FP4LR_BENCH_FUSED, s, FP4LR_MXFP4);
+    cr_expect_eq(p.r, 32);
+    cr_expect(p.has_wc && p.has_beta);
+    cr_expect_eq(p.ldL, 32);
+    cr_expect_eq(p.ldY, 9216);
+    cr_expect_eq(p.format, FP4LR_MXFP4);
+    p = fp4lr_bench_variant_problem(FP4LR_BENCH_DENSE_C2, s, FP4LR_NVFP4);
+    cr_expect(p.r == 0 && !p.has_wc && !p.has_beta);
+    fp4lr_shape odd = {.name = "odd", .M = 64, .N = 100, .K = 128};
+    cr_expect_eq(fp4lr_bench_variant_problem(FP4LR_BENCH_DENSE, &odd, FP4LR_NVFP4).ldY, 104, "16-byte rows");
+
+    fp4lr_plan_opts po = fp4lr_bench_variant_opts(FP4LR_BENCH_DENSE, 1000, 3);
+    cr_expect(po.cluster == 1 && po.tile_m == 0 && po.policy == FP4LR_POLICY_SPLIT);
+    cr_expect(po.smem_capacity == 1000 && po.force_main_stages == 3);
+    po = fp4lr_bench_variant_opts(FP4LR_BENCH_DENSE_C2, 0, 0);
+    cr_expect(po.cluster == 2 && po.tile_m == 256 && po.policy == FP4LR_POLICY_SPLIT);
+    po = fp4lr_bench_variant_opts(FP4LR_BENCH_NAIVE, 0, 0);
+    cr_expect(po.cluster == 2 && po.tile_m == 256 && po.policy == FP4LR_POLICY_NAIVE);
+    po = fp4lr_bench_variant_opts(FP4LR_BENCH_FUSED, 0, 0);
+    cr_expect(po.cluster == 0, "the architecture's default cluster");
+
+    char label[24];
+    const char *expect[] = {"fp4lr-nvfp4", "fp4lr-nvfp4-c2", "fp4lr-nvfp4-c2-naive", "fp4lr-nvfp4-fused"};
+    for (int v = 0; v < 4; v++) {
+        fp4lr_bench_variant_label((fp4lr_bench_variant)v, FP4LR_NVFP4, label, sizeof label);
+        cr_expect_str_eq(label, expect[v]);
+    }
+    fp4lr_bench_variant_label(FP4LR_BENCH_FUSED, FP4LR_MXFP4, label, sizeof label);
+    cr_expect_str_eq(label, "fp4lr-mxfp4-fused");
+    cr_expect(fp4lr_bench_variant_runs_on(FP4LR_BENCH_NAIVE, FP4LR_ARCH_SM100A));
+    cr_expect(!fp4lr_bench_variant_runs_on(FP4LR_BENCH_NAIVE, FP4LR_ARCH_SM90A));
+    cr_expect(fp4lr_bench_variant_runs_on(FP4LR_BENCH_DENSE_C2, FP4LR_ARCH_SM90A));
+}
+
+Test(bench_cli, stage_points)
+{
+    fp4lr_bench_opts o = {0};
+    int pts[8];
+    cr_expect_eq(fp4lr_bench_stage_points(&o, FP4LR_BENCH_DENSE, 4, pts, 8), 1);
+    cr_expect_eq(pts[0], 0, "the solver's plan");
+    o.force_stages = 3;
+    cr_expect_eq(fp4lr_bench_stage_points(&o, FP4LR_BENCH_FUSED, 4, pts, 8), 1);
+    cr_expect_eq(pts[0], 3);
+    o.force_stages = 0, o.sweep_stages = 1;
+    cr_assert_eq(fp4lr_bench_stage_points(&o, FP4LR_BENCH_DENSE, 4, pts, 8), 4);
+    cr_expect(pts[0] == 1 && pts[1] == 2 && pts[2] == 3 && pts[3] == 0, "1, 2, 3 forced, then the solver's 4");
+    cr_assert_eq(fp4lr_bench_stage_points(&o, FP4LR_BENCH_FUSED, 2, pts, 8), 2);
+    cr_expect(pts[0] == 1 && pts[1] == 0);
+    cr_assert_eq(fp4lr_bench_stage_points(&o, FP4LR_BENCH_DENSE_C2, 1, pts, 8), 1);
+    cr_expect_eq(pts[0], 0);
+    cr_assert_eq(fp4lr_bench_stage_points(&o, FP4LR_BENCH_NAIVE, 5, pts, 8), 1, "naive's count is its point");
+    cr_expect_eq(pts[0], 0);
+    cr_expect_eq(fp4lr_bench_stage_points(&o, FP4LR_BENCH_DENSE, 9, pts, 3), 3, "never past cap");
+}
+
+/* ---- jobs ---------------------------------------------------------------------------------- */
+
+/* A kernel directory holding empty <arch>/<entry>.cubin files for the entries given. */
+static void fake_kernels(char *dir, const char *const *entries, int n)
+{
+    cr_assert_not_null(mkdtemp(dir));
+    char path[512];
+    snprintf(path, sizeof path, "%s/sm90a", dir);
+    cr_assert_eq(mkdir(path, 0777), 0);
+    snprintf(path, sizeof path, "%s/sm100a", dir);
+    cr_assert_eq(mkdir(path, 0777), 0);
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%s/%s.cubin", dir, strstr(entries[i], "sm100a") ? "sm100a" : "sm90a",
+                 entries[i]);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f, "%s", path);
+        fclose(f);
+    }
+    unsetenv("FP4LR_KERNEL_DIR");
+}
+
+static void remove_dir(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+Test(bench_cli, plan_built_checks_the_cubin)
+{
+    char dir[] = "/tmp/fp4lr-bench-kernels-XXXXXX";
+    const char *built[] = {"fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4"};
+    fake_kernels(dir, built, 1);
+    fp4lr_problem p = {.M = 4608, .N = 9216, .K = 3072, .format = FP4LR_NVFP4, .out = FP4LR_OUT_BF16};
+    fp4lr_plan plan;
+    cr_assert_eq(fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, NULL, &plan).code, FP4LR_OK);
+    char path[1024], expect[1024];
+    cr_expect(fp4lr_bench_plan_built(&plan, dir, path, sizeof path));
+    snprintf(expect, sizeof expect, "%s/sm90a/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4.cubin", dir);
+    cr_expect_str_eq(path, expect);
+    fp4lr_plan_opts po = {.force_main_stages = 3};
+    cr_assert_eq(fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &po, &plan).code, FP4LR_OK);
+    cr_expect(!fp4lr_bench_plan_built(&plan, dir, NULL, 0));
+    /* $FP4LR_KERNEL_DIR overrides the directory given */
+    setenv("FP4LR_KERNEL_DIR", "/nonexistent", 1);
+    cr_expect(!fp4lr_bench_plan_built(&plan, dir, path, sizeof path));
+    cr_expect(strncmp(path, "/nonexistent/sm90a/", 19) == 0, "%s", path);
+    unsetenv("FP4LR_KERNEL_DIR");
+    remove_dir(dir);
+}
+
+/* The jobs of the options on sm_90a with the kernels of `dir`. */
+static void make_jobs(fp4lr_bench_opts *o, fp4lr_arch arch, const char *dir, fp4lr_bench_jobs *j)
+{
+    fp4lr_bench_target t = {.arch = arch, .kernel_dir = dir};
+    fp4lr_status st = fp4lr_bench_jobs_make(o, &t, j);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+}
+
+Test(bench_cli, jobs_sweep_stage_points)
+{
+    char dir[] = "/tmp/fp4lr-bench-kernels-XXXXXX";
+    const char *built[] = {"fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s2", "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4",
+                           "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3"};
+    fake_kernels(dir, built, 3);
+    fp4lr_bench_opts o;
+    char err[256];
+    cr_assert_eq(PARSE(&o, err, "--shape", "flux-qkv", "--format", "nvfp4", "--variants", "dense,fused",
+                       "--sweep-stages"),
+                 0, "%s", err);
+    fp4lr_bench_jobs j;
+    make_jobs(&o, FP4LR_ARCH_SM90A, dir, &j);
+    /* dense: 1, 2, 3 forced and the solver's 4; fused (r = 32): 1, 2 forced and the solver's 3 */
+    cr_assert_eq(j.n, 7);
+    const int stages[] = {1, 2, 3, 4, 1, 2, 3}, forced[] = {1, 2, 3, 0, 1, 2, 0}, runnable[] = {0, 1, 0, 1, 0, 0, 1};
+    /* shared memory as the budget predicts: 2 transform + 2 writeback stages + fixed 1 KiB
+     * + 27 KiB per main stage (dense); the fused ring adds a 32-rank low-rank stage and the affine */
+    const int64_t smem[] = {126976, 154624, 182272, 209920};
+    for (int i = 0; i < 7; i++) {
+        const fp4lr_bench_row *r = &j.row[i];
+        cr_expect_eq(r->stages_main, stages[i], "job %d", i);
+        cr_expect_eq(r->force_stages, forced[i], "job %d", i);
+        cr_expect_eq(r->sweep, forced[i] != 0, "job %d", i);
+        cr_expect_eq(j.job[i].runnable, runnable[i], "job %d: %s", i, r->note);
+        cr_expect_str_eq(r->variant, i < 4 ? "fp4lr-nvfp4" : "fp4lr-nvfp4-fused");
+        cr_expect_eq(r->kind, i < 4 ? FP4LR_BENCH_DENSE : FP4LR_BENCH_FUSED);
+        cr_expect_eq(r->stages_solver, i < 4 ? 4 : 3);
+        cr_expect_eq(r->r, i < 4 ? 0 : 32);
+        cr_expect(r->has_plan);
+        if (i < 4)
+            cr_expect_eq(r->smem_bytes, smem[i], "job %d", i);
+        if (!runnable[i]) {
+            cr_expect_eq(r->state, FP4LR_ROW_SKIPPED);
+            cr_expect(strncmp(r->note, "not built (", 11) == 0, "%s", r->note);
+            cr_expect(strstr(r->note, j.job[i].plan.entry) != NULL, "%s", r->note);
+        }
+    }
+    cr_expect_eq(j.row[6].budget.stages_lora, 1);
+    cr_expect_eq(j.row[6].budget.lora_chunk, 32);
+    cr_expect_str_eq(j.job[6].plan.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3");
+    fp4lr_bench_jobs_free(&j);
+    cr_expect(j.n == 0 && j.row == NULL);
+    remove_dir(dir);
+}
+
+Test(bench_cli, jobs_variants_repeats_formats_peers)
+{
+    char dir[] = "/tmp/fp4lr-bench-kernels-XXXXXX";
+    fake_kernels(dir, NULL, 0);
+    fp4lr_bench_opts o;
+    char err[256];
+    /* sana-qkv: K = 2240 fits NVFP4 only; qwen-qkv-r128 repeats qwen-qkv-r32's M, N, K */
+    cr_assert_eq(PARSE(&o, err, "--shape", "sana-qkv", "--shape", "qwen-qkv-r32", "--shape", "qwen-qkv-r128"), 0,
+                 "%s", err);
+    fp4lr_bench_jobs j;
+    make_jobs(&o, FP4LR_ARCH_SM90A, dir, &j);
+    /* per shape: 2 formats x (dense, dense-c2, fused) + 2 peers; no naive on sm_90a; the
+     * repeat has its fused variants only */
+    cr_assert_eq(j.n, 8 + 8 + 2);
+    int naive = 0, skipped_k = 0, peers = 0;
+    for (int i = 0; i < j.n; i++) {
+        naive += j.row[i].kind == FP4LR_BENCH_NAIVE;
+        skipped_k += strstr(j.row[i].note, "K=2240 is not a multiple of 128") != NULL;
+        if (j.row[i].kind == FP4LR_BENCH_PEERS) {
+            peers++;
+            cr_expect(j.job[i].runnable, "peers run (their availability is the run's business)");
+        }
+    }
+    cr_expect_eq(naive, 0);
+    cr_expect_eq(skipped_k, 3, "one line per fp4lr variant of sana-qkv in MXFP4");
+    cr_expect_eq(peers, 4);
+    cr_expect_str_eq(j.row[3].variant, "fp4lr-mxfp4");
+    cr_expect_str_eq(j.row[6].variant, "cublas-bf16");
+    cr_expect_str_eq(j.row[7].variant, "cublas-fp8");
+    cr_expect_str_eq(j.row[7].format, "e4m3");
+    cr_expect_str_eq(j.row[16].shape, "qwen-qkv-r128");
+    cr_expect_str_eq(j.row[16].variant, "fp4lr-nvfp4-fused");
+    cr_expect_eq(j.row[16].r, 128);
+    cr_expect_eq(j.row[16].stages_main, 2, "r = 128 leaves 2 main stages");
+    cr_expect_str_eq(j.row[17].variant, "fp4lr-mxfp4-fused");
+    cr_expect(strstr(j.row[16].note, "not built") != NULL, "nothing is built in the directory");
+    fp4lr_bench_jobs_free(&j);
+
+    /* sm_100a: the naive pair is planned; its 3-stage entry is not built */
+    cr_assert_eq(PARSE(&o, err, "--shape", "flux-qkv", "--format", "nvfp4", "--variants", "dense,naive,dense-c2"), 0);
+    make_jobs(&o, FP4LR_ARCH_SM100A, dir, &j);
+    cr_assert_eq(j.n, 3);
+    cr_expect_str_eq(j.row[0].entry, "fp4lr_sm100a_nvfp4_dense_m128n256k256_c1_s3");
+    cr_expect_str_eq(j.row[1].entry, "fp4lr_sm100a_nvfp4_dense_m256n256k256_c2_s5");
+    cr_expect_str_eq(j.row[2].variant, "fp4lr-nvfp4-c2-naive");
+    cr_expect_str_eq(j.row[2].entry, "fp4lr_sm100a_nvfp4_dense_m256n256k256_c2_s3");
+    cr_expect_eq(j.row[2].budget.req.policy, FP4LR_POLICY_NAIVE);
+    cr_expect(!j.job[2].runnable && strstr(j.row[2].note, "not built") != NULL, "%s", j.row[2].note);
+    fp4lr_bench_jobs_free(&j);
+
+    /* --stages that do not fit: skipped, not an error */
+    cr_assert_eq(PARSE(&o, err, "--shape", "qwen-qkv-r128", "--format", "nvfp4", "--variants", "fused",
+                       "--stages", "4"),
+                 0);
+    make_jobs(&o, FP4LR_ARCH_SM90A, dir, &j);
+    cr_assert_eq(j.n, 1);
+    cr_expect_eq(j.row[0].state, FP4LR_ROW_SKIPPED);
+    cr_expect(!j.job[0].plan_error && !j.job[0].runnable);
+    cr_expect(strncmp(j.row[0].note, "does not fit: ", 14) == 0, "%s", j.row[0].note);
+    cr_expect_eq(j.row[0].force_stages, 4);
+    fp4lr_bench_jobs_free(&j);
+    remove_dir(dir);
+}
+
+/* ---- ratios between rows --------------------------------------------------------------------- */
+
+/* A timed row of a variant on flux-qkv's M, N, K with its sm_90a plan (fp4lr kinds). */
+static fp4lr_bench_row timed_row(const char *shape, fp4lr_bench_variant v, fp4lr_format f, int force, double ms)
+{
+    fp4lr_bench_row r;
+    char label[24];
+    const fp4lr_shape *s = fp4lr_shape_find("flux-qkv");
+    if (v == FP4LR_BENCH_PEERS)
+        snprintf(label, sizeof label, f == FP4LR_NVFP4 ? "cublas-bf16" : "cublas-fp8");
+    else
+        fp4lr_bench_variant_label(v, f, label, sizeof label);
+    fp4lr_bench_row_init(&r, shape, 1, s->M, s->N, s->K,
+                         v == FP4LR_BENCH_PEERS ? (f == FP4LR_NVFP4 ? "bf16" : "e4m3") : fp4lr_format_name(f), label);
+    r.kind = v;
+    if (v != FP4LR_BENCH_PEERS) {
+        fp4lr_problem p = fp4lr_bench_variant_problem(v, s, f);
+        fp4lr_plan_opts po = fp4lr_bench_variant_opts(v, 0, force);
+        fp4lr_plan plan;
+        cr_assert_eq(fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &po, &plan).code, FP4LR_OK);
+        fp4lr_bench_row_plan(&r, &plan);
+        r.force_stages = force;
+        r.sweep = force != 0;
+    }
+    fp4lr_timing t = {.reps = 20, .median_ms = ms, .min_ms = ms, .max_ms = ms, .p10_ms = ms, .p90_ms = ms};
+    fp4lr_bench_row_timed(&r, &t, 1);
+    return r;
+}
+
+Test(bench_cli, ratios_vs_bf16_and_dense)
+{
+    fp4lr_bench_row rows[] = {
+        timed_row("flux-qkv", FP4LR_BENCH_DENSE, FP4LR_NVFP4, 2, 2.0),      /* sweep point */
+        timed_row("flux-qkv", FP4LR_BENCH_DENSE, FP4LR_NVFP4, 0, 1.0),      /* the dense reference */
+        timed_row("flux-qkv", FP4LR_BENCH_DENSE_C2, FP4LR_NVFP4, 0, 0.8),
+        timed_row("flux-qkv", FP4LR_BENCH_FUSED, FP4LR_NVFP4, 0, 1.25),
+        timed_row("flux-qkv", FP4LR_BENCH_FUSED, FP4LR_MXFP4, 0, 1.0),      /* no MXFP4 dense */
+        timed_row("flux-qkv", FP4LR_BENCH_PEERS, FP4LR_NVFP4, 0, 0.5),      /* cublas-bf16 */
+        timed_row("flux-qkv", FP4LR_BENCH_PEERS, FP4LR_MXFP4, 0, 0.25),     /* cublas-fp8 */
+        timed_row("flux-qkv-r64", FP4LR_BENCH_FUSED, FP4LR_NVFP4, 0, 2.0),  /* same M, N, K, another shape */
+        timed_row("flux-qkv", FP4LR_BENCH_FUSED, FP4LR_NVFP4, 0, 4.0),
+    };
+    rows[8].state = FP4LR_ROW_INVALID;
+    fp4lr_bench_set_ratios(rows, 9);
+    const double bf16[] = {0.25, 0.5, 0.625, 0.4, 0.5, 1.0, 2.0, 0.25, 0.125};
+    const double dense[] = {0.5, 1.0, 1.25, 0.8, NAN, NAN, NAN, 0.5, 0.25};
+    for (int i = 0; i < 9; i++) {
+        cr_expect_float_eq(rows[i].ratio_bf16, bf16[i], 1e-12, "row %d: %g", i, rows[i].ratio_bf16);
+        if (isnan(dense[i]))
+            cr_expect(isnan(rows[i].ratio_dense), "row %d: %g", i, rows[i].ratio_dense);
+        else
+            cr_expect_float_eq(rows[i].ratio_dense, dense[i], 1e-12, "row %d: %g", i, rows[i].ratio_dense);
+    }
+    /* an invalid reference is no reference */
+    rows[1].state = FP4LR_ROW_INVALID;
+    rows[3].ratio_dense = NAN;
+    fp4lr_bench_set_ratios(rows, 9);
+    cr_expect(isnan(rows[3].ratio_dense));
+}
+
+Test(bench_cli, geomeans_vs_dense_and_summary)
+{
+    fp4lr_bench_row rows[] = {
+        timed_row("a", FP4LR_BENCH_DENSE, FP4LR_NVFP4, 0, 1.0),
+        timed_row("a", FP4LR_BENCH_FUSED, FP4LR_NVFP4, 0, 1.0),
+        timed_row("a", FP4LR_BENCH_PEERS, FP4LR_NVFP4, 0, 1.0),
+        timed_row("b", FP4LR_BENCH_FUSED, FP4LR_NVFP4, 0, 1.0),
+        timed_row("b", FP4LR_BENCH_FUSED, FP4LR_NVFP4, 2, 1.0), /* a sweep point: left out */
+        timed_row("c", FP4LR_BENCH_FUSED, FP4LR_NVFP4, 0, 1.0),
+    };
+    /* fused/dense 0.5 and 2 (geomean 1); the sweep point's 100 and c's missing ratio do not count */
+    rows[1].ratio_dense = 0.5, rows[3].ratio_dense = 2.0, rows[4].ratio_dense = 100.0;
+    rows[1].ratio_bf16 = 0.25, rows[3].ratio_bf16 = 0.5, rows[5].ratio_bf16 = 1.0;
+    rows[0].ratio_bf16 = 0.6, rows[0].ratio_dense = 1.0, rows[2].ratio_bf16 = 1.0;
+    fp4lr_bench_geomean g = fp4lr_bench_geomean_dense_of(rows, 6, "fp4lr-nvfp4-fused");
+    cr_expect_float_eq(g.value, 1.0, 1e-12);
+    cr_expect_eq(g.shapes, 2);
+    cr_expect_eq(g.missing, 1);
+    g = fp4lr_bench_geomean_of(rows, 6, "fp4lr-nvfp4-fused");
+    cr_expect_float_eq(g.value, 0.5, 1e-12, "(0.25 * 0.5 * 1)^(1/3)");
+    cr_expect_eq(g.shapes, 3);
+
+    fp4lr_bench_summary sum;
+    fp4lr_bench_summarize(rows, 6, &sum);
+    cr_assert_eq(sum.n_bf16, 2, "dense, fused; not cublas-bf16 itself");
+    cr_expect_str_eq(sum.vs_bf16[0].variant, "fp4lr-nvfp4");
+    cr_expect_float_eq(sum.vs_bf16[0].value, 0.6, 1e-12);
+    cr_expect_str_eq(sum.vs_bf16[1].variant, "fp4lr-nvfp4-fused");
+    cr_assert_eq(sum.n_dense, 1, "fused only: not the dense kernel, not the peers");
+    cr_expect_str_eq(sum.vs_dense[0].variant, "fp4lr-nvfp4-fused");
+    cr_expect_float_eq(sum.vs_dense[0].value, 1.0, 1e-12);
+
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    fp4lr_bench_summary_print(m, &sum);
+    fclose(m);
+    cr_expect(strstr(text, "  fp4lr-nvfp4            0.600x  (1 shapes)\n") != NULL, "%s", text);
+    cr_expect(strstr(text, "vs the dense fp4lr kernel") != NULL, "%s", text);
+    cr_expect(strstr(text, "  fp4lr-nvfp4-fused      1.000x  (2 shapes; 1 large shapes without a valid ratio)\n") !=
+                  NULL,
+              "%s", text);
+    free(text);
+}
+
+/* The fused row's fields in the record, parsed back by python3. */
+Test(bench_cli, record_fused_fields)
+{
+    if (system("python3 -c 'import json' >/dev/null 2>&1") != 0)
+        cr_skip_test("python3 is not installed");
+    sample s;
+    sample_make(&s);
+    s.rows[2] = timed_row("flux-qkv", FP4LR_BENCH_FUSED, FP4LR_NVFP4, 2, 0.6);
+    s.rows[2].r = 32, s.rows[2].stages_solver = 3, s.rows[2].ratio_dense = 0.95;
+    fp4lr_bench_summarize(s.rows, 3, &s.sum);
+    char path[] = "/tmp/fp4lr-bench-record-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    write_sample(f, &s);
+    fclose(f);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).read()); x=r[\"results\"][2]; p=x[\"plan\"]; "
+             "print(x[\"kind\"], x[\"r\"], x[\"force_stages\"], x[\"sweep\"], x[\"stages_solver\"], x[\"ratio_vs_dense\"], "
+             "p[\"stages_main\"], p[\"stages_lora\"], p[\"lora_chunk\"], p[\"cluster\"], p[\"tile\"], p[\"policy\"], "
+             "p[\"family\"], p[\"rank\"], p[\"smem_bytes\"] == p[\"budget\"][\"total_bytes\"], "
+             "r[\"results\"][1][\"kind\"], r[\"settings\"][\"variants\"], r[\"settings\"][\"sweep_stages\"], "
+             "r[\"device\"][\"arch\"], [g[\"variant\"] for g in r[\"geomean_vs_dense\"]])' %s",
+             path);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    char out[1024] = "";
+    cr_expect_not_null(fgets(out, sizeof out, p));
+    int rc = pclose(p);
+    unlink(path);
+    cr_expect_eq(rc, 0, "python3 failed to parse the record");
+    cr_expect_str_eq(out, "fused 32 2 True 3 0.95 2 1 32 1 [128, 256, 128] split fused 32 True peers "
+                          "dense,fused,peers False sm90a ['fp4lr-nvfp4-fused']\n");
 }
 
 /* ---- on a GPU: the peers' self-check, the rotation ring --------------------------------------- */

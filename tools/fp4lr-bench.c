@@ -1,12 +1,15 @@
-/* fp4lr-bench: times fp4lr's dense kernel against cuBLASLt on the shape table.
+/* fp4lr-bench: times fp4lr's kernels against cuBLASLt on the shape table.
  *
- * For each shape: fp4lr dense (r = 0) in each selected format - planned,
- * validated on sampled rows against the double reference, then timed with
- * input rotation - and cuBLASLt bf16 and fp8 on the same M, N, K, timed with
- * their own rotation.  Prints one fixed-width line per (shape, variant), the
- * geometric mean of the fp4lr / cuBLAS-bf16 ratios over the large shapes, and
- * appends the run's record to bench/results (results.h).  Without a GPU it
- * says so and lists what would run.  The method is in bench/README.md. */
+ * The options become a list of jobs (bench_cli.h): per shape and format the
+ * dense kernel on one CTA, the 2-CTA pair, on sm_100a the naive-policy pair,
+ * and the whole operator (fused) - each at the solver's main stage count, or
+ * at every count of --sweep-stages - then cuBLASLt bf16 and fp8 on the same
+ * M, N, K.  Every fp4lr job is validated on sampled rows against the double
+ * reference, then timed with input rotation; consecutive jobs of one problem
+ * share its inputs, reference and device copies.  One fixed-width line per job
+ * is printed as each shape completes, then the geometric means, and the run's
+ * record is appended to bench/results (results.h).  Without a GPU it says so
+ * and lists the jobs with their plans.  The method is in bench/README.md. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,17 +29,37 @@
 
 #define PROG "fp4lr-bench"
 
+/* The host side of a generated problem: operands and the reference of the sampled rows. */
+typedef struct host_side {
+    fp4lr_pgen_problem host;
+    int64_t rows[FP4LR_BENCH_VALIDATE_ROWS];
+    int64_t nrows;
+    double *ref, *mag;
+} host_side;
+
+/* One generated problem, its sampled reference and its rotation copies on the
+ * device, shared by the consecutive jobs that run it (a format's dense
+ * variants and their stage points; the fused variant's). */
+typedef struct workload {
+    int ready;                 /* prepared; st says how that went */
+    fp4lr_problem p;           /* the (resolved) problem it holds */
+    host_side h;
+    fp4lr_rotation rot;
+    fp4lr_devproblem_ring ring;
+    fp4lr_status st;
+} workload;
+
 typedef struct bench {
     const fp4lr_bench_opts *o;
     fp4lr_ctx *ctx;
     fp4lr_runtime rt;
-    fp4lr_cublaslt *lt;                 /* NULL when the peers do not run */
-    int peer_ok[FP4LR_PEER_KINDS];      /* the kind passed its self-check */
+    fp4lr_cublaslt *lt;                   /* NULL when the peers do not run */
+    int peer_ok[FP4LR_PEER_KINDS];        /* the kind passed its self-check */
     char peer_why[FP4LR_PEER_KINDS][256]; /* why a kind does not run */
     FILE *csv;
-    fp4lr_bench_row *rows;
-    int nrows, cap;
-    int step, steps;                    /* progress */
+    fp4lr_bench_jobs jobs;
+    workload w;
+    int step, steps;                      /* progress */
     int validation_failed, errors;
 } bench;
 
@@ -46,65 +69,18 @@ static void say_status(const char *what, fp4lr_status st)
             st.rule);
 }
 
-/* Copies src into dst (capacity cap), truncated to fit. */
-static void copy_text(char *dst, size_t cap, const char *src)
+/* The row's note: the status message, cut to fit. */
+static void note(fp4lr_bench_row *row, fp4lr_status st) { snprintf(row->note, sizeof row->note, "%.255s", st.msg); }
+
+static void progress(bench *b, const fp4lr_bench_row *row)
 {
-    size_t n = strnlen(src, cap - 1);
-    memcpy(dst, src, n);
-    dst[n] = '\0';
+    fprintf(stderr, "[%d/%d] %s %s", ++b->step, b->steps, row->shape, row->variant);
+    if (row->has_plan && row->force_stages)
+        fprintf(stderr, " stages %d/%d", row->stages_main, row->stages_solver);
+    fputc('\n', stderr);
 }
 
-static void note(fp4lr_bench_row *row, fp4lr_status st) { copy_text(row->note, sizeof row->note, st.msg); }
-
-/* A new row at the end of the list (NULL when memory is short). */
-static fp4lr_bench_row *new_row(bench *b, const fp4lr_shape *s, const char *format, const char *variant)
-{
-    if (b->nrows == b->cap) {
-        int cap = b->cap ? 2 * b->cap : 32;
-        fp4lr_bench_row *rows = realloc(b->rows, sizeof *rows * (size_t)cap);
-        if (!rows)
-            return NULL;
-        b->rows = rows, b->cap = cap;
-    }
-    fp4lr_bench_row *row = &b->rows[b->nrows++];
-    fp4lr_bench_row_init(row, s->name, s->large, s->M, s->N, s->K, format, variant);
-    return row;
-}
-
-static void progress(bench *b, const fp4lr_shape *s, const char *variant)
-{
-    fprintf(stderr, "[%d/%d] %s %s\n", ++b->step, b->steps, s->name, variant);
-}
-
-/* The problem fp4lr runs for a shape: dense, bf16 output, rows of Y padded to 16 bytes. */
-static fp4lr_problem dense_problem(const fp4lr_shape *s, fp4lr_format f)
-{
-    fp4lr_problem p = {.M = s->M, .N = s->N, .K = s->K, .r = 0, .format = f, .out = FP4LR_OUT_BF16};
-    p.ldY = (s->N + 7) / 8 * 8;
-    fp4lr_problem_resolve(&p);
-    return p;
-}
-
-static void record_plan(fp4lr_bench_row *row, const fp4lr_plan *plan)
-{
-    row->has_plan = 1;
-    snprintf(row->entry, sizeof row->entry, "%s", plan->entry);
-    row->stages_main = plan->budget.stages_main;
-    row->smem_bytes = plan->budget.total_bytes;
-    row->budget = plan->budget;
-}
-
-/* The variant name of fp4lr's dense kernel in a format. */
-static const char *fp4lr_variant(fp4lr_format f) { return f == FP4LR_NVFP4 ? "fp4lr-nvfp4" : "fp4lr-mxfp4"; }
-
-/* ---- fp4lr: plan, validate on sampled rows, time with rotation ------------------------- */
-
-typedef struct host_side {
-    fp4lr_pgen_problem host;
-    int64_t rows[FP4LR_BENCH_VALIDATE_ROWS];
-    int64_t nrows;
-    double *ref, *mag;
-} host_side;
+/* ---- the problem a run of jobs shares ------------------------------------------------------ */
 
 /* Random inputs and the reference of the sampled rows. */
 static fp4lr_status host_prepare(const fp4lr_problem *p, uint64_t seed, host_side *h)
@@ -128,6 +104,54 @@ static void host_release(host_side *h)
     free(h->ref);
     free(h->mag);
 }
+
+static fp4lr_status rotation_for(const fp4lr_ctx *ctx, size_t read, size_t copy, fp4lr_rotation *rot)
+{
+    size_t budget = 0;
+    FP4LR_TRY(fp4lr_rotation_mem_budget(ctx, FP4LR_ROTATION_RESERVE_BYTES, &budget));
+    *rot = fp4lr_rotation_plan(read, copy, (size_t)ctx->l2_bytes, budget);
+    return fp4lr_ok();
+}
+
+static int same_problem(const fp4lr_problem *a, const fp4lr_problem *b)
+{
+    return a->M == b->M && a->N == b->N && a->K == b->K && a->r == b->r && a->format == b->format &&
+           a->out == b->out && a->ldL == b->ldL && a->ldU == b->ldU && a->ldY == b->ldY && a->has_wc == b->has_wc &&
+           a->has_beta == b->has_beta;
+}
+
+static void workload_release(workload *w)
+{
+    if (w->ready) {
+        fp4lr_devproblem_ring_free(&w->ring);
+        host_release(&w->h);
+    }
+    memset(w, 0, sizeof *w);
+}
+
+/* The workload of problem p: the current one when it holds p, else a new one
+ * (the old one released first: device memory holds one set of copies). */
+static fp4lr_status workload_for(bench *b, const fp4lr_problem *p, workload **out)
+{
+    workload *w = &b->w;
+    *out = w;
+    if (w->ready && same_problem(&w->p, p))
+        return w->st;
+    workload_release(w);
+    w->ready = 1;
+    w->p = *p;
+    w->st = host_prepare(p, b->o->seed, &w->h);
+    if (w->st.code == FP4LR_OK) {
+        size_t read, copy;
+        fp4lr_problem_rotation_bytes(&w->h.host.sizes, &read, &copy);
+        w->st = rotation_for(b->ctx, read, copy, &w->rot);
+    }
+    if (w->st.code == FP4LR_OK)
+        w->st = fp4lr_devproblem_ring_create(b->ctx, p, &w->h.host.a, w->rot.copies, &w->ring);
+    return w->st;
+}
+
+/* ---- fp4lr: validate on sampled rows, time with rotation ------------------------------------ */
 
 /* Runs copy 0 once on a poisoned output and compares the sampled rows. */
 static fp4lr_status validate(bench *b, const fp4lr_plan *plan, fp4lr_devproblem *d, host_side *h,
@@ -155,64 +179,43 @@ static fp4lr_status validate(bench *b, const fp4lr_plan *plan, fp4lr_devproblem 
     return fp4lr_ok();
 }
 
-static fp4lr_status rotation_for(const fp4lr_ctx *ctx, size_t read, size_t copy, fp4lr_rotation *rot)
+static void run_fp4lr(bench *b, const fp4lr_bench_job *job, fp4lr_bench_row *row)
 {
-    size_t budget = 0;
-    FP4LR_TRY(fp4lr_rotation_mem_budget(ctx, FP4LR_ROTATION_RESERVE_BYTES, &budget));
-    *rot = fp4lr_rotation_plan(read, copy, (size_t)ctx->l2_bytes, budget);
-    return fp4lr_ok();
-}
-
-static void run_fp4lr(bench *b, const fp4lr_shape *s, fp4lr_format f, fp4lr_bench_row *row)
-{
-    const fp4lr_bench_opts *o = b->o;
-    fp4lr_problem p = dense_problem(s, f);
-    fp4lr_plan_opts po = {.force_main_stages = o->force_stages};
-    fp4lr_plan plan;
-    fp4lr_status st = fp4lr_runtime_plan(&b->rt, &p, &po, &plan);
-    if (st.code != FP4LR_OK) {
-        note(row, st);
-        b->errors++;
-        return;
+    /* A sweep loads many kernels: start a fresh runtime rather than overflow it. */
+    if (b->rt.nkernels == FP4LR_RUNTIME_MAX_KERNELS) {
+        fp4lr_runtime_release(&b->rt);
+        fp4lr_runtime_init(&b->rt, b->ctx, NULL);
     }
-    record_plan(row, &plan);
-
-    host_side h;
-    fp4lr_devproblem_ring ring = {0};
-    fp4lr_rotation rot = {0};
-    st = host_prepare(&plan.problem, o->seed, &h);
-    if (st.code == FP4LR_OK) {
-        size_t read, copy;
-        fp4lr_problem_rotation_bytes(&h.host.sizes, &read, &copy);
-        st = rotation_for(b->ctx, read, copy, &rot);
-    }
+    workload *w;
+    fp4lr_status st = workload_for(b, &job->plan.problem, &w);
     if (st.code == FP4LR_OK)
-        st = fp4lr_devproblem_ring_create(b->ctx, &plan.problem, &h.host.a, rot.copies, &ring);
-    if (st.code == FP4LR_OK)
-        st = validate(b, &plan, &ring.copy[0], &h, row);
+        st = validate(b, &job->plan, &w->ring.copy[0], &w->h, row);
     if (st.code == FP4LR_OK) {
-        fp4lr_ring_gemm g = {&b->rt, &plan, &ring};
+        fp4lr_ring_gemm g = {&b->rt, &job->plan, &w->ring};
         fp4lr_timing t;
-        st = fp4lr_time(b->ctx, fp4lr_ring_gemm_timed, &g, o->warmup, o->iters, NULL, &t);
+        st = fp4lr_time(b->ctx, fp4lr_ring_gemm_timed, &g, b->o->warmup, b->o->iters, NULL, &t);
         if (st.code == FP4LR_OK)
             st = fp4lr_ctx_sync(b->ctx);
         if (st.code == FP4LR_OK) {
-            fp4lr_bench_row_timed(row, &t, rot.copies);
+            fp4lr_bench_row_timed(row, &t, w->rot.copies);
             if (!row->pass) {
                 row->state = FP4LR_ROW_INVALID;
                 snprintf(row->note, sizeof row->note, "validation failed: time invalid");
-            } else if (rot.limit != FP4LR_ROTATION_BY_L2) {
-                snprintf(row->note, sizeof row->note, "rotation limited by %s", fp4lr_rotation_limit_name(rot.limit));
+            } else if (w->rot.limit != FP4LR_ROTATION_BY_L2) {
+                snprintf(row->note, sizeof row->note, "rotation limited by %s",
+                         fp4lr_rotation_limit_name(w->rot.limit));
             }
         }
     }
-    if (st.code != FP4LR_OK) {
+    if (st.code == FP4LR_E_UNSUPPORTED) {
+        /* no kernel for this device or configuration: a fact of the build, not an error */
+        row->state = FP4LR_ROW_SKIPPED;
+        note(row, st);
+    } else if (st.code != FP4LR_OK) {
         note(row, st);
         say_status(row->variant, st);
         b->errors++;
     }
-    fp4lr_devproblem_ring_free(&ring);
-    host_release(&h);
 }
 
 /* ---- the cuBLASLt peers ---------------------------------------------------------------- */
@@ -262,8 +265,8 @@ static void peers_open(bench *b, fp4lr_run_info *run)
 {
     for (int k = 0; k < FP4LR_PEER_KINDS; k++)
         snprintf(b->peer_why[k], sizeof b->peer_why[k], "cuBLASLt unavailable");
-    if (!b->o->peers) {
-        snprintf(run->peer_status, sizeof run->peer_status, "disabled (--no-peers)");
+    if (!(b->o->variants & FP4LR_BENCH_BIT(FP4LR_BENCH_PEERS))) {
+        snprintf(run->peer_status, sizeof run->peer_status, "not selected (--no-peers or --variants)");
         return;
     }
     fp4lr_status st = fp4lr_cublaslt_open(&b->lt);
@@ -305,86 +308,75 @@ static void peers_open(bench *b, fp4lr_run_info *run)
     }
 }
 
-/* ---- one shape -------------------------------------------------------------------------- */
+/* ---- the jobs -------------------------------------------------------------------------------- */
 
-/* The ratio of each timed row of one shape against that shape's cuBLAS bf16 time. */
-static void set_ratios(fp4lr_bench_row *rows, int n)
+/* Prints the rows [first, last) of one shape, ratios set over every row so far. */
+static void print_shape(bench *b, int first, int last)
 {
-    const fp4lr_bench_row *ref = NULL;
-    for (int i = 0; i < n; i++)
-        if (!strcmp(rows[i].variant, fp4lr_peer_name(FP4LR_PEER_BF16)) && rows[i].state == FP4LR_ROW_OK)
-            ref = &rows[i];
-    for (int i = 0; ref && i < n; i++)
-        if ((rows[i].state == FP4LR_ROW_OK || rows[i].state == FP4LR_ROW_INVALID) && rows[i].t.median_ms > 0)
-            rows[i].ratio_bf16 = ref->t.median_ms / rows[i].t.median_ms;
-}
-
-static int run_shape(bench *b, const fp4lr_shape *s)
-{
-    const fp4lr_bench_opts *o = b->o;
-    int first = b->nrows;
-    for (int f = FP4LR_NVFP4; f <= FP4LR_MXFP4; f++) {
-        if (!(o->formats & 1 << f))
-            continue;
-        fp4lr_bench_row *row = new_row(b, s, fp4lr_format_name((fp4lr_format)f), fp4lr_variant((fp4lr_format)f));
-        if (!row)
-            return -1;
-        if (!fp4lr_bench_format_fits(s, (fp4lr_format)f)) {
-            row->state = FP4LR_ROW_SKIPPED;
-            snprintf(row->note, sizeof row->note, "K=%lld is not a multiple of %d", (long long)s->K,
-                     fp4lr_format_k_multiple((fp4lr_format)f));
-            continue;
-        }
-        progress(b, s, row->variant);
-        run_fp4lr(b, s, (fp4lr_format)f, row);
-    }
-    for (int k = 0; o->peers && k < FP4LR_PEER_KINDS; k++) {
-        fp4lr_bench_row *row = new_row(b, s, fp4lr_peer_format((fp4lr_peer_kind)k),
-                                       fp4lr_peer_name((fp4lr_peer_kind)k));
-        if (!row)
-            return -1;
-        if (b->peer_ok[k])
-            progress(b, s, row->variant);
-        run_peer(b, s, (fp4lr_peer_kind)k, row);
-    }
-    set_ratios(&b->rows[first], b->nrows - first);
-    for (int i = first; i < b->nrows; i++) {
-        fp4lr_results_table_row(stdout, &b->rows[i]);
+    fp4lr_bench_set_ratios(b->jobs.row, last);
+    for (int i = first; i < last; i++) {
+        fp4lr_results_table_row(stdout, &b->jobs.row[i]);
         if (b->csv)
-            fp4lr_results_csv_row(b->csv, &b->rows[i]);
+            fp4lr_results_csv_row(b->csv, &b->jobs.row[i]);
     }
     fflush(stdout);
     if (b->csv)
         fflush(b->csv);
-    return 0;
 }
 
-/* ---- summary ------------------------------------------------------------------------------ */
+static void run_jobs(bench *b)
+{
+    const fp4lr_bench_jobs *J = &b->jobs;
+    int first = 0;
+    for (int i = 0; i < J->n; i++) {
+        const fp4lr_bench_job *job = &J->job[i];
+        fp4lr_bench_row *row = &J->row[i];
+        b->errors += job->plan_error;
+        if (job->runnable && job->variant == FP4LR_BENCH_PEERS) {
+            workload_release(&b->w); /* the peers need the device memory */
+            if (b->peer_ok[job->peer])
+                progress(b, row);
+            run_peer(b, job->shape, (fp4lr_peer_kind)job->peer, row);
+        } else if (job->runnable) {
+            progress(b, row);
+            run_fp4lr(b, job, row);
+        }
+        if (i + 1 == J->n || J->job[i + 1].shape != job->shape) {
+            print_shape(b, first, i + 1);
+            first = i + 1;
+        }
+    }
+    workload_release(&b->w);
+}
 
-/* The geometric means printed and recorded: every fp4lr format run, and cuBLAS fp8. */
-static int geomeans(const bench *b, fp4lr_bench_geomean *geo)
+static int count_steps(const bench *b)
 {
     int n = 0;
-    for (int f = FP4LR_NVFP4; f <= FP4LR_MXFP4; f++)
-        if (b->o->formats & 1 << f)
-            geo[n++] = fp4lr_bench_geomean_of(b->rows, b->nrows, fp4lr_variant((fp4lr_format)f));
-    if (b->o->peers)
-        geo[n++] = fp4lr_bench_geomean_of(b->rows, b->nrows, fp4lr_peer_name(FP4LR_PEER_FP8));
+    for (int i = 0; i < b->jobs.n; i++) {
+        const fp4lr_bench_job *job = &b->jobs.job[i];
+        n += job->runnable && (job->variant != FP4LR_BENCH_PEERS || b->peer_ok[job->peer]);
+    }
     return n;
 }
 
-static void print_geomeans(const fp4lr_bench_geomean *geo, int n)
+/* What the selection leaves out, and why, before the table. */
+static void print_notes(const fp4lr_bench_opts *o, fp4lr_arch arch)
 {
-    printf("geometric mean of the ratio vs cuBLAS bf16 over the large shapes (same run):\n");
-    for (int i = 0; i < n; i++) {
-        if (geo[i].shapes == 0)
-            printf("  %-12s -      (no large shape with a valid ratio", geo[i].variant);
-        else
-            printf("  %-12s %.3fx (%d shapes", geo[i].variant, geo[i].value, geo[i].shapes);
-        if (geo[i].missing)
-            printf("; %d large shapes without a valid ratio", geo[i].missing);
-        printf(")\n");
-    }
+    int fused = (o->variants & FP4LR_BENCH_BIT(FP4LR_BENCH_FUSED)) != 0;
+    for (int i = 0; i < o->ndups; i++)
+        printf("note: %s has the M, N, K%s of %s: measured once\n", o->dups[i].dropped, fused ? " and r" : "",
+               o->dups[i].kept);
+    for (int i = 0; i < o->nshapes; i++)
+        if (o->same_mnk[i] >= 0)
+            printf("note: %s has the M, N, K of %s: only its fused variant runs (the dense kernels and the peers "
+                   "ignore r)\n",
+                   o->shapes[i].name, o->shapes[o->same_mnk[i]].name);
+    if (o->variants & FP4LR_BENCH_BIT(FP4LR_BENCH_NAIVE) && !fp4lr_bench_variant_runs_on(FP4LR_BENCH_NAIVE, arch))
+        printf("note: dense-c2-naive (the diagnostic curve: 1-CTA, 2-CTA naive, 2-CTA split) runs on sm_100a only; "
+               "%s splits nothing between a pair, so its naive and split budgets agree: skipped\n",
+               fp4lr_arch_name(arch));
+    if (fused && !(o->variants & FP4LR_BENCH_BIT(FP4LR_BENCH_DENSE)))
+        printf("note: fused without dense: no fused/dense ratio\n");
 }
 
 /* ---- without a GPU: what would run ------------------------------------------------------------ */
@@ -393,8 +385,8 @@ static int dry_run(const fp4lr_bench_opts *o, fp4lr_status gpu)
 {
     printf("no GPU: %s\n", gpu.msg);
     fp4lr_cublaslt *lt = NULL;
-    char peers[640] = "disabled (--no-peers)";
-    if (o->peers) {
+    char peers[640] = "not selected";
+    if (o->variants & FP4LR_BENCH_BIT(FP4LR_BENCH_PEERS)) {
         fp4lr_status st = fp4lr_cublaslt_open(&lt);
         if (st.code == FP4LR_OK)
             snprintf(peers, sizeof peers, "cuBLASLt found: %s (version %zu)", lt->path, lt->version);
@@ -403,61 +395,37 @@ static int dry_run(const fp4lr_bench_opts *o, fp4lr_status gpu)
         fp4lr_cublaslt_close(lt);
     }
     printf("peers: %s\n", peers);
-    printf("would run (sm_90a plans; %d timed launches after %d warm-up, %d validated rows; nothing is timed here):\n",
-           o->iters, o->warmup, FP4LR_BENCH_VALIDATE_ROWS);
-    fp4lr_results_table_header(stdout);
-    for (int i = 0; i < o->nshapes; i++) {
-        const fp4lr_shape *s = &o->shapes[i];
-        for (int f = FP4LR_NVFP4; f <= FP4LR_MXFP4; f++) {
-            if (!(o->formats & 1 << f))
-                continue;
-            fp4lr_bench_row row;
-            fp4lr_bench_row_init(&row, s->name, s->large, s->M, s->N, s->K, fp4lr_format_name((fp4lr_format)f),
-                                 fp4lr_variant((fp4lr_format)f));
-            row.state = FP4LR_ROW_SKIPPED;
-            if (!fp4lr_bench_format_fits(s, (fp4lr_format)f)) {
-                snprintf(row.note, sizeof row.note, "K=%lld is not a multiple of %d", (long long)s->K,
-                         fp4lr_format_k_multiple((fp4lr_format)f));
-            } else {
-                fp4lr_problem p = dense_problem(s, (fp4lr_format)f);
-                fp4lr_plan_opts po = {.force_main_stages = o->force_stages};
-                fp4lr_plan plan;
-                fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &po, &plan);
-                if (st.code == FP4LR_OK) {
-                    record_plan(&row, &plan);
-                    snprintf(row.note, sizeof row.note, "no GPU (kernel %s)", plan.entry);
-                } else {
-                    row.state = FP4LR_ROW_FAILED;
-                    note(&row, st);
-                }
-            }
-            fp4lr_results_table_row(stdout, &row);
-        }
-        for (int k = 0; o->peers && k < FP4LR_PEER_KINDS; k++) {
-            fp4lr_bench_row row;
-            fp4lr_bench_row_init(&row, s->name, s->large, s->M, s->N, s->K, fp4lr_peer_format((fp4lr_peer_kind)k),
-                                 fp4lr_peer_name((fp4lr_peer_kind)k));
-            row.state = FP4LR_ROW_SKIPPED;
-            snprintf(row.note, sizeof row.note, "no GPU");
-            fp4lr_results_table_row(stdout, &row);
-        }
+    fp4lr_bench_target t = {.arch = o->arch};
+    fp4lr_bench_jobs jobs;
+    fp4lr_status st = fp4lr_bench_jobs_make(o, &t, &jobs);
+    if (st.code != FP4LR_OK) {
+        say_status("jobs", st);
+        return 3;
     }
+    int runnable = 0;
+    for (int i = 0; i < jobs.n; i++)
+        runnable += jobs.job[i].runnable;
+    printf("would run %d jobs (%s plans, kernels from %s; %d timed launches after %d warm-up, %d validated rows; "
+           "nothing is timed here):\n",
+           runnable, fp4lr_arch_name(o->arch), fp4lr_kernel_dir(NULL), o->iters, o->warmup, FP4LR_BENCH_VALIDATE_ROWS);
+    print_notes(o, o->arch);
+    fp4lr_results_table_header(stdout);
+    for (int i = 0; i < jobs.n; i++) {
+        fp4lr_bench_row *row = &jobs.row[i];
+        if (jobs.job[i].runnable) {
+            row->state = FP4LR_ROW_SKIPPED;
+            if (row->has_plan)
+                snprintf(row->note, sizeof row->note, "no GPU (kernel %s)", row->entry);
+            else
+                snprintf(row->note, sizeof row->note, "no GPU");
+        }
+        fp4lr_results_table_row(stdout, row);
+    }
+    fp4lr_bench_jobs_free(&jobs);
     return 0;
 }
 
 /* ---- main -------------------------------------------------------------------------------------- */
-
-static int count_steps(const fp4lr_bench_opts *o, const bench *b)
-{
-    int n = 0;
-    for (int i = 0; i < o->nshapes; i++) {
-        for (int f = FP4LR_NVFP4; f <= FP4LR_MXFP4; f++)
-            n += (o->formats & 1 << f) && fp4lr_bench_format_fits(&o->shapes[i], (fp4lr_format)f);
-        for (int k = 0; o->peers && k < FP4LR_PEER_KINDS; k++)
-            n += b->peer_ok[k];
-    }
-    return n;
-}
 
 static int measure(const fp4lr_bench_opts *o, fp4lr_ctx *ctx, fp4lr_run_info *run)
 {
@@ -466,48 +434,59 @@ static int measure(const fp4lr_bench_opts *o, fp4lr_ctx *ctx, fp4lr_run_info *ru
     printf("device: %s (cc %d.%d, %d SMs, L2 %d KiB, clock %d MHz, memory clock %d MHz, driver %d)\n", ctx->name,
            ctx->cc_major, ctx->cc_minor, ctx->sm_count, ctx->l2_bytes / 1024, ctx->clock_khz / 1000,
            ctx->mem_clock_khz / 1000, ctx->driver_version);
+    const char *arch_name = NULL;
+    fp4lr_arch arch = FP4LR_ARCH_SM90A;
+    fp4lr_status st = fp4lr_ctx_arch(ctx, &arch_name);
+    if (st.code == FP4LR_OK && fp4lr_arch_parse(arch_name, &arch))
+        st = fp4lr_fail(FP4LR_E_UNSUPPORTED, "ARCH", "no fp4lr kernels for %s", arch_name);
+    if (st.code == FP4LR_OK)
+        st = fp4lr_runtime_init(&b.rt, ctx, NULL);
+    if (st.code != FP4LR_OK) {
+        say_status("device", st);
+        return 3;
+    }
+    snprintf(run->arch, sizeof run->arch, "%s", fp4lr_arch_name(arch));
+    fp4lr_bench_target t = {.arch = arch, .smem_capacity = ctx->max_smem_optin, .kernel_dir = b.rt.kernel_dir};
+    st = fp4lr_bench_jobs_make(o, &t, &b.jobs);
+    if (st.code != FP4LR_OK) {
+        say_status("jobs", st);
+        fp4lr_runtime_release(&b.rt);
+        return 3;
+    }
     if (o->csv) {
         b.csv = fopen(o->csv, "w");
         if (!b.csv) {
             fprintf(stderr, PROG ": cannot open %s for writing\n", o->csv);
+            fp4lr_bench_jobs_free(&b.jobs);
+            fp4lr_runtime_release(&b.rt);
             return 3;
         }
         fp4lr_results_csv_header(b.csv);
     }
-    fp4lr_status st = fp4lr_runtime_init(&b.rt, ctx, NULL);
-    if (st.code != FP4LR_OK) {
-        say_status("runtime", st);
-        if (b.csv)
-            fclose(b.csv);
-        return 3;
-    }
     peers_open(&b, run);
-    b.steps = count_steps(o, &b);
-    printf("method: %d warm-up + %d timed launches per variant, CUDA events, median; inputs rotated over copies "
-           "> %dx L2 (at most %d); fp4lr validated on %d sampled rows first\n",
-           o->warmup, o->iters, FP4LR_ROTATION_L2_FACTOR, FP4LR_ROTATION_MAX_COPIES, FP4LR_BENCH_VALIDATE_ROWS);
+    b.steps = count_steps(&b);
+    printf("method: %d warm-up + %d timed launches per job, CUDA events, median; inputs rotated over copies "
+           "> %dx L2 (at most %d); fp4lr validated on %d sampled rows first; kernels from %s\n",
+           o->warmup, o->iters, FP4LR_ROTATION_L2_FACTOR, FP4LR_ROTATION_MAX_COPIES, FP4LR_BENCH_VALIDATE_ROWS,
+           b.rt.kernel_dir);
+    print_notes(o, arch);
 
     fp4lr_nvidia_smi_query(run->smi_before, sizeof run->smi_before);
     if (run->smi_before[0])
         printf("nvidia-smi before (sm clock, mem clock, temperature, power): %s\n", run->smi_before);
     fp4lr_results_table_header(stdout);
-    for (int i = 0; i < o->nshapes; i++)
-        if (run_shape(&b, &o->shapes[i])) {
-            fprintf(stderr, PROG ": out of host memory for the result rows\n");
-            b.errors++;
-            break;
-        }
+    run_jobs(&b);
     fp4lr_nvidia_smi_query(run->smi_after, sizeof run->smi_after);
     if (run->smi_after[0])
         printf("nvidia-smi after: %s\n", run->smi_after);
 
-    fp4lr_bench_geomean geo[3];
-    int ngeo = geomeans(&b, geo);
-    print_geomeans(geo, ngeo);
+    fp4lr_bench_summary sum;
+    fp4lr_bench_summarize(b.jobs.row, b.jobs.n, &sum);
+    fp4lr_bench_summary_print(stdout, &sum);
 
     if (o->json) {
         char path[1024];
-        st = fp4lr_results_append(o->results_dir, run, b.rows, b.nrows, geo, ngeo, path, sizeof path);
+        st = fp4lr_results_append(o->results_dir, run, b.jobs.row, b.jobs.n, &sum, path, sizeof path);
         if (st.code == FP4LR_OK) {
             printf("results: appended to %s\n", path);
         } else {
@@ -521,7 +500,7 @@ static int measure(const fp4lr_bench_opts *o, fp4lr_ctx *ctx, fp4lr_run_info *ru
     }
     fp4lr_cublaslt_close(b.lt);
     fp4lr_runtime_release(&b.rt);
-    free(b.rows);
+    fp4lr_bench_jobs_free(&b.jobs);
     /* A failed validation outranks other errors: a wrong result must not hide behind one. */
     return b.validation_failed ? 1 : b.errors ? 3 : 0;
 }
@@ -545,15 +524,14 @@ int main(int argc, char **argv)
                    (long long)fp4lr_shapes[s].r, fp4lr_shapes[s].large ? "  large" : "");
         return 0;
     }
-    for (int i = 0; i < o.ndups; i++)
-        printf("note: %s has the M, N, K of %s (the dense kernel ignores r): measured once\n", o.dups[i].dropped,
-               o.dups[i].kept);
 
     fp4lr_run_info run;
     memset(&run, 0, sizeof run);
     fp4lr_run_info_capture(&run, argc, argv);
     run.iters = o.iters, run.warmup = o.warmup, run.seed = (unsigned long long)o.seed;
-    run.force_stages = o.force_stages, run.validate_rows = FP4LR_BENCH_VALIDATE_ROWS;
+    run.force_stages = o.force_stages, run.sweep_stages = o.sweep_stages;
+    run.validate_rows = FP4LR_BENCH_VALIDATE_ROWS;
+    fp4lr_bench_variants_format(o.variants, run.variants, sizeof run.variants);
 
     fp4lr_ctx *ctx = NULL;
     fp4lr_status gpu = fp4lr_ctx_create(0, &ctx);
