@@ -34,7 +34,7 @@
 enum { EXIT_PASS = 0, EXIT_MISMATCH = 1, EXIT_USAGE = 2, EXIT_ERROR = 3 };
 
 /* ---- ABI.md §5: each parameter's offset in the parameter area, and its size ----------
- * On sm_90a the first parameter sits 112 bytes into the area (ABI.md §2): a packed buffer
+ * On sm_90a the first parameter sits 112 bytes into the area (ABI.md §5): a packed buffer
  * starts with those 112 bytes (zero), and the offsets below are the table's. */
 
 typedef struct abi_param {
@@ -309,7 +309,7 @@ static fp4lr_status host_make(const fp4lr_problem *p, uint64_t seed, host_proble
     h->bytes_Y = (size_t)(p->M * p->ldY) * 2;
     h->A = calloc(1, h->bytes_A), h->W = calloc(1, h->bytes_W);
     h->SFA = calloc(1, h->bytes_SFA), h->SFW = calloc(1, h->bytes_SFW);
-    h->L = calloc(1, h->bytes_L + 2), h->U = calloc(1, h->bytes_U + 2);
+    h->L = calloc(1, h->bytes_L + 2), h->U = calloc(1, h->bytes_U + 2); /* +2: never 0 bytes (r = 0) */
     h->wc = calloc(1, h->bytes_vec), h->beta = calloc(1, h->bytes_vec);
     h->Y = calloc(1, h->bytes_Y), h->Y_packed = calloc(1, h->bytes_Y), h->Y_lib = calloc(1, h->bytes_Y);
     if (!h->A || !h->W || !h->SFA || !h->SFW || !h->L || !h->U || !h->wc || !h->beta || !h->Y ||
