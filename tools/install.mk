@@ -11,7 +11,8 @@
 #   lib/pkgconfig/fp4lr.pc                  Cflags, Libs, and the variable kerneldir
 #   share/fp4lr/install-manifest.txt        every file and directory install created
 # uninstall removes exactly what the manifest lists: the files, then the directories install
-# created, when they are empty.  Installing over an earlier install uninstalls that first.
+# created (the prefix included, not its parents), when they are empty.  Installing over an
+# earlier install uninstalls that first.  DESTDIR stages an install; fp4lr.pc names PREFIX.
 # Nothing installed links -lcuda: the driver is opened at run time.
 
 FP4LR_DEST     = $(DESTDIR)$(PREFIX)
