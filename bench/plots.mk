@@ -1,0 +1,29 @@
+# `make plots`: the benchmark's plots as SVG in bench/results/plots/, drawn by gnuplot
+# through tools/plots.py from the newest bench/results/*.jsonl (throughput per shape and
+# variant against cuBLASLt; throughput against the main stage count; fused/dense ratio
+# against the rank).  PLOTS_ARGS passes options to tools/plots.py, e.g.
+#   make plots PLOTS_ARGS=--update-readme                 also rewrite README.md's plots block
+#   make plots PLOTS_ARGS="--sweep bench/results/X.csv"   the stage sweep from fp4lr-bench --csv output
+# gnuplot is the Debian package gnuplot-nox: installed with apt-get when missing and run
+# as root, otherwise the rule says how.
+
+GNUPLOT    ?= gnuplot
+PLOTS_ARGS ?=
+
+.PHONY: plots plots-gnuplot
+plots: plots-gnuplot
+	$(Q)$(PYTHON) tools/plots.py --gnuplot $(GNUPLOT) $(PLOTS_ARGS)
+
+# gnuplot present, or installed: apt-get's cached lists first, then refreshed ones.
+plots-gnuplot:
+	$(Q)command -v $(GNUPLOT) >/dev/null 2>&1 && exit 0; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
+	    echo "plots: $(GNUPLOT) not found; install it (Debian/Ubuntu: sudo apt-get install gnuplot-nox) and run make plots again"; \
+	    exit 1; \
+	fi; \
+	echo "plots: $(GNUPLOT) not found; installing gnuplot-nox with apt-get"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get install -y -q gnuplot-nox >/dev/null 2>&1 || \
+	    { apt-get update -q >/dev/null && apt-get install -y -q gnuplot-nox >/dev/null; } || \
+	    { echo "plots: apt-get could not install gnuplot-nox (no network?); install it, or copy bench/results to a machine with gnuplot and run make plots there"; exit 1; }; \
+	command -v $(GNUPLOT) >/dev/null 2>&1 || { echo "plots: gnuplot-nox installed but $(GNUPLOT) is not on PATH"; exit 1; }
