@@ -135,7 +135,7 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
             fp4lr_shape s;
             if (nreq == FP4LR_BENCH_MAX_SHAPES)
                 return bad(err, errlen, "at most %d shapes", FP4LR_BENCH_MAX_SHAPES);
-            if (a[2] == 's') {
+            if (!strcmp(a, "--shape")) {
                 const fp4lr_shape *t = fp4lr_shape_find(v);
                 if (!t)
                     return bad(err, errlen, "--shape %s: unknown shape (--list-shapes lists them)", v);
