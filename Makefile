@@ -53,6 +53,8 @@ help:
 	@echo "make run        plan, validate and time the kernel on the default problem"
 	@echo "make test       run every test suite (GPU suites skip without a GPU)"
 	@echo "make sanitize   compute-sanitizer memcheck, racecheck, synccheck on representative kernels (GPU)"
+	@echo "make install PREFIX=DIR   library, headers, kernels, tools, fp4lr.pc (make uninstall PREFIX=DIR)"
+	@echo "make plots      SVG plots of the newest bench/results (gnuplot)"
 	@echo "make clean      remove build/"
 	@echo "V=1             show full commands"
 
@@ -100,6 +102,7 @@ test: all
 	$(Q)cd $(CURDIR) && $(TEST_BIN) $(TEST_ARGS)
 	$(Q)$(MAKE) --no-print-directory check-vectors
 	$(Q)$(PYTHON) tests/npy_roundtrip.py --tool $(B)/bin/fp4lr-check
+	$(Q)B=$(B) MAKE="$(MAKE)" CC="$(CC)" sh tests/test_install.sh
 
 # Regenerate the ml_dtypes codec vectors and compare with the committed ones.
 check-vectors:

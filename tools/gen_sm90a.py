@@ -198,7 +198,7 @@ def emit_kernel(fmt, family, cluster, stages):
 \t.param .align 128 .b8 p_tmY[128],     // Y   BF16  {{N, M}}, box {{64, 64}}, swizzle 128B
 \t.param .u32 p_num_k_stages,          // ceil(K / {BK})
 \t.param .f32 p_alpha,
-\t.param .u32 p_tiles_m,               // ceil(M / {BM})
+\t.param .u32 p_tiles_m,               // ceil(M / {BM * CL}): cluster tiles
 \t.param .u32 p_tiles_n,               // ceil(N / {BN})
 \t.param .u32 p_group{"," if FUSED else ""}                  // tile rows per raster group (>= 1)
 {fused_params() if FUSED else ""})

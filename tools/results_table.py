@@ -52,8 +52,8 @@ def table(rec, path):
     out.append("| shape | M | N | K | variant | median ms | TFLOP/s | vs cuBLAS bf16 | stages | smem KiB | validation |")
     out.append("|---|---|---|---|---|---|---|---|---|---|---|")
     for x in rec["results"]:
-        if x.get("state") != "ok":
-            continue
+        if x.get("state") != "ok" or x.get("sweep"):
+            continue  # stage-sweep points belong to the sweep plot, not the table
         plan = x.get("plan") or {}
         val = x.get("validation") or {}
         valtxt = ("pass, err/mag " + format(val["max_err_over_mag"], ".2g")) if val.get("pass") else \
