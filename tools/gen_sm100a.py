@@ -428,17 +428,7 @@ def tile_coords(e, K, tile, m0, n0):
     """tile index -> m0 (first row of this CTA's part of the tile), n0 (first column)."""
     e(f"""\t// tile coordinates (grouped raster: groups of `group` tile rows, n-major inside a group
 \t// so consecutive tiles share the W tile in L2)
-\tmul.lo.u32 %r0, %group, %tiles_n;          // tiles per group
-\tdiv.u32 %r1, {tile}, %r0;                    // group id
-\tmul.lo.u32 %r2, %r1, %group;                // first m tile of the group
-\tsub.u32 %r3, %tiles_m, %r2;
-\tmin.u32 %r3, %r3, %group;                   // rows of this group
-\tmul.lo.u32 %r4, %r1, %r0;
-\tsub.u32 %r4, {tile}, %r4;                    // index inside the group
-\trem.u32 %r5, %r4, %r3;
-\tadd.u32 %r5, %r5, %r2;                      // m tile
-\tdiv.u32 %r6, %r4, %r3;                      // n tile
-\tmul.lo.u32 {m0}, %r5, {BM * K.cl};
+{ptxgen.grouped_raster(tile)}\tmul.lo.u32 {m0}, %r5, {BM * K.cl};
 \tadd.u32 {m0}, {m0}, %mrank;                // this CTA's rows of the tile
 \tmul.lo.u32 {n0}, %r6, {BN};""")
 

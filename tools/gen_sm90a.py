@@ -350,17 +350,7 @@ def emit_tile_coords_doc(e):
 def tile_coords(e, tile="%tile", m0="%m0", n0="%n0"):
     """tile index -> m0 (row of the tile's first output), n0 (column)."""
     e(f"""\t// tile coordinates (grouped raster)
-\tmul.lo.u32 %r0, %group, %tiles_n;          // tiles per group
-\tdiv.u32 %r1, {tile}, %r0;                    // group id
-\tmul.lo.u32 %r2, %r1, %group;                // first m tile of the group
-\tsub.u32 %r3, %tiles_m, %r2;
-\tmin.u32 %r3, %r3, %group;                   // rows of this group
-\tmul.lo.u32 %r4, %r1, %r0;
-\tsub.u32 %r4, {tile}, %r4;                    // index inside the group
-\trem.u32 %r5, %r4, %r3;
-\tadd.u32 %r5, %r5, %r2;                      // m tile
-\tdiv.u32 %r6, %r4, %r3;                      // n tile
-\tmul.lo.u32 {m0}, %r5, {BM * CL};
+{ptxgen.grouped_raster(tile)}\tmul.lo.u32 {m0}, %r5, {BM * CL};
 \tadd.u32 {m0}, {m0}, %mrank;                // this CTA's rows of the cluster tile
 \tmul.lo.u32 {n0}, %r6, {BN};""")
 

@@ -53,6 +53,23 @@ COMMON_PARAMS = """\tmov.u64 %rd0, p_tmA;   cvta.param.u64 %tmA, %rd0;
 """
 
 
+def grouped_raster(tile):
+    """The persistent tile walk's raster: linear tile index -> m tile in %r5, n tile in %r6.
+    Groups of `group` tile rows, n-major inside a group, so consecutive tiles share a W
+    tile in L2 (%r0-%r4 are scratch)."""
+    return f"""\tmul.lo.u32 %r0, %group, %tiles_n;          // tiles per group
+\tdiv.u32 %r1, {tile}, %r0;                    // group id
+\tmul.lo.u32 %r2, %r1, %group;                // first m tile of the group
+\tsub.u32 %r3, %tiles_m, %r2;
+\tmin.u32 %r3, %r3, %group;                   // rows of this group
+\tmul.lo.u32 %r4, %r1, %r0;
+\tsub.u32 %r4, {tile}, %r4;                    // index inside the group
+\trem.u32 %r5, %r4, %r3;
+\tadd.u32 %r5, %r5, %r2;                      // m tile
+\tdiv.u32 %r6, %r4, %r3;                      // n tile
+"""
+
+
 def advance(e, idx, phase, n):
     """Next slot of a ring of n slots; the phase bit flips on wrap-around (%p7 is scratch)."""
     if n == 1:
