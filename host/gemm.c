@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "launch.h"
+#include "sm100a_gemm.h"
 #include "sm90a_gemm.h"
 
 fp4lr_status fp4lr_runtime_init(fp4lr_runtime *rt, fp4lr_ctx *ctx, const char *kernel_dir)
@@ -89,6 +90,14 @@ fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_a
         fp4lr_kernel *k = NULL;
         FP4LR_TRY(fp4lr_runtime_kernel(rt, plan, &k));
         return fp4lr_sm90a_launch(rt->ctx, k->fn, plan, &prm, k->max_ctas, stream);
+    }
+    if (plan->arch == FP4LR_ARCH_SM100A) {
+        /* dense only: a fused plan is SM100A_FUSED before any module is loaded */
+        fp4lr_sm100a_params prm;
+        FP4LR_TRY(fp4lr_sm100a_params_make(rt->ctx, plan, dev, &prm));
+        fp4lr_kernel *k = NULL;
+        FP4LR_TRY(fp4lr_runtime_kernel(rt, plan, &k));
+        return fp4lr_sm100a_launch(rt->ctx, k->fn, plan, &prm, k->max_ctas, stream);
     }
     return fp4lr_fail(FP4LR_E_UNSUPPORTED, "NO_KERNEL",
                       "no %s %s kernel is built yet (plan entry %s)",

@@ -1,0 +1,153 @@
+/* Tensor maps, parameters and launch of the sm_100a dense kernels.
+ *
+ * The maps follow the host contract of ptx/sm100a/README.md (and each kernel's header):
+ *   A, W   UINT8 {K/2, rows}, 128-byte swizzle, box {128, rows}: one K stage (256 fp4 =
+ *          128 bytes) of 128 A rows; of 256 W rows (one CTA) or of the CTA's 128-row half
+ *          of N (pair).  Out-of-bounds rows and K read 0.
+ *   SFA/W  UINT8 3-D view {256, 2*KA, ceil(rows/128)} of the 128x4 atom buffer (KA = atoms
+ *          per 128-row block = ceil(K/block/4)); a box is the stage's atoms (4 NVFP4, 2 MXFP4)
+ *          of one (A) or two (W, the full N of the tile in both CTAs of a pair) row blocks.
+ *   Y      BF16 {N, M}, box {64, 32}, 128-byte swizzle: one epilogue warp's 32 rows x 64
+ *          columns; stores clip at the edges.
+ * Cluster 2: the pair computes a 256-row cluster tile; tiles_m counts cluster tiles and the
+ * grid is a whole number of pairs. */
+#include "sm100a_gemm.h"
+
+#include <string.h>
+
+#include "launch.h"
+#include "tensormap.h"
+
+enum { CTA_M = 128, TILE_N = 256, TILE_K = 256, EPI_COLS = 64, EPI_ROWS = 32 };
+
+/* A row-major 2-D map: `inner` elements per row, `rows` rows, `pitch` bytes apart. */
+static fp4lr_tmap_desc tmap_2d(CUtensorMapDataType dtype, CUdeviceptr addr, int64_t inner, int64_t rows,
+                               int64_t pitch, uint32_t box_inner, uint32_t box_rows,
+                               CUtensorMapL2promotion promotion)
+{
+    fp4lr_tmap_desc d;
+    memset(&d, 0, sizeof d);
+    d.dtype = dtype;
+    d.rank = 2;
+    d.addr = addr;
+    d.dims[0] = (uint64_t)inner;
+    d.dims[1] = (uint64_t)rows;
+    d.strides[0] = (uint64_t)pitch;
+    d.box[0] = box_inner;
+    d.box[1] = box_rows;
+    d.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+    d.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+    d.promotion = promotion;
+    d.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+    return d;
+}
+
+/* The e2m1 operand A or W: K/2 bytes per row, one 128-byte K stage per box row. */
+static fp4lr_tmap_desc tmap_fp4(const void *addr, int64_t rows, int64_t K, uint32_t box_rows)
+{
+    return tmap_2d(CU_TENSOR_MAP_DATA_TYPE_UINT8, (CUdeviceptr)(uintptr_t)addr, K / 2, rows, K / 2,
+                   TILE_K / 2, box_rows, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+}
+
+/* The scale atoms as raw bytes: half-atoms of 256 bytes, 2*KA of them per 128-row block. */
+static fp4lr_tmap_desc tmap_scales(const void *addr, int64_t rows, int64_t katoms, uint32_t katoms_stage,
+                                   uint32_t box_blocks)
+{
+    fp4lr_tmap_desc d;
+    memset(&d, 0, sizeof d);
+    d.dtype = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    d.rank = 3;
+    d.addr = (CUdeviceptr)(uintptr_t)addr;
+    d.dims[0] = 256;
+    d.dims[1] = (uint64_t)(2 * katoms);
+    d.dims[2] = (uint64_t)((rows + CTA_M - 1) / CTA_M);
+    d.strides[0] = 256;
+    d.strides[1] = (uint64_t)(512 * katoms);
+    d.box[0] = 256;
+    d.box[1] = 2 * katoms_stage;
+    d.box[2] = box_blocks;
+    d.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+    d.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
+    d.promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+    d.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+    return d;
+}
+
+/* The plan kinds the built kernels cover, each with its own rule. */
+static fp4lr_status check_plan(const fp4lr_plan *plan)
+{
+    if (plan->arch != FP4LR_ARCH_SM100A)
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM100A_PLAN", "plan %s is not an sm_100a plan", plan->entry);
+    if (plan->family != FP4LR_FAMILY_DENSE)
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM100A_FUSED",
+                          "no sm_100a fused kernel yet: the plan %s needs low rank or the affine "
+                          "(sm_100a runs r = 0 without wc and beta only)", plan->entry);
+    if ((plan->cluster != 1 && plan->cluster != 2) || plan->tile_m != CTA_M * plan->cluster ||
+        plan->tile_n != TILE_N || plan->tile_k != TILE_K)
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM100A_DENSE_TILE",
+                          "sm_100a dense kernels exist for tile %dx%dx%d (cluster 1) and %dx%dx%d (cluster 2); "
+                          "the plan asks %dx%dx%d, cluster %d",
+                          CTA_M, TILE_N, TILE_K, 2 * CTA_M, TILE_N, TILE_K, plan->tile_m, plan->tile_n,
+                          plan->tile_k, plan->cluster);
+    if (plan->problem.out != FP4LR_OUT_BF16)
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM100A_DENSE_OUT",
+                          "sm_100a dense kernels write bf16; %s output is not built yet",
+                          fp4lr_out_name(plan->problem.out));
+    return fp4lr_ok();
+}
+
+fp4lr_status fp4lr_sm100a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *plan, const fp4lr_args *dev,
+                                      fp4lr_sm100a_params *out)
+{
+    if (!ctx || !plan || !dev || !out)
+        return fp4lr_fail(FP4LR_E_INVALID, "NULL_POINTER",
+                          "fp4lr_sm100a_params_make: context, plan, arguments and output are required");
+    FP4LR_TRY(check_plan(plan));
+    const fp4lr_problem *p = &plan->problem;
+    const int64_t block = fp4lr_format_block(p->format);
+    const int64_t katoms = (p->K / block + 3) / 4;
+    const uint32_t katoms_stage = (uint32_t)(TILE_K / block / 4);
+    /* the pair's CTAs each load their own 128-row half of the tile's N */
+    const uint32_t w_rows = (uint32_t)(TILE_N / plan->cluster);
+
+    memset(out, 0, sizeof *out);
+    fp4lr_tmap_desc d = tmap_fp4(dev->A, p->M, p->K, CTA_M);
+    FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmA, &d));
+    d = tmap_fp4(dev->W, p->N, p->K, w_rows);
+    FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmW, &d));
+    d = tmap_scales(dev->SFA, p->M, katoms, katoms_stage, 1);
+    FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmSFA, &d));
+    d = tmap_scales(dev->SFW, p->N, katoms, katoms_stage, 2);
+    FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmSFW, &d));
+    d = tmap_2d(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, (CUdeviceptr)(uintptr_t)dev->Y, p->N, p->M, p->ldY * 2,
+                EPI_COLS, EPI_ROWS, CU_TENSOR_MAP_L2_PROMOTION_NONE);
+    FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmY, &d));
+
+    out->num_k_stages = (uint32_t)((p->K + TILE_K - 1) / TILE_K);
+    out->alpha = dev->alpha;
+    out->tiles_m = (uint32_t)((p->M + plan->tile_m - 1) / plan->tile_m);
+    out->tiles_n = (uint32_t)((p->N + TILE_N - 1) / TILE_N);
+    out->group = FP4LR_SM100A_GROUP;
+    return fp4lr_ok();
+}
+
+fp4lr_status fp4lr_sm100a_launch(const fp4lr_ctx *ctx, CUfunction f, const fp4lr_plan *plan,
+                                 fp4lr_sm100a_params *prm, int grid, CUstream stream)
+{
+    if (!ctx || !plan || !prm)
+        return fp4lr_fail(FP4LR_E_INVALID, "NULL_POINTER",
+                          "fp4lr_sm100a_launch: context, plan and parameters are required");
+    FP4LR_TRY(check_plan(plan));
+    void *args[] = {&prm->tmA, &prm->tmW, &prm->tmSFA, &prm->tmSFW, &prm->tmY,
+                    &prm->num_k_stages, &prm->alpha, &prm->tiles_m, &prm->tiles_n, &prm->group};
+    /* persistent: at most one CTA (pair) per cluster tile, whole clusters, at least one */
+    const int64_t cluster = plan->cluster;
+    const int64_t ctas = (int64_t)prm->tiles_m * prm->tiles_n * cluster;
+    int64_t g = grid < ctas ? grid : ctas;
+    g -= g % cluster;
+    if (g < cluster)
+        g = cluster;
+    unsigned gd[3] = {(unsigned)g, 1, 1};
+    unsigned bd[3] = {(unsigned)plan->block_threads, 1, 1};
+    return fp4lr_launch(ctx, f, gd, bd, (unsigned)plan->smem_bytes, (unsigned)cluster, stream, args);
+}

@@ -1,0 +1,600 @@
+/* CPU suite: the sm_100a host launcher (host/sm100a_gemm.c) and its dispatch from fp4lr_gemm,
+ * on a recording fake driver (no Blackwell GPU has run any of it).
+ *
+ *  - for each built instantiation (NVFP4 / MXFP4, one CTA / pair) the encoded tensor maps
+ *    equal the host contract of ptx/sm100a/README.md (literal values worked out by hand for
+ *    fixed problems), the scalars are right, and kernelParams follows the `.entry` parameter
+ *    list parsed from the kernel's .ptx (names, sizes, one struct field each, in order);
+ *  - the launch has 256 threads, the plan's shared memory, the (2,1,1) cluster for the pair
+ *    and a persistent grid of whole clusters;
+ *  - fused plans, other tiles, other outputs and non-sm_100a plans give their own status;
+ *  - fp4lr_gemm on a cc 10.0 context loads <kernel dir>/sm100a/<entry>.cubin, prepares it and
+ *    launches it through this launcher. */
+#include <criterion/criterion.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gemm.h"
+#include "sm100a_gemm.h"
+#include "tensormap.h"
+
+/* ---- the kernel's parameter list, parsed from ptx/sm100a/<entry>.ptx ---------------------- */
+
+#define MAX_PARAMS 16
+
+typedef struct kernel_params {
+    int count;
+    char name[MAX_PARAMS][32];
+    size_t bytes[MAX_PARAMS];
+} kernel_params;
+
+/* Bytes of one `.param` declaration: `.b8 name[n]` is n, a scalar its type's width. */
+static size_t param_bytes(const char *type, const char *decl)
+{
+    const char *bracket = strchr(decl, '[');
+    if (bracket)
+        return (size_t)strtoul(bracket + 1, NULL, 10);
+    int bits = atoi(type + 2); /* ".u32", ".f32", ".b64", ... */
+    cr_assert_gt(bits, 0, "unexpected parameter type %s", type);
+    return (size_t)bits / 8;
+}
+
+static void kernel_params_load(const char *entry, kernel_params *k)
+{
+    char path[256], line[512], head[160];
+    snprintf(path, sizeof path, "ptx/sm100a/%s.ptx", entry);
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "cannot read %s (run the tests from the repository root)", path);
+    snprintf(head, sizeof head, ".entry %s(", entry);
+    memset(k, 0, sizeof *k);
+    int in_entry = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (!in_entry) {
+            in_entry = strstr(line, head) != NULL;
+            continue;
+        }
+        char *s = line + strspn(line, " \t");
+        if (*s == ')')
+            break;
+        cr_assert_eq(strncmp(s, ".param", 6), 0, "%s: unexpected line in the entry: %s", path, s);
+        /* ".param [.align N] .type name[n]," */
+        char tok[5][64];
+        int n = sscanf(s, "%63s %63s %63s %63s %63s", tok[0], tok[1], tok[2], tok[3], tok[4]);
+        int t = strcmp(tok[1], ".align") == 0 ? 3 : 1;
+        cr_assert_geq(n, t + 2, "%s: cannot parse %s", path, s);
+        cr_assert_lt(k->count, MAX_PARAMS);
+        size_t len = strcspn(tok[t + 1], "[,");
+        cr_assert_lt(len, sizeof k->name[0]);
+        memcpy(k->name[k->count], tok[t + 1], len);
+        k->name[k->count][len] = '\0';
+        k->bytes[k->count] = param_bytes(tok[t], tok[t + 1]);
+        k->count++;
+    }
+    fclose(f);
+    cr_assert(in_entry, "%s declares no .entry %s", path, entry);
+}
+
+/* ---- the recording fake driver -------------------------------------------------------------
+ * Each test runs in its own process, so the recorder starts zeroed. */
+
+typedef struct recorded_map {
+    CUtensorMapDataType type;
+    cuuint32_t rank;
+    uint64_t addr;
+    cuuint64_t dims[3], strides[2];
+    cuuint32_t box[3], est[3];
+    CUtensorMapInterleave interleave;
+    CUtensorMapSwizzle swizzle;
+    CUtensorMapL2promotion promotion;
+    CUtensorMapFloatOOBfill fill;
+} recorded_map;
+
+#define MAP_TAG 0x5100A00000000000ull
+#define FAKE_FN ((CUfunction)0x100a)
+#define FAKE_MODULE ((CUmodule)0x200a)
+
+static struct {
+    recorded_map maps[8];
+    int nmaps, launches, nparams;
+    CUlaunchConfig cfg;
+    CUlaunchAttribute attr;
+    void *params[MAX_PARAMS];   /* kernelParams as the library passed them */
+    char function[128];         /* the entry cuModuleGetFunction was asked for */
+    int dyn_smem_set, unloads, clusters;
+} rec;
+
+static CUresult fake_error_name(CUresult r, const char **s)
+{
+    *s = r == CUDA_SUCCESS ? "CUDA_SUCCESS" : "CUDA_ERROR_FAKE";
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_encode(CUtensorMap *m, CUtensorMapDataType t, cuuint32_t rank, void *addr,
+                            const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
+                            const cuuint32_t *est, CUtensorMapInterleave il, CUtensorMapSwizzle sw,
+                            CUtensorMapL2promotion pr, CUtensorMapFloatOOBfill fill)
+{
+    cr_assert_lt(rec.nmaps, 8);
+    cr_assert_leq(rank, 3, "the sm_100a maps have rank 2 or 3");
+    recorded_map *r = &rec.maps[rec.nmaps];
+    memset(r, 0, sizeof *r);
+    r->type = t, r->rank = rank, r->addr = (uint64_t)(uintptr_t)addr;
+    for (cuuint32_t i = 0; i < rank; i++) {
+        r->dims[i] = dims[i], r->box[i] = box[i], r->est[i] = est[i];
+        if (i + 1 < rank)
+            r->strides[i] = strides[i];
+    }
+    r->interleave = il, r->swizzle = sw, r->promotion = pr, r->fill = fill;
+    memset(m, 0, sizeof *m);
+    m->opaque[0] = MAP_TAG | (uint64_t)rec.nmaps++; /* which encode made this map */
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_launch(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra)
+{
+    rec.launches++;
+    rec.cfg = *cfg;
+    if (cfg->numAttrs)
+        rec.attr = cfg->attrs[0];
+    cr_assert_eq(f, FAKE_FN);
+    cr_assert_not_null(params, "the library passes kernelParams");
+    cr_assert_null(extra);
+    cr_assert_gt(rec.nparams, 0, "the test sets how many parameters the kernel declares");
+    memcpy(rec.params, params, (size_t)rec.nparams * sizeof *params);
+    return CUDA_SUCCESS;
+}
+
+/* Module loading for fp4lr_gemm: the image must be the test's stand-in cubin. */
+static CUresult fake_load(CUmodule *m, const void *image, unsigned n, CUjit_option *o, void **v)
+{
+    (void)n, (void)o, (void)v;
+    cr_expect_eq(strncmp(image, "fake sm100a cubin", 17), 0, "the library loaded another file");
+    *m = FAKE_MODULE;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_unload(CUmodule m)
+{
+    cr_expect_eq(m, FAKE_MODULE);
+    rec.unloads++;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_get_function(CUfunction *f, CUmodule m, const char *name)
+{
+    cr_expect_eq(m, FAKE_MODULE);
+    snprintf(rec.function, sizeof rec.function, "%s", name);
+    *f = FAKE_FN;
+    return CUDA_SUCCESS;
+}
+
+/* What ptxas -v reports for the pair (ptx/sm100a/README.md): 176 registers, no local memory. */
+static CUresult fake_func_attr(int *v, CUfunction_attribute a, CUfunction f)
+{
+    (void)f;
+    *v = a == CU_FUNC_ATTRIBUTE_NUM_REGS ? 176 : a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 256
+       : a == CU_FUNC_ATTRIBUTE_PTX_VERSION ? 87 : a == CU_FUNC_ATTRIBUTE_BINARY_VERSION ? 100 : 0;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_set_attr(CUfunction f, CUfunction_attribute a, int v)
+{
+    (void)f;
+    if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+        rec.dyn_smem_set = v;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_clusters(int *n, CUfunction f, const CUlaunchConfig *cfg)
+{
+    (void)f;
+    cr_expect_eq(cfg->numAttrs, 1, "the occupancy query carries the cluster attribute");
+    *n = rec.clusters;
+    return CUDA_SUCCESS;
+}
+
+static fp4lr_driver fake_drv = {
+    .cuGetErrorName = fake_error_name,
+    .cuTensorMapEncodeTiled = fake_encode,
+    .cuLaunchKernelEx = fake_launch,
+    .cuModuleLoadDataEx = fake_load,
+    .cuModuleUnload = fake_unload,
+    .cuModuleGetFunction = fake_get_function,
+    .cuFuncGetAttribute = fake_func_attr,
+    .cuFuncSetAttribute = fake_set_attr,
+    .cuOccupancyMaxActiveClusters = fake_clusters,
+};
+
+/* A B200-like context on the fake driver (cc 10.0: the "sm100a" kernels). */
+static fp4lr_ctx fake_ctx = {
+    .drv = &fake_drv, .cc_major = 10, .cc_minor = 0, .sm_count = 148, .max_smem_optin = 232448,
+};
+
+/* Fake device addresses, 16-byte aligned and distinct. */
+enum { DEV_A = 0x20000000, DEV_SFA = 0x21000000, DEV_W = 0x22000000, DEV_SFW = 0x23000000, DEV_Y = 0x28000000 };
+
+#define DEV(type, addr) ((type)(uintptr_t)(addr))
+static const fp4lr_args fake_args = {
+    .A = DEV(const uint8_t *, DEV_A), .SFA = DEV(const uint8_t *, DEV_SFA), .W = DEV(const uint8_t *, DEV_W),
+    .SFW = DEV(const uint8_t *, DEV_SFW), .alpha = 0.375f, .Y = DEV(void *, DEV_Y),
+};
+
+/* ---- expected values ------------------------------------------------------------------- */
+
+#define U8 CU_TENSOR_MAP_DATA_TYPE_UINT8
+#define BF16 CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+#define SW(x) CU_TENSOR_MAP_SWIZZLE_##x
+#define L2(x) CU_TENSOR_MAP_L2_PROMOTION_##x
+
+/* One expected map (element strides 1, interleave and fill NONE always). */
+typedef struct want_map {
+    CUtensorMapDataType type;
+    cuuint32_t rank;
+    cuuint64_t dims[3], strides[2];
+    cuuint32_t box[3];
+    CUtensorMapSwizzle swizzle;
+    CUtensorMapL2promotion promotion;
+} want_map;
+
+/* One instantiation on a fixed problem, with everything the launch must carry. */
+typedef struct launch_case {
+    const char *entry;
+    fp4lr_problem problem;
+    int cluster, occupancy;
+    want_map A, W, SFA, SFW, Y;
+    uint32_t num_k_stages, tiles_m, tiles_n;
+    unsigned grid, smem;
+} launch_case;
+
+/* The fields of fp4lr_sm100a_params, by the kernel's parameter names. */
+static const struct {
+    const char *param;
+    size_t offset, size;
+} fields[] = {
+    {"p_tmA", offsetof(fp4lr_sm100a_params, tmA), sizeof(CUtensorMap)},
+    {"p_tmW", offsetof(fp4lr_sm100a_params, tmW), sizeof(CUtensorMap)},
+    {"p_tmSFA", offsetof(fp4lr_sm100a_params, tmSFA), sizeof(CUtensorMap)},
+    {"p_tmSFW", offsetof(fp4lr_sm100a_params, tmSFW), sizeof(CUtensorMap)},
+    {"p_tmY", offsetof(fp4lr_sm100a_params, tmY), sizeof(CUtensorMap)},
+    {"p_num_k_stages", offsetof(fp4lr_sm100a_params, num_k_stages), sizeof(uint32_t)},
+    {"p_alpha", offsetof(fp4lr_sm100a_params, alpha), sizeof(float)},
+    {"p_tiles_m", offsetof(fp4lr_sm100a_params, tiles_m), sizeof(uint32_t)},
+    {"p_tiles_n", offsetof(fp4lr_sm100a_params, tiles_n), sizeof(uint32_t)},
+    {"p_group", offsetof(fp4lr_sm100a_params, group), sizeof(uint32_t)},
+};
+#define NFIELDS ((int)(sizeof fields / sizeof fields[0]))
+
+/* The index of the kernel parameter `name`. */
+static int param_index(const kernel_params *k, const char *name)
+{
+    for (int i = 0; i < k->count; i++)
+        if (!strcmp(k->name[i], name))
+            return i;
+    cr_assert_fail("the kernel declares no parameter %s", name);
+    return -1;
+}
+
+/* The map the library passed as kernel parameter `name`. */
+static const recorded_map *map_passed(const kernel_params *k, const char *name)
+{
+    uint64_t tag;
+    memcpy(&tag, rec.params[param_index(k, name)], sizeof tag);
+    cr_assert_eq(tag & ~0xFFull, MAP_TAG, "%s holds no encoded map", name);
+    return &rec.maps[tag & 0xFF];
+}
+
+static uint32_t u32_passed(const kernel_params *k, const char *name)
+{
+    uint32_t v;
+    memcpy(&v, rec.params[param_index(k, name)], sizeof v);
+    return v;
+}
+
+static void expect_map(const kernel_params *k, const char *name, uint64_t addr, want_map w)
+{
+    const recorded_map *m = map_passed(k, name);
+    cr_expect_eq(m->type, w.type, "%s: data type %d, contract %d", name, (int)m->type, (int)w.type);
+    cr_assert_eq(m->rank, w.rank, "%s: rank %u, contract %u", name, m->rank, w.rank);
+    cr_expect_eq(m->addr, addr, "%s: address", name);
+    for (cuuint32_t i = 0; i < w.rank; i++) {
+        cr_expect_eq(m->dims[i], w.dims[i], "%s: dims[%u] = %llu, contract %llu", name, i,
+                     (unsigned long long)m->dims[i], (unsigned long long)w.dims[i]);
+        cr_expect_eq(m->box[i], w.box[i], "%s: box[%u] = %u, contract %u", name, i, m->box[i], w.box[i]);
+        cr_expect_eq(m->est[i], 1, "%s: element stride %u", name, i);
+        if (i + 1 < w.rank)
+            cr_expect_eq(m->strides[i], w.strides[i], "%s: strides[%u] = %llu, contract %llu", name, i,
+                         (unsigned long long)m->strides[i], (unsigned long long)w.strides[i]);
+    }
+    cr_expect_eq(m->swizzle, w.swizzle, "%s: swizzle %s, contract %s", name, fp4lr_tmap_swizzle_name(m->swizzle),
+                 fp4lr_tmap_swizzle_name(w.swizzle));
+    cr_expect_eq(m->promotion, w.promotion, "%s: L2 promotion %s", name, fp4lr_tmap_promotion_name(m->promotion));
+    cr_expect_eq(m->interleave, CU_TENSOR_MAP_INTERLEAVE_NONE, "%s: interleave", name);
+    cr_expect_eq(m->fill, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE, "%s: fill", name);
+}
+
+static fp4lr_plan plan_of(const fp4lr_problem *p, fp4lr_arch arch, const fp4lr_plan_opts *o)
+{
+    fp4lr_plan plan;
+    fp4lr_status st = fp4lr_plan_make(p, arch, o, &plan);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    return plan;
+}
+
+/* Plans, builds the parameters, launches on the fake driver and checks everything. */
+static void check_case(const launch_case *c)
+{
+    kernel_params k;
+    kernel_params_load(c->entry, &k);
+    const fp4lr_plan_opts o = {.cluster = c->cluster};
+    fp4lr_plan plan = plan_of(&c->problem, FP4LR_ARCH_SM100A, &o);
+    cr_assert_str_eq(plan.entry, c->entry);
+    fp4lr_sm100a_params prm;
+    fp4lr_status st = fp4lr_sm100a_params_make(&fake_ctx, &plan, &fake_args, &prm);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    rec.nparams = k.count;
+    st = fp4lr_sm100a_launch(&fake_ctx, FAKE_FN, &plan, &prm, c->occupancy, NULL);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    cr_assert_eq(rec.launches, 1);
+
+    /* kernelParams: the .entry list, in order, each pointing at its struct field */
+    cr_assert_eq(k.count, NFIELDS, "%s declares %d parameters, the library passes %d", c->entry, k.count, NFIELDS);
+    for (int i = 0; i < k.count; i++) {
+        cr_expect_str_eq(k.name[i], fields[i].param, "%s parameter %d", c->entry, i);
+        cr_expect_eq(k.bytes[i], fields[i].size, "%s: %s is %zu bytes in the kernel, %zu in the struct", c->entry,
+                     k.name[i], k.bytes[i], fields[i].size);
+        cr_expect_eq((char *)rec.params[i], (char *)&prm + fields[i].offset,
+                     "%s: kernelParams[%d] does not point at the field for %s", c->entry, i, k.name[i]);
+    }
+
+    cr_expect_eq(rec.nmaps, 5, "A, W, SFA, SFW and Y are encoded, once each");
+    expect_map(&k, "p_tmA", DEV_A, c->A);
+    expect_map(&k, "p_tmW", DEV_W, c->W);
+    expect_map(&k, "p_tmSFA", DEV_SFA, c->SFA);
+    expect_map(&k, "p_tmSFW", DEV_SFW, c->SFW);
+    expect_map(&k, "p_tmY", DEV_Y, c->Y);
+
+    cr_expect_eq(u32_passed(&k, "p_num_k_stages"), c->num_k_stages);
+    float alpha;
+    memcpy(&alpha, rec.params[param_index(&k, "p_alpha")], sizeof alpha);
+    cr_expect_eq(alpha, 0.375f);
+    cr_expect_eq(u32_passed(&k, "p_tiles_m"), c->tiles_m);
+    cr_expect_eq(u32_passed(&k, "p_tiles_n"), c->tiles_n);
+    cr_expect_eq(u32_passed(&k, "p_group"), 8);
+
+    cr_expect_eq(rec.cfg.gridDimX, c->grid, "%s: grid %u, want %u", c->entry, rec.cfg.gridDimX, c->grid);
+    cr_expect_eq(rec.cfg.gridDimY * rec.cfg.gridDimZ, 1);
+    cr_expect_eq(rec.cfg.blockDimX, 256);
+    cr_expect_eq(rec.cfg.blockDimY * rec.cfg.blockDimZ, 1);
+    cr_expect_eq(rec.cfg.sharedMemBytes, c->smem);
+    cr_expect_null(rec.cfg.hStream);
+    if (c->cluster == 1) {
+        cr_expect_eq(rec.cfg.numAttrs, 0, "one CTA: no cluster attribute");
+        return;
+    }
+    cr_assert_eq(rec.cfg.numAttrs, 1);
+    cr_expect_eq(rec.attr.id, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+    cr_expect_eq(rec.attr.value.clusterDim.x, 2);
+    cr_expect_eq(rec.attr.value.clusterDim.y, 1);
+    cr_expect_eq(rec.attr.value.clusterDim.z, 1);
+}
+
+/* ---- the four instantiations ----------------------------------------------------------------
+ * NVFP4: M 300, N 520, K 1280: K/2 = 640 bytes; KA = ceil(1280/16/4) = 20 (40 half-atoms,
+ * 10240 B per row block); 4 atoms per 256-K stage (box 8); 3 A and 5 W row blocks; 5 K stages.
+ * MXFP4: M 257, N 300, K 640, ldY 304: K/2 = 320; KA = ceil(640/32/4) = 5 (10 half-atoms, 2560 B);
+ * 2 atoms per stage (box 4); 3 and 3 row blocks; ceil(640/256) = 3 K stages (the last half read
+ * as zeros).  Shared memory: the kernels' totals (ptx/sm100a/README.md). */
+
+#define NV_PROBLEM {.M = 300, .N = 520, .K = 1280, .format = FP4LR_NVFP4}
+#define NV_A {U8, 2, {640, 300}, {640}, {128, 128}, SW(128B), L2(L2_256B)}
+#define NV_SFA {U8, 3, {256, 40, 3}, {256, 10240}, {256, 8, 1}, SW(NONE), L2(L2_256B)}
+#define NV_SFW {U8, 3, {256, 40, 5}, {256, 10240}, {256, 8, 2}, SW(NONE), L2(L2_256B)}
+#define NV_Y {BF16, 2, {520, 300}, {1040}, {64, 32}, SW(128B), L2(NONE)}
+
+#define MX_PROBLEM {.M = 257, .N = 300, .K = 640, .format = FP4LR_MXFP4, .ldY = 304}
+#define MX_A {U8, 2, {320, 257}, {320}, {128, 128}, SW(128B), L2(L2_256B)}
+#define MX_SFA {U8, 3, {256, 10, 3}, {256, 2560}, {256, 4, 1}, SW(NONE), L2(L2_256B)}
+#define MX_SFW {U8, 3, {256, 10, 3}, {256, 2560}, {256, 4, 2}, SW(NONE), L2(L2_256B)}
+#define MX_Y {BF16, 2, {300, 257}, {608}, {64, 32}, SW(128B), L2(NONE)}
+
+/* One CTA: W box 256 rows; 3 x 3 tiles, all resident (occupancy 148). */
+Test(sm100a_launch, nvfp4_one_cta)
+{
+    check_case(&(launch_case){"fp4lr_sm100a_nvfp4_dense_m128n256k256_c1_s3", NV_PROBLEM, 1, 148, NV_A,
+                              {U8, 2, {640, 520}, {640}, {128, 256}, SW(128B), L2(L2_256B)}, NV_SFA, NV_SFW, NV_Y,
+                              5, 3, 3, 9, 199680});
+}
+
+/* Pair: W box 128 rows (the CTA's half of N), SFW still two row blocks; 2 x 3 pair tiles,
+ * 12 CTAs. */
+Test(sm100a_launch, nvfp4_pair)
+{
+    check_case(&(launch_case){"fp4lr_sm100a_nvfp4_dense_m256n256k256_c2_s5", NV_PROBLEM, 2, 148, NV_A,
+                              {U8, 2, {640, 520}, {640}, {128, 128}, SW(128B), L2(L2_256B)}, NV_SFA, NV_SFW, NV_Y,
+                              5, 2, 3, 12, 228352});
+}
+
+/* One CTA: 3 x 2 tiles, but an occupancy of 4 CTAs caps the grid. */
+Test(sm100a_launch, mxfp4_one_cta_capped_by_occupancy)
+{
+    check_case(&(launch_case){"fp4lr_sm100a_mxfp4_dense_m128n256k256_c1_s3", MX_PROBLEM, 1, 4, MX_A,
+                              {U8, 2, {320, 300}, {320}, {128, 256}, SW(128B), L2(L2_256B)}, MX_SFA, MX_SFW, MX_Y,
+                              3, 3, 2, 4, 190464});
+}
+
+/* Pair: 2 x 2 pair tiles = 8 CTAs; an occupancy of 7 leaves 3 whole pairs = 6 CTAs. */
+Test(sm100a_launch, mxfp4_pair_whole_pairs_under_occupancy)
+{
+    check_case(&(launch_case){"fp4lr_sm100a_mxfp4_dense_m256n256k256_c2_s5", MX_PROBLEM, 2, 7, MX_A,
+                              {U8, 2, {320, 300}, {320}, {128, 128}, SW(128B), L2(L2_256B)}, MX_SFA, MX_SFW, MX_Y,
+                              3, 2, 2, 6, 212992});
+}
+
+/* ---- the persistent grid ------------------------------------------------------------------- */
+
+/* The grid the launcher picks for `p` (default pair plan) under occupancy `occ`. */
+static unsigned grid_for(const fp4lr_problem *p, int cluster, int occ)
+{
+    memset(&rec, 0, sizeof rec);
+    rec.nparams = NFIELDS;
+    const fp4lr_plan_opts o = {.cluster = cluster};
+    fp4lr_plan plan = plan_of(p, FP4LR_ARCH_SM100A, &o);
+    fp4lr_sm100a_params prm;
+    fp4lr_status st = fp4lr_sm100a_params_make(&fake_ctx, &plan, &fake_args, &prm);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    st = fp4lr_sm100a_launch(&fake_ctx, FAKE_FN, &plan, &prm, occ, NULL);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    return rec.cfg.gridDimX;
+}
+
+Test(sm100a_launch, persistent_grid_is_whole_clusters)
+{
+    const fp4lr_problem big = {.M = 4096, .N = 4096, .K = 4096, .format = FP4LR_NVFP4};
+    const fp4lr_problem one = {.M = 64, .N = 64, .K = 256, .format = FP4LR_NVFP4};
+    cr_expect_eq(grid_for(&big, 2, 148), 148, "256 pair tiles: the occupancy");
+    cr_expect_eq(grid_for(&big, 2, 147), 146, "an odd occupancy: whole pairs below it");
+    cr_expect_eq(grid_for(&big, 1, 148), 148, "16 x 32 tiles: the occupancy");
+    cr_expect_eq(grid_for(&one, 2, 148), 2, "one tile: one pair");
+    cr_expect_eq(grid_for(&one, 1, 148), 1, "one tile: one CTA");
+    cr_expect_eq(grid_for(&big, 2, 1), 2, "at least one pair, even below the occupancy");
+    cr_expect_eq(grid_for(&big, 1, 0), 1, "at least one CTA");
+}
+
+/* ---- what the sm_100a kernels do not cover ---------------------------------------------- */
+
+/* The status params_make gives for `p` planned with `o` on `arch`; nothing may be encoded. */
+static fp4lr_status make_status(const fp4lr_problem *p, fp4lr_arch arch, const fp4lr_plan_opts *o)
+{
+    memset(&rec, 0, sizeof rec);
+    fp4lr_plan plan = plan_of(p, arch, o);
+    fp4lr_sm100a_params prm;
+    fp4lr_status st = fp4lr_sm100a_params_make(&fake_ctx, &plan, &fake_args, &prm);
+    cr_expect_eq(rec.nmaps, 0, "no map is encoded for a plan that is refused");
+    return st;
+}
+
+static void expect_refused(fp4lr_status st, const char *rule, const char *words)
+{
+    cr_expect_eq(st.code, FP4LR_E_UNSUPPORTED, "%s: code %d", rule, (int)st.code);
+    cr_expect_str_eq(st.rule, rule);
+    cr_expect(strstr(st.msg, words) != NULL, "'%s' not in: %s", words, st.msg);
+}
+
+Test(sm100a_launch, fused_plans_are_refused)
+{
+    const fp4lr_problem lowrank = {.M = 256, .N = 256, .K = 256, .r = 32, .format = FP4LR_NVFP4};
+    const fp4lr_problem affine = {.M = 256, .N = 256, .K = 256, .format = FP4LR_MXFP4, .has_beta = 1};
+    expect_refused(make_status(&lowrank, FP4LR_ARCH_SM100A, NULL), "SM100A_FUSED", "no sm_100a fused kernel yet");
+    expect_refused(make_status(&affine, FP4LR_ARCH_SM100A, NULL), "SM100A_FUSED", "no sm_100a fused kernel yet");
+}
+
+Test(sm100a_launch, other_tiles_outputs_and_arches_are_refused)
+{
+    const fp4lr_problem dense = {.M = 512, .N = 512, .K = 512, .format = FP4LR_NVFP4};
+    const fp4lr_problem f16 = {.M = 512, .N = 512, .K = 512, .format = FP4LR_NVFP4, .out = FP4LR_OUT_F16};
+    const fp4lr_plan_opts narrow = {.tile_n = 128, .cluster = 1};
+    const fp4lr_plan_opts short_k = {.tile_k = 128, .cluster = 2};
+    expect_refused(make_status(&dense, FP4LR_ARCH_SM100A, &narrow), "SM100A_DENSE_TILE", "128x128x256, cluster 1");
+    expect_refused(make_status(&dense, FP4LR_ARCH_SM100A, &short_k), "SM100A_DENSE_TILE", "256x256x128, cluster 2");
+    expect_refused(make_status(&f16, FP4LR_ARCH_SM100A, NULL), "SM100A_DENSE_OUT", "f16");
+    expect_refused(make_status(&dense, FP4LR_ARCH_SM90A, NULL), "SM100A_PLAN", "fp4lr_sm90a_");
+}
+
+/* The launcher refuses a fused plan too, before the driver sees anything. */
+Test(sm100a_launch, launch_refuses_a_fused_plan)
+{
+    const fp4lr_problem lowrank = {.M = 256, .N = 256, .K = 256, .r = 16, .format = FP4LR_NVFP4};
+    fp4lr_plan plan = plan_of(&lowrank, FP4LR_ARCH_SM100A, NULL);
+    fp4lr_sm100a_params prm;
+    memset(&prm, 0, sizeof prm);
+    expect_refused(fp4lr_sm100a_launch(&fake_ctx, FAKE_FN, &plan, &prm, 148, NULL), "SM100A_FUSED", "fused");
+    cr_expect_eq(rec.launches, 0);
+}
+
+/* ---- fp4lr_gemm dispatches sm_100a plans here ---------------------------------------------- */
+
+/* A kernel directory holding a stand-in cubin for `entry` at <dir>/sm100a/<entry>.cubin. */
+static void fake_kernel_dir(char *dir, size_t cap, const char *entry)
+{
+    snprintf(dir, cap, "/tmp/fp4lr-sm100a-launch-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    char path[512];
+    snprintf(path, sizeof path, "%s/sm100a", dir);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/sm100a/%s.cubin", dir, entry);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("fake sm100a cubin", f);
+    fclose(f);
+}
+
+static void remove_kernel_dir(const char *dir, const char *entry)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/sm100a/%s.cubin", dir, entry);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/sm100a", dir);
+    rmdir(path);
+    rmdir(dir);
+}
+
+/* Dense NVFP4 on a cc 10.0 context: the runtime plans the pair, loads its cubin, sets the
+ * dynamic shared memory, asks the cluster occupancy (60 pairs) and launches
+ * min(2 x 3 pair tiles x 2, 60 x 2) = 12 CTAs of the pair kernel. */
+Test(sm100a_launch, gemm_dispatches_dense_sm100a_plans)
+{
+    const char *entry = "fp4lr_sm100a_nvfp4_dense_m256n256k256_c2_s5";
+    char dir[64];
+    fake_kernel_dir(dir, sizeof dir, entry);
+    unsetenv("FP4LR_KERNEL_DIR");
+    rec.clusters = 60;
+    rec.nparams = NFIELDS;
+
+    fp4lr_runtime rt;
+    fp4lr_status st = fp4lr_runtime_init(&rt, &fake_ctx, dir);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    const fp4lr_problem p = NV_PROBLEM;
+    fp4lr_plan plan;
+    st = fp4lr_runtime_plan(&rt, &p, NULL, &plan);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    cr_assert_str_eq(plan.entry, entry, "the default sm_100a plan is the pair");
+    st = fp4lr_gemm(&rt, &plan, &fake_args, NULL);
+    fp4lr_runtime_release(&rt);
+    remove_kernel_dir(dir, entry);
+
+    cr_assert_eq(st.code, FP4LR_OK, "%s: %s", st.rule, st.msg);
+    cr_expect_str_eq(rec.function, entry);
+    cr_expect_eq(rec.dyn_smem_set, 228352);
+    cr_expect_eq(rec.unloads, 1);
+    cr_assert_eq(rec.launches, 1);
+    cr_expect_eq(rec.nmaps, 5);
+    cr_expect_eq(rec.cfg.gridDimX, 12);
+    cr_expect_eq(rec.cfg.blockDimX, 256);
+    cr_expect_eq(rec.cfg.sharedMemBytes, 228352);
+    cr_assert_eq(rec.cfg.numAttrs, 1);
+    cr_expect_eq(rec.attr.value.clusterDim.x, 2);
+}
+
+/* A fused sm_100a plan stops at the launcher's status: no module is loaded, nothing launched. */
+Test(sm100a_launch, gemm_reports_the_missing_fused_kernel)
+{
+    fp4lr_runtime rt;
+    fp4lr_status st = fp4lr_runtime_init(&rt, &fake_ctx, "/nonexistent");
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    const fp4lr_problem p = {.M = 300, .N = 520, .K = 1280, .r = 32, .format = FP4LR_NVFP4};
+    const fp4lr_args args = {.A = fake_args.A, .SFA = fake_args.SFA, .W = fake_args.W, .SFW = fake_args.SFW,
+                             .L = DEV(const uint16_t *, 0x24000000), .U = DEV(const uint16_t *, 0x25000000),
+                             .alpha = 1.0f, .Y = fake_args.Y};
+    fp4lr_plan plan;
+    st = fp4lr_runtime_plan(&rt, &p, NULL, &plan);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    expect_refused(fp4lr_gemm(&rt, &plan, &args, NULL), "SM100A_FUSED", "no sm_100a fused kernel yet");
+    cr_expect_eq(rt.nkernels, 0);
+    cr_expect_eq(rec.launches, 0);
+    cr_expect_eq(rec.nmaps, 0);
+    fp4lr_runtime_release(&rt);
+}
