@@ -20,7 +20,8 @@
 
 enum { CTA_M = 128, TILE_N = 256, TILE_K = 256, EPI_COLS = 64, EPI_ROWS = 32 };
 
-/* A row-major 2-D map: `inner` elements per row, `rows` rows, `pitch` bytes apart. */
+/* A row-major 2-D map: `inner` elements per row, `rows` rows, `pitch` bytes apart, 128-byte
+ * swizzle. */
 static fp4lr_tmap_desc tmap_2d(CUtensorMapDataType dtype, CUdeviceptr addr, int64_t inner, int64_t rows,
                                int64_t pitch, uint32_t box_inner, uint32_t box_rows,
                                CUtensorMapL2promotion promotion)
@@ -49,27 +50,18 @@ static fp4lr_tmap_desc tmap_fp4(const void *addr, int64_t rows, int64_t K, uint3
                    TILE_K / 2, box_rows, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
 }
 
-/* The scale atoms as raw bytes: half-atoms of 256 bytes, 2*KA of them per 128-row block. */
+/* The scale atoms as raw bytes: rows of 256 bytes (half-atoms), 2*KA of them per 128-row
+ * block, the blocks as the third dimension; no swizzle. */
 static fp4lr_tmap_desc tmap_scales(const void *addr, int64_t rows, int64_t katoms, uint32_t katoms_stage,
                                    uint32_t box_blocks)
 {
-    fp4lr_tmap_desc d;
-    memset(&d, 0, sizeof d);
-    d.dtype = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    fp4lr_tmap_desc d = tmap_2d(CU_TENSOR_MAP_DATA_TYPE_UINT8, (CUdeviceptr)(uintptr_t)addr, 256, 2 * katoms,
+                                256, 256, 2 * katoms_stage, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
     d.rank = 3;
-    d.addr = (CUdeviceptr)(uintptr_t)addr;
-    d.dims[0] = 256;
-    d.dims[1] = (uint64_t)(2 * katoms);
     d.dims[2] = (uint64_t)((rows + CTA_M - 1) / CTA_M);
-    d.strides[0] = 256;
     d.strides[1] = (uint64_t)(512 * katoms);
-    d.box[0] = 256;
-    d.box[1] = 2 * katoms_stage;
     d.box[2] = box_blocks;
-    d.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
     d.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
-    d.promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
-    d.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
     return d;
 }
 
