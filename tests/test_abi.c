@@ -15,127 +15,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fp4lr.h"
 #include "sm90a_gemm.h"
-#include "tensormap.h"
+#include "support_cmd.h"
+#include "support_fakedrv.h"
+#include "support_kparams.h"
 
-/* ---- helpers: commands, the build directory, the generated layout ---------------------- */
-
-/* Runs `cmd`, returns its exit status and (up to cap bytes of) its standard output. */
-static int run_capture(const char *cmd, char *out, size_t cap)
-{
-    FILE *f = popen(cmd, "r");
-    cr_assert(f, "cannot run %s", cmd);
-    size_t n = fread(out, 1, cap - 1, f);
-    out[n] = '\0';
-    int st = pclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* The build directory: this binary is <B>/tests/fp4lr-tests. */
-static void build_dir(char *out, size_t cap)
-{
-    ssize_t n = readlink("/proc/self/exe", out, cap - 1);
-    cr_assert(n > 0, "cannot read /proc/self/exe");
-    out[n] = '\0';
-    for (int up = 0; up < 2; up++) {
-        char *slash = strrchr(out, '/');
-        cr_assert(slash, "unexpected test binary path %s", out);
-        *slash = '\0';
-    }
-}
-
-#define ABI_MAX_PARAMS 32
-
-/* One family's packed layout, as tools/gen_abi.py --params prints it from the kernels. */
-typedef struct abi_layout {
-    int count;
-    char name[ABI_MAX_PARAMS][32];
-    size_t offset[ABI_MAX_PARAMS], bytes[ABI_MAX_PARAMS];
-    size_t total;
-} abi_layout;
-
-static void abi_layout_load(const char *key, abi_layout *l)
-{
-    char cmd[256], text[4096];
-    snprintf(cmd, sizeof cmd, "python3 tools/gen_abi.py --params %s", key);
-    cr_assert_eq(run_capture(cmd, text, sizeof text), 0, "%s failed (run the tests from the repository root)", cmd);
-    memset(l, 0, sizeof *l);
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-        if (sscanf(line, "total %zu", &l->total) == 1)
-            break;
-        cr_assert_lt(l->count, ABI_MAX_PARAMS);
-        cr_assert_eq(sscanf(line, "%31s %zu %zu", l->name[l->count], &l->offset[l->count], &l->bytes[l->count]), 3,
-                     "unexpected line '%s' from %s", line, cmd);
-        l->count++;
-    }
-    cr_assert_gt(l->total, 0, "%s printed no total", cmd);
-}
-
-static int abi_index(const abi_layout *l, const char *name)
-{
-    for (int i = 0; i < l->count; i++)
-        if (!strcmp(l->name[i], name))
-            return i;
-    cr_assert_fail("parameter %s is not in the layout", name);
-    return -1;
-}
-
-/* ---- the recording fake driver -------------------------------------------------------------
+/* ---- the recording fake driver (maps: support_fakedrv.c) ----------------------------------
  * Each test runs in its own process, so the recorder starts zeroed. */
 
-typedef struct recorded_map {
-    CUtensorMapDataType type;
-    cuuint32_t rank;
-    uint64_t addr;
-    cuuint64_t dims[5], strides[4];
-    cuuint32_t box[5], est[5];
-    CUtensorMapInterleave interleave;
-    CUtensorMapSwizzle swizzle;
-    CUtensorMapL2promotion promotion;
-    CUtensorMapFloatOOBfill fill;
-} recorded_map;
-
-#define MAP_TAG 0xF4F4000000000000ull
-
 static struct {
-    recorded_map maps[16];
-    int nmaps, launches;
+    int launches;
     CUlaunchConfig cfg;
     CUlaunchAttribute attr;
-    const abi_layout *layout;           /* where the fake launch puts each parameter */
+    const tsupport_kparams *layout;     /* where the fake launch puts each parameter */
     unsigned char image[2048];          /* the parameter area the kernel would see */
-    void *pointers[ABI_MAX_PARAMS];     /* kernelParams as the library passed them */
+    void *pointers[TSUPPORT_MAX_PARAMS]; /* kernelParams as the library passed them */
 } rec;
-
-static CUresult fake_error_name(CUresult r, const char **s)
-{
-    *s = r == CUDA_SUCCESS ? "CUDA_SUCCESS" : "CUDA_ERROR_FAKE";
-    return CUDA_SUCCESS;
-}
-
-static CUresult fake_encode(CUtensorMap *m, CUtensorMapDataType t, cuuint32_t rank, void *addr,
-                            const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
-                            const cuuint32_t *est, CUtensorMapInterleave il, CUtensorMapSwizzle sw,
-                            CUtensorMapL2promotion pr, CUtensorMapFloatOOBfill fill)
-{
-    cr_assert_lt(rec.nmaps, 16);
-    recorded_map *r = &rec.maps[rec.nmaps];
-    memset(r, 0, sizeof *r);
-    r->type = t, r->rank = rank, r->addr = (uint64_t)(uintptr_t)addr;
-    for (cuuint32_t i = 0; i < rank; i++) {
-        r->dims[i] = dims[i], r->box[i] = box[i], r->est[i] = est[i];
-        if (i + 1 < rank)
-            r->strides[i] = strides[i];
-    }
-    r->interleave = il, r->swizzle = sw, r->promotion = pr, r->fill = fill;
-    memset(m, 0, sizeof *m);
-    m->opaque[0] = MAP_TAG | (uint64_t)rec.nmaps++; /* which encode made this map */
-    return CUDA_SUCCESS;
-}
 
 static CUresult fake_launch(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra)
 {
@@ -153,8 +51,8 @@ static CUresult fake_launch(const CUlaunchConfig *cfg, CUfunction f, void **para
 }
 
 static fp4lr_driver fake_drv = {
-    .cuGetErrorName = fake_error_name,
-    .cuTensorMapEncodeTiled = fake_encode,
+    .cuGetErrorName = tsupport_fake_error_name,
+    .cuTensorMapEncodeTiled = tsupport_fake_encode,
     .cuLaunchKernelEx = fake_launch,
 };
 
@@ -177,7 +75,7 @@ static const fp4lr_args fake_args = {
 
 /* Plans p, builds the library's parameters and launches them on the fake driver with a
  * persistent grid of 132 CTAs; the parameter area lands in rec.image. */
-static void library_launch(const fp4lr_problem *p, int cluster, const abi_layout *layout, fp4lr_plan *plan,
+static void library_launch(const fp4lr_problem *p, int cluster, const tsupport_kparams *layout, fp4lr_plan *plan,
                            fp4lr_sm90a_params *prm)
 {
     const fp4lr_plan_opts o = {.cluster = cluster};
@@ -191,60 +89,27 @@ static void library_launch(const fp4lr_problem *p, int cluster, const abi_layout
     cr_assert_eq(rec.launches, 1);
 }
 
-/* The map in parameter slot `name` of the launched image. */
-static const recorded_map *map_at(const abi_layout *l, const char *name)
-{
-    uint64_t tag;
-    memcpy(&tag, rec.image + l->offset[abi_index(l, name)], sizeof tag);
-    cr_assert_eq(tag & ~0xFFull, MAP_TAG, "%s holds no encoded map", name);
-    return &rec.maps[tag & 0xFF];
-}
-
-static uint32_t u32_at(const abi_layout *l, const char *name)
+static uint32_t u32_at(const tsupport_kparams *l, const char *name)
 {
     uint32_t v;
-    memcpy(&v, rec.image + l->offset[abi_index(l, name)], sizeof v);
+    memcpy(&v, rec.image + l->offset[tsupport_kparams_index(l, name)], sizeof v);
     return v;
 }
 
-static uint64_t u64_at(const abi_layout *l, const char *name)
+static uint64_t u64_at(const tsupport_kparams *l, const char *name)
 {
     uint64_t v;
-    memcpy(&v, rec.image + l->offset[abi_index(l, name)], sizeof v);
+    memcpy(&v, rec.image + l->offset[tsupport_kparams_index(l, name)], sizeof v);
     return v;
 }
 
-/* One expected map of ABI.md §4 (element strides 1, interleave and fill NONE always). */
-typedef struct want_map {
-    CUtensorMapDataType type;
-    cuuint32_t rank;
-    uint64_t addr;
-    cuuint64_t dims[3], strides[2];
-    cuuint32_t box[3];
-    CUtensorMapSwizzle swizzle;
-    CUtensorMapL2promotion promotion;
-} want_map;
+typedef tsupport_want_map want_map;
 
-static void expect_map(const abi_layout *l, const char *name, want_map w)
+/* Expects the map in parameter slot `name` of the launched image to be `w` at `addr`
+ * (ABI.md §4). */
+static void expect_map(const tsupport_kparams *l, const char *name, uint64_t addr, want_map w)
 {
-    const recorded_map *m = map_at(l, name);
-    cr_expect_eq(m->type, w.type, "%s: data type %d, ABI.md %d", name, (int)m->type, (int)w.type);
-    cr_assert_eq(m->rank, w.rank, "%s: rank %u, ABI.md %u", name, m->rank, w.rank);
-    cr_expect_eq(m->addr, w.addr, "%s: address", name);
-    for (cuuint32_t i = 0; i < w.rank; i++) {
-        cr_expect_eq(m->dims[i], w.dims[i], "%s: dims[%u] = %llu, ABI.md %llu", name, i,
-                     (unsigned long long)m->dims[i], (unsigned long long)w.dims[i]);
-        cr_expect_eq(m->box[i], w.box[i], "%s: box[%u] = %u, ABI.md %u", name, i, m->box[i], w.box[i]);
-        cr_expect_eq(m->est[i], 1, "%s: element stride %u", name, i);
-        if (i + 1 < w.rank)
-            cr_expect_eq(m->strides[i], w.strides[i], "%s: strides[%u] = %llu, ABI.md %llu", name, i,
-                         (unsigned long long)m->strides[i], (unsigned long long)w.strides[i]);
-    }
-    cr_expect_eq(m->swizzle, w.swizzle, "%s: swizzle %s, ABI.md %s", name, fp4lr_tmap_swizzle_name(m->swizzle),
-                 fp4lr_tmap_swizzle_name(w.swizzle));
-    cr_expect_eq(m->promotion, w.promotion, "%s: L2 promotion", name);
-    cr_expect_eq(m->interleave, CU_TENSOR_MAP_INTERLEAVE_NONE, "%s: interleave", name);
-    cr_expect_eq(m->fill, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE, "%s: fill", name);
+    tsupport_expect_map(rec.image + l->offset[tsupport_kparams_index(l, name)], name, addr, w);
 }
 
 #define U8 CU_TENSOR_MAP_DATA_TYPE_UINT8
@@ -257,9 +122,9 @@ static void expect_map(const abi_layout *l, const char *name, want_map w)
 Test(abi, generated_tables_match_the_kernels_and_cubins)
 {
     char dir[1024], cmd[1400], out[16384];
-    build_dir(dir, sizeof dir);
+    tsupport_build_dir(dir, sizeof dir);
     snprintf(cmd, sizeof cmd, "python3 tools/gen_abi.py --check --cubin-dir '%s/ptx' 2>&1", dir);
-    int rc = run_capture(cmd, out, sizeof out);
+    int rc = tsupport_run_capture(cmd, out, sizeof out);
     cr_expect_eq(rc, 0, "%s failed (ptx/ABI.md or FP4LR_KERNEL_ABI drifted from the kernels, or the cubins "
                         "are not built):\n%s", cmd, out);
 }
@@ -297,8 +162,8 @@ static const struct {
 
 static void expect_struct_order(const char *key, const fp4lr_problem *p, int cluster)
 {
-    abi_layout l;
-    abi_layout_load(key, &l);
+    tsupport_kparams l;
+    tsupport_kparams_from_gen_abi(key, &l);
     fp4lr_plan plan;
     fp4lr_sm90a_params prm;
     library_launch(p, cluster, &l, &plan, &prm);
@@ -323,8 +188,10 @@ Test(abi, library_structs_follow_the_kernel_parameter_order)
     fp4lr_problem dense = {.M = 300, .N = 520, .K = 512, .format = FP4LR_MXFP4};
     expect_struct_order("sm90a_fused_c1", &fused, 1);
     memset(&rec, 0, sizeof rec);
+    tsupport_fake_maps_reset();
     expect_struct_order("sm90a_dense_c1", &dense, 1);
     memset(&rec, 0, sizeof rec);
+    tsupport_fake_maps_reset();
     expect_struct_order("sm90a_dense_c2", &dense, 2);
 }
 
@@ -334,26 +201,26 @@ Test(abi, library_structs_follow_the_kernel_parameter_order)
  * the plan's low-rank chunk is 32 (rc = 32: swizzle 64B), one ring slot; 3 x 3 tiles. */
 Test(abi, fused_nvfp4_maps_scalars_and_launch)
 {
-    abi_layout l;
-    abi_layout_load("sm90a_fused_c1", &l);
+    tsupport_kparams l;
+    tsupport_kparams_from_gen_abi("sm90a_fused_c1", &l);
     fp4lr_problem p = {.M = 300, .N = 520, .K = 512, .r = 32, .format = FP4LR_NVFP4, .has_wc = 1, .has_beta = 1};
     fp4lr_plan plan;
     fp4lr_sm90a_params prm;
     library_launch(&p, 1, &l, &plan, &prm);
     cr_assert_str_eq(plan.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3");
 
-    expect_map(&l, "p_tmA", (want_map){U8, 2, DEV_A, {256, 300}, {256}, {64, 128}, SW(64B), L2(L2_256B)});
-    expect_map(&l, "p_tmW", (want_map){U8, 2, DEV_W, {256, 520}, {256}, {64, 256}, SW(64B), L2(L2_256B)});
-    expect_map(&l, "p_tmSFA", (want_map){U8, 3, DEV_SFA, {256, 16, 3}, {256, 4096}, {256, 4, 1}, SW(NONE), L2(L2_256B)});
-    expect_map(&l, "p_tmSFW", (want_map){U8, 3, DEV_SFW, {256, 16, 5}, {256, 4096}, {256, 4, 2}, SW(NONE), L2(L2_256B)});
-    expect_map(&l, "p_tmY", (want_map){BF16, 2, DEV_Y, {520, 300}, {1040}, {64, 64}, SW(128B), L2(NONE)});
-    expect_map(&l, "p_tmL", (want_map){BF16, 2, DEV_L, {32, 300}, {64}, {32, 128}, SW(64B), L2(L2_128B)});
-    expect_map(&l, "p_tmU", (want_map){BF16, 2, DEV_U, {32, 520}, {64}, {32, 256}, SW(64B), L2(L2_128B)});
-    cr_expect_eq(rec.nmaps, 7);
+    expect_map(&l, "p_tmA", DEV_A, (want_map){U8, 2, {256, 300}, {256}, {64, 128}, SW(64B), L2(L2_256B)});
+    expect_map(&l, "p_tmW", DEV_W, (want_map){U8, 2, {256, 520}, {256}, {64, 256}, SW(64B), L2(L2_256B)});
+    expect_map(&l, "p_tmSFA", DEV_SFA, (want_map){U8, 3, {256, 16, 3}, {256, 4096}, {256, 4, 1}, SW(NONE), L2(L2_256B)});
+    expect_map(&l, "p_tmSFW", DEV_SFW, (want_map){U8, 3, {256, 16, 5}, {256, 4096}, {256, 4, 2}, SW(NONE), L2(L2_256B)});
+    expect_map(&l, "p_tmY", DEV_Y, (want_map){BF16, 2, {520, 300}, {1040}, {64, 64}, SW(128B), L2(NONE)});
+    expect_map(&l, "p_tmL", DEV_L, (want_map){BF16, 2, {32, 300}, {64}, {32, 128}, SW(64B), L2(L2_128B)});
+    expect_map(&l, "p_tmU", DEV_U, (want_map){BF16, 2, {32, 520}, {64}, {32, 256}, SW(64B), L2(L2_128B)});
+    cr_expect_eq(tsupport_fake_nmaps(), 7);
 
     cr_expect_eq(u32_at(&l, "p_num_k_stages"), 4);
     float alpha;
-    memcpy(&alpha, rec.image + l.offset[abi_index(&l, "p_alpha")], sizeof alpha);
+    memcpy(&alpha, rec.image + l.offset[tsupport_kparams_index(&l, "p_alpha")], sizeof alpha);
     cr_expect_eq(alpha, 0.375f);
     cr_expect_eq(u32_at(&l, "p_tiles_m"), 3);
     cr_expect_eq(u32_at(&l, "p_tiles_n"), 3);
@@ -381,19 +248,19 @@ Test(abi, fused_nvfp4_maps_scalars_and_launch)
  * KS = 1; chunk 32 with two ring slots: 4 chunks; 2 x 2 tiles. */
 Test(abi, fused_mxfp4_strided_lowrank_without_beta)
 {
-    abi_layout l;
-    abi_layout_load("sm90a_fused_c1", &l);
+    tsupport_kparams l;
+    tsupport_kparams_from_gen_abi("sm90a_fused_c1", &l);
     fp4lr_problem p = {.M = 200, .N = 264, .K = 256, .r = 128, .format = FP4LR_MXFP4, .ldL = 136, .has_wc = 1};
     fp4lr_plan plan;
     fp4lr_sm90a_params prm;
     library_launch(&p, 1, &l, &plan, &prm);
     cr_assert_str_eq(plan.entry, "fp4lr_sm90a_mxfp4_fused_m128n256k128_c1_s3");
 
-    expect_map(&l, "p_tmSFA", (want_map){U8, 3, DEV_SFA, {256, 4, 2}, {256, 1024}, {256, 2, 1}, SW(NONE), L2(L2_256B)});
-    expect_map(&l, "p_tmSFW", (want_map){U8, 3, DEV_SFW, {256, 4, 3}, {256, 1024}, {256, 2, 2}, SW(NONE), L2(L2_256B)});
-    expect_map(&l, "p_tmY", (want_map){BF16, 2, DEV_Y, {264, 200}, {528}, {64, 64}, SW(128B), L2(NONE)});
-    expect_map(&l, "p_tmL", (want_map){BF16, 2, DEV_L, {128, 200}, {272}, {32, 128}, SW(64B), L2(L2_128B)});
-    expect_map(&l, "p_tmU", (want_map){BF16, 2, DEV_U, {128, 264}, {256}, {32, 256}, SW(64B), L2(L2_128B)});
+    expect_map(&l, "p_tmSFA", DEV_SFA, (want_map){U8, 3, {256, 4, 2}, {256, 1024}, {256, 2, 1}, SW(NONE), L2(L2_256B)});
+    expect_map(&l, "p_tmSFW", DEV_SFW, (want_map){U8, 3, {256, 4, 3}, {256, 1024}, {256, 2, 2}, SW(NONE), L2(L2_256B)});
+    expect_map(&l, "p_tmY", DEV_Y, (want_map){BF16, 2, {264, 200}, {528}, {64, 64}, SW(128B), L2(NONE)});
+    expect_map(&l, "p_tmL", DEV_L, (want_map){BF16, 2, {128, 200}, {272}, {32, 128}, SW(64B), L2(L2_128B)});
+    expect_map(&l, "p_tmU", DEV_U, (want_map){BF16, 2, {128, 264}, {256}, {32, 256}, SW(64B), L2(L2_128B)});
     cr_expect_eq(u32_at(&l, "p_num_k_stages"), 2);
     cr_expect_eq(u32_at(&l, "p_tiles_m"), 2);
     cr_expect_eq(u32_at(&l, "p_tiles_n"), 2);
@@ -410,15 +277,15 @@ Test(abi, fused_mxfp4_strided_lowrank_without_beta)
  * rc = 16: ksteps 1, deschi 0xC0000010; no chunks, one slot. */
 Test(abi, fused_affine_only_leaves_lowrank_maps_zero)
 {
-    abi_layout l;
-    abi_layout_load("sm90a_fused_c1", &l);
+    tsupport_kparams l;
+    tsupport_kparams_from_gen_abi("sm90a_fused_c1", &l);
     fp4lr_problem p = {.M = 300, .N = 520, .K = 512, .format = FP4LR_NVFP4, .has_wc = 1, .has_beta = 1};
     fp4lr_plan plan;
     fp4lr_sm90a_params prm;
     library_launch(&p, 1, &l, &plan, &prm);
-    cr_expect_eq(rec.nmaps, 5, "only A, W, SFA, SFW and Y are encoded");
+    cr_expect_eq(tsupport_fake_nmaps(), 5, "only A, W, SFA, SFW and Y are encoded");
     for (const char *const *name = (const char *const[]){"p_tmL", "p_tmU", NULL}; *name; name++) {
-        const unsigned char *m = rec.image + l.offset[abi_index(&l, *name)];
+        const unsigned char *m = rec.image + l.offset[tsupport_kparams_index(&l, *name)];
         for (int i = 0; i < 128; i++)
             cr_expect_eq(m[i], 0, "%s byte %d", *name, i);
     }
@@ -433,20 +300,20 @@ Test(abi, fused_affine_only_leaves_lowrank_maps_zero)
  * cluster tiles (2), tiles_n 2; grid min(2*2*2, 132) = 8 CTAs with the (2,1,1) cluster. */
 Test(abi, dense_pair_counts_cluster_tiles)
 {
-    abi_layout l;
-    abi_layout_load("sm90a_dense_c2", &l);
+    tsupport_kparams l;
+    tsupport_kparams_from_gen_abi("sm90a_dense_c2", &l);
     fp4lr_problem p = {.M = 257, .N = 300, .K = 640, .format = FP4LR_MXFP4, .ldY = 304};
     fp4lr_plan plan;
     fp4lr_sm90a_params prm;
     library_launch(&p, 2, &l, &plan, &prm);
     cr_assert_str_eq(plan.entry, "fp4lr_sm90a_mxfp4_dense_m256n256k128_c2_s5");
 
-    expect_map(&l, "p_tmA", (want_map){U8, 2, DEV_A, {320, 257}, {320}, {64, 128}, SW(64B), L2(L2_256B)});
-    expect_map(&l, "p_tmW", (want_map){U8, 2, DEV_W, {320, 300}, {320}, {64, 256}, SW(64B), L2(L2_256B)});
-    expect_map(&l, "p_tmSFA", (want_map){U8, 3, DEV_SFA, {256, 10, 3}, {256, 2560}, {256, 2, 1}, SW(NONE), L2(L2_256B)});
-    expect_map(&l, "p_tmSFW", (want_map){U8, 3, DEV_SFW, {256, 10, 3}, {256, 2560}, {256, 2, 2}, SW(NONE), L2(L2_256B)});
-    expect_map(&l, "p_tmY", (want_map){BF16, 2, DEV_Y, {300, 257}, {608}, {64, 64}, SW(128B), L2(NONE)});
-    cr_expect_eq(rec.nmaps, 5);
+    expect_map(&l, "p_tmA", DEV_A, (want_map){U8, 2, {320, 257}, {320}, {64, 128}, SW(64B), L2(L2_256B)});
+    expect_map(&l, "p_tmW", DEV_W, (want_map){U8, 2, {320, 300}, {320}, {64, 256}, SW(64B), L2(L2_256B)});
+    expect_map(&l, "p_tmSFA", DEV_SFA, (want_map){U8, 3, {256, 10, 3}, {256, 2560}, {256, 2, 1}, SW(NONE), L2(L2_256B)});
+    expect_map(&l, "p_tmSFW", DEV_SFW, (want_map){U8, 3, {256, 10, 3}, {256, 2560}, {256, 2, 2}, SW(NONE), L2(L2_256B)});
+    expect_map(&l, "p_tmY", DEV_Y, (want_map){BF16, 2, {300, 257}, {608}, {64, 64}, SW(128B), L2(NONE)});
+    cr_expect_eq(tsupport_fake_nmaps(), 5);
     cr_expect_eq(l.total, 772, "the dense parameter area is 112 + 660 bytes on sm_90a");
     cr_expect_eq(u32_at(&l, "p_num_k_stages"), 5);
     cr_expect_eq(u32_at(&l, "p_tiles_m"), 2);
@@ -466,25 +333,25 @@ Test(abi, dense_pair_counts_cluster_tiles)
 Test(abi, raw_launch_packs_every_sm90a_family_as_generated)
 {
     char dir[1024], cmd[1400], families[1024], want[4096], got[4096];
-    build_dir(dir, sizeof dir);
+    tsupport_build_dir(dir, sizeof dir);
     snprintf(cmd, sizeof cmd, "%s/bin/raw_launch", dir);
     cr_assert_eq(access(cmd, X_OK), 0, "%s is not built (make tools)", cmd);
-    cr_assert_eq(run_capture("python3 tools/gen_abi.py --families", families, sizeof families), 0);
+    cr_assert_eq(tsupport_run_capture("python3 tools/gen_abi.py --families", families, sizeof families), 0);
     int checked = 0;
     for (char *key = strtok(families, "\n"); key; key = strtok(NULL, "\n")) {
         if (strncmp(key, "sm90a_", 6))
             continue; /* raw_launch runs the sm_90a kernels only */
         char gen[256];
         snprintf(gen, sizeof gen, "python3 tools/gen_abi.py --params %s", key);
-        cr_assert_eq(run_capture(gen, want, sizeof want), 0, "%s", gen);
+        cr_assert_eq(tsupport_run_capture(gen, want, sizeof want), 0, "%s", gen);
         snprintf(cmd, sizeof cmd, "'%s/bin/raw_launch' --print-params %s", dir, key);
-        cr_expect_eq(run_capture(cmd, got, sizeof got), 0, "%s", cmd);
+        cr_expect_eq(tsupport_run_capture(cmd, got, sizeof got), 0, "%s", cmd);
         cr_expect_str_eq(got, want, "raw_launch packs %s differently from the kernels", key);
         checked++;
     }
     cr_expect_eq(checked, 3, "expected the families sm90a_dense_c1, sm90a_dense_c2, sm90a_fused_c1");
     snprintf(cmd, sizeof cmd, "'%s/bin/raw_launch' --print-params sm90a_nope 2>/dev/null", dir);
-    cr_expect_eq(run_capture(cmd, got, sizeof got), 2, "an unknown family is a usage error");
+    cr_expect_eq(tsupport_run_capture(cmd, got, sizeof got), 2, "an unknown family is a usage error");
 }
 
 /* ---- the public header's version report --------------------------------------------------- */

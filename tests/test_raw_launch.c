@@ -8,40 +8,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "support_cmd.h"
 #include "support_gpu.h"
 
-/* <B>/bin/raw_launch beside this binary (<B>/tests/fp4lr-tests), and <B>/ptx. */
-static void tool_paths(char *tool, char *kernels, size_t cap)
-{
-    char dir[1024];
-    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
-    cr_assert(n > 0, "cannot read /proc/self/exe");
-    dir[n] = '\0';
-    for (int up = 0; up < 2; up++) {
-        char *slash = strrchr(dir, '/');
-        cr_assert(slash, "unexpected test binary path %s", dir);
-        *slash = '\0';
-    }
-    snprintf(tool, cap, "%s/bin/raw_launch", dir);
-    snprintf(kernels, cap, "%s/ptx", dir);
-    cr_assert_eq(access(tool, X_OK), 0, "%s is not built (make tools)", tool);
-}
-
-/* Runs raw_launch with `args` (stderr folded in); returns the exit status, output in out. */
+/* Runs raw_launch (beside this binary, in <B>/bin) on the kernels of <B>/ptx with `args`
+ * (stderr folded in); returns the exit status, output in out. */
 static int raw_launch(const char *args, char *out, size_t cap)
 {
-    char tool[1200], kernels[1200], cmd[3000];
-    tool_paths(tool, kernels, sizeof tool);
-    snprintf(cmd, sizeof cmd, "'%s' --kernel-dir '%s' %s 2>&1", tool, kernels, args);
-    FILE *f = popen(cmd, "r");
-    cr_assert(f, "cannot run %s", cmd);
-    size_t n = fread(out, 1, cap - 1, f);
-    out[n] = '\0';
-    int st = pclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    char dir[1024], tool[1200], cmd[3000];
+    tsupport_build_dir(dir, sizeof dir);
+    snprintf(tool, sizeof tool, "%s/bin/raw_launch", dir);
+    cr_assert_eq(access(tool, X_OK), 0, "%s is not built (make tools)", tool);
+    snprintf(cmd, sizeof cmd, "'%s' --kernel-dir '%s/ptx' %s 2>&1", tool, dir, args);
+    return tsupport_run_capture(cmd, out, cap);
 }
 
 Test(raw_launch, without_a_driver_says_so)

@@ -20,119 +20,31 @@
 
 #include "gemm.h"
 #include "sm100a_gemm.h"
-#include "tensormap.h"
+#include "support_fakedrv.h"
+#include "support_kparams.h"
 
-/* ---- the kernel's parameter list, parsed from ptx/sm100a/<entry>.ptx ---------------------- */
-
-#define MAX_PARAMS 16
-
-typedef struct kernel_params {
-    int count;
-    char name[MAX_PARAMS][32];
-    size_t bytes[MAX_PARAMS];
-} kernel_params;
-
-/* Bytes of one `.param` declaration: `.b8 name[n]` is n, a scalar its type's width. */
-static size_t param_bytes(const char *type, const char *decl)
+/* The kernel's parameter list, parsed from ptx/sm100a/<entry>.ptx. */
+static void kernel_params_load(const char *entry, tsupport_kparams *k)
 {
-    const char *bracket = strchr(decl, '[');
-    if (bracket)
-        return (size_t)strtoul(bracket + 1, NULL, 10);
-    int bits = atoi(type + 2); /* ".u32", ".f32", ".b64", ... */
-    cr_assert_gt(bits, 0, "unexpected parameter type %s", type);
-    return (size_t)bits / 8;
-}
-
-static void kernel_params_load(const char *entry, kernel_params *k)
-{
-    char path[256], line[512], head[160];
+    char path[256];
     snprintf(path, sizeof path, "ptx/sm100a/%s.ptx", entry);
-    FILE *f = fopen(path, "r");
-    cr_assert(f, "cannot read %s (run the tests from the repository root)", path);
-    snprintf(head, sizeof head, ".entry %s(", entry);
-    memset(k, 0, sizeof *k);
-    int in_entry = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (!in_entry) {
-            in_entry = strstr(line, head) != NULL;
-            continue;
-        }
-        char *s = line + strspn(line, " \t");
-        if (*s == ')')
-            break;
-        cr_assert_eq(strncmp(s, ".param", 6), 0, "%s: unexpected line in the entry: %s", path, s);
-        /* ".param [.align N] .type name[n]," */
-        char tok[5][64];
-        int n = sscanf(s, "%63s %63s %63s %63s %63s", tok[0], tok[1], tok[2], tok[3], tok[4]);
-        int t = strcmp(tok[1], ".align") == 0 ? 3 : 1;
-        cr_assert_geq(n, t + 2, "%s: cannot parse %s", path, s);
-        cr_assert_lt(k->count, MAX_PARAMS);
-        size_t len = strcspn(tok[t + 1], "[,");
-        cr_assert_lt(len, sizeof k->name[0]);
-        memcpy(k->name[k->count], tok[t + 1], len);
-        k->name[k->count][len] = '\0';
-        k->bytes[k->count] = param_bytes(tok[t], tok[t + 1]);
-        k->count++;
-    }
-    fclose(f);
-    cr_assert(in_entry, "%s declares no .entry %s", path, entry);
+    tsupport_kparams_from_ptx(path, entry, k);
 }
 
-/* ---- the recording fake driver -------------------------------------------------------------
+/* ---- the recording fake driver (maps: support_fakedrv.c) ----------------------------------
  * Each test runs in its own process, so the recorder starts zeroed. */
 
-typedef struct recorded_map {
-    CUtensorMapDataType type;
-    cuuint32_t rank;
-    uint64_t addr;
-    cuuint64_t dims[3], strides[2];
-    cuuint32_t box[3], est[3];
-    CUtensorMapInterleave interleave;
-    CUtensorMapSwizzle swizzle;
-    CUtensorMapL2promotion promotion;
-    CUtensorMapFloatOOBfill fill;
-} recorded_map;
-
-#define MAP_TAG 0x5100A00000000000ull
 #define FAKE_FN ((CUfunction)0x100a)
 #define FAKE_MODULE ((CUmodule)0x200a)
 
 static struct {
-    recorded_map maps[8];
-    int nmaps, launches, nparams;
+    int launches, nparams;
     CUlaunchConfig cfg;
     CUlaunchAttribute attr;
-    void *params[MAX_PARAMS];   /* kernelParams as the library passed them */
-    char function[128];         /* the entry cuModuleGetFunction was asked for */
+    void *params[TSUPPORT_MAX_PARAMS]; /* kernelParams as the library passed them */
+    char function[128];                /* the entry cuModuleGetFunction was asked for */
     int dyn_smem_set, unloads, clusters;
 } rec;
-
-static CUresult fake_error_name(CUresult r, const char **s)
-{
-    *s = r == CUDA_SUCCESS ? "CUDA_SUCCESS" : "CUDA_ERROR_FAKE";
-    return CUDA_SUCCESS;
-}
-
-static CUresult fake_encode(CUtensorMap *m, CUtensorMapDataType t, cuuint32_t rank, void *addr,
-                            const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
-                            const cuuint32_t *est, CUtensorMapInterleave il, CUtensorMapSwizzle sw,
-                            CUtensorMapL2promotion pr, CUtensorMapFloatOOBfill fill)
-{
-    cr_assert_lt(rec.nmaps, 8);
-    cr_assert_leq(rank, 3, "the sm_100a maps have rank 2 or 3");
-    recorded_map *r = &rec.maps[rec.nmaps];
-    memset(r, 0, sizeof *r);
-    r->type = t, r->rank = rank, r->addr = (uint64_t)(uintptr_t)addr;
-    for (cuuint32_t i = 0; i < rank; i++) {
-        r->dims[i] = dims[i], r->box[i] = box[i], r->est[i] = est[i];
-        if (i + 1 < rank)
-            r->strides[i] = strides[i];
-    }
-    r->interleave = il, r->swizzle = sw, r->promotion = pr, r->fill = fill;
-    memset(m, 0, sizeof *m);
-    m->opaque[0] = MAP_TAG | (uint64_t)rec.nmaps++; /* which encode made this map */
-    return CUDA_SUCCESS;
-}
 
 static CUresult fake_launch(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra)
 {
@@ -198,8 +110,8 @@ static CUresult fake_clusters(int *n, CUfunction f, const CUlaunchConfig *cfg)
 }
 
 static fp4lr_driver fake_drv = {
-    .cuGetErrorName = fake_error_name,
-    .cuTensorMapEncodeTiled = fake_encode,
+    .cuGetErrorName = tsupport_fake_error_name,
+    .cuTensorMapEncodeTiled = tsupport_fake_encode,
     .cuLaunchKernelEx = fake_launch,
     .cuModuleLoadDataEx = fake_load,
     .cuModuleUnload = fake_unload,
@@ -230,15 +142,7 @@ static const fp4lr_args fake_args = {
 #define SW(x) CU_TENSOR_MAP_SWIZZLE_##x
 #define L2(x) CU_TENSOR_MAP_L2_PROMOTION_##x
 
-/* One expected map (element strides 1, interleave and fill NONE always). */
-typedef struct want_map {
-    CUtensorMapDataType type;
-    cuuint32_t rank;
-    cuuint64_t dims[3], strides[2];
-    cuuint32_t box[3];
-    CUtensorMapSwizzle swizzle;
-    CUtensorMapL2promotion promotion;
-} want_map;
+typedef tsupport_want_map want_map;
 
 /* One instantiation on a fixed problem, with everything the launch must carry. */
 typedef struct launch_case {
@@ -268,52 +172,18 @@ static const struct {
 };
 #define NFIELDS ((int)(sizeof fields / sizeof fields[0]))
 
-/* The index of the kernel parameter `name`. */
-static int param_index(const kernel_params *k, const char *name)
-{
-    for (int i = 0; i < k->count; i++)
-        if (!strcmp(k->name[i], name))
-            return i;
-    cr_assert_fail("the kernel declares no parameter %s", name);
-    return -1;
-}
-
-/* The map the library passed as kernel parameter `name`. */
-static const recorded_map *map_passed(const kernel_params *k, const char *name)
-{
-    uint64_t tag;
-    memcpy(&tag, rec.params[param_index(k, name)], sizeof tag);
-    cr_assert_eq(tag & ~0xFFull, MAP_TAG, "%s holds no encoded map", name);
-    return &rec.maps[tag & 0xFF];
-}
-
-static uint32_t u32_passed(const kernel_params *k, const char *name)
+static uint32_t u32_passed(const tsupport_kparams *k, const char *name)
 {
     uint32_t v;
-    memcpy(&v, rec.params[param_index(k, name)], sizeof v);
+    memcpy(&v, rec.params[tsupport_kparams_index(k, name)], sizeof v);
     return v;
 }
 
-static void expect_map(const kernel_params *k, const char *name, uint64_t addr, want_map w)
+/* Expects the map the library passed as kernel parameter `name` to be `w` at `addr`
+ * (the host contract). */
+static void expect_map(const tsupport_kparams *k, const char *name, uint64_t addr, want_map w)
 {
-    const recorded_map *m = map_passed(k, name);
-    cr_expect_eq(m->type, w.type, "%s: data type %d, contract %d", name, (int)m->type, (int)w.type);
-    cr_assert_eq(m->rank, w.rank, "%s: rank %u, contract %u", name, m->rank, w.rank);
-    cr_expect_eq(m->addr, addr, "%s: address", name);
-    for (cuuint32_t i = 0; i < w.rank; i++) {
-        cr_expect_eq(m->dims[i], w.dims[i], "%s: dims[%u] = %llu, contract %llu", name, i,
-                     (unsigned long long)m->dims[i], (unsigned long long)w.dims[i]);
-        cr_expect_eq(m->box[i], w.box[i], "%s: box[%u] = %u, contract %u", name, i, m->box[i], w.box[i]);
-        cr_expect_eq(m->est[i], 1, "%s: element stride %u", name, i);
-        if (i + 1 < w.rank)
-            cr_expect_eq(m->strides[i], w.strides[i], "%s: strides[%u] = %llu, contract %llu", name, i,
-                         (unsigned long long)m->strides[i], (unsigned long long)w.strides[i]);
-    }
-    cr_expect_eq(m->swizzle, w.swizzle, "%s: swizzle %s, contract %s", name, fp4lr_tmap_swizzle_name(m->swizzle),
-                 fp4lr_tmap_swizzle_name(w.swizzle));
-    cr_expect_eq(m->promotion, w.promotion, "%s: L2 promotion %s", name, fp4lr_tmap_promotion_name(m->promotion));
-    cr_expect_eq(m->interleave, CU_TENSOR_MAP_INTERLEAVE_NONE, "%s: interleave", name);
-    cr_expect_eq(m->fill, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE, "%s: fill", name);
+    tsupport_expect_map(rec.params[tsupport_kparams_index(k, name)], name, addr, w);
 }
 
 static fp4lr_plan plan_of(const fp4lr_problem *p, fp4lr_arch arch, const fp4lr_plan_opts *o)
@@ -327,7 +197,7 @@ static fp4lr_plan plan_of(const fp4lr_problem *p, fp4lr_arch arch, const fp4lr_p
 /* Plans, builds the parameters, launches on the fake driver and checks everything. */
 static void check_case(const launch_case *c)
 {
-    kernel_params k;
+    tsupport_kparams k;
     kernel_params_load(c->entry, &k);
     const fp4lr_plan_opts o = {.cluster = c->cluster};
     fp4lr_plan plan = plan_of(&c->problem, FP4LR_ARCH_SM100A, &o);
@@ -350,7 +220,7 @@ static void check_case(const launch_case *c)
                      "%s: kernelParams[%d] does not point at the field for %s", c->entry, i, k.name[i]);
     }
 
-    cr_expect_eq(rec.nmaps, 5, "A, W, SFA, SFW and Y are encoded, once each");
+    cr_expect_eq(tsupport_fake_nmaps(), 5, "A, W, SFA, SFW and Y are encoded, once each");
     expect_map(&k, "p_tmA", DEV_A, c->A);
     expect_map(&k, "p_tmW", DEV_W, c->W);
     expect_map(&k, "p_tmSFA", DEV_SFA, c->SFA);
@@ -359,7 +229,7 @@ static void check_case(const launch_case *c)
 
     cr_expect_eq(u32_passed(&k, "p_num_k_stages"), c->num_k_stages);
     float alpha;
-    memcpy(&alpha, rec.params[param_index(&k, "p_alpha")], sizeof alpha);
+    memcpy(&alpha, rec.params[tsupport_kparams_index(&k, "p_alpha")], sizeof alpha);
     cr_expect_eq(alpha, 0.375f);
     cr_expect_eq(u32_passed(&k, "p_tiles_m"), c->tiles_m);
     cr_expect_eq(u32_passed(&k, "p_tiles_n"), c->tiles_n);
@@ -440,6 +310,7 @@ Test(sm100a_launch, mxfp4_pair_whole_pairs_under_occupancy)
 static unsigned grid_for(const fp4lr_problem *p, int cluster, int occ)
 {
     memset(&rec, 0, sizeof rec);
+    tsupport_fake_maps_reset();
     rec.nparams = NFIELDS;
     const fp4lr_plan_opts o = {.cluster = cluster};
     fp4lr_plan plan = plan_of(p, FP4LR_ARCH_SM100A, &o);
@@ -470,10 +341,11 @@ Test(sm100a_launch, persistent_grid_is_whole_clusters)
 static fp4lr_status make_status(const fp4lr_problem *p, fp4lr_arch arch, const fp4lr_plan_opts *o)
 {
     memset(&rec, 0, sizeof rec);
+    tsupport_fake_maps_reset();
     fp4lr_plan plan = plan_of(p, arch, o);
     fp4lr_sm100a_params prm;
     fp4lr_status st = fp4lr_sm100a_params_make(&fake_ctx, &plan, &fake_args, &prm);
-    cr_expect_eq(rec.nmaps, 0, "no map is encoded for a plan that is refused");
+    cr_expect_eq(tsupport_fake_nmaps(), 0, "no map is encoded for a plan that is refused");
     return st;
 }
 
@@ -571,7 +443,7 @@ Test(sm100a_launch, gemm_dispatches_dense_sm100a_plans)
     cr_expect_eq(rec.dyn_smem_set, 228352);
     cr_expect_eq(rec.unloads, 1);
     cr_assert_eq(rec.launches, 1);
-    cr_expect_eq(rec.nmaps, 5);
+    cr_expect_eq(tsupport_fake_nmaps(), 5);
     cr_expect_eq(rec.cfg.gridDimX, 12);
     cr_expect_eq(rec.cfg.blockDimX, 256);
     cr_expect_eq(rec.cfg.sharedMemBytes, 228352);
@@ -595,6 +467,6 @@ Test(sm100a_launch, gemm_reports_the_missing_fused_kernel)
     expect_refused(fp4lr_gemm(&rt, &plan, &args, NULL), "SM100A_FUSED", "no sm_100a fused kernel yet");
     cr_expect_eq(rt.nkernels, 0);
     cr_expect_eq(rec.launches, 0);
-    cr_expect_eq(rec.nmaps, 0);
+    cr_expect_eq(tsupport_fake_nmaps(), 0);
     fp4lr_runtime_release(&rt);
 }
