@@ -16,54 +16,9 @@
 #include <string.h>
 
 #include "launch.h"
-#include "tensormap.h"
+#include "tmap_operands.h"
 
 enum { CTA_M = 128, TILE_N = 256, TILE_K = 256, EPI_COLS = 64, EPI_ROWS = 32 };
-
-/* A row-major 2-D map: `inner` elements per row, `rows` rows, `pitch` bytes apart, 128-byte
- * swizzle. */
-static fp4lr_tmap_desc tmap_2d(CUtensorMapDataType dtype, CUdeviceptr addr, int64_t inner, int64_t rows,
-                               int64_t pitch, uint32_t box_inner, uint32_t box_rows,
-                               CUtensorMapL2promotion promotion)
-{
-    fp4lr_tmap_desc d;
-    memset(&d, 0, sizeof d);
-    d.dtype = dtype;
-    d.rank = 2;
-    d.addr = addr;
-    d.dims[0] = (uint64_t)inner;
-    d.dims[1] = (uint64_t)rows;
-    d.strides[0] = (uint64_t)pitch;
-    d.box[0] = box_inner;
-    d.box[1] = box_rows;
-    d.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
-    d.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
-    d.promotion = promotion;
-    d.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
-    return d;
-}
-
-/* The e2m1 operand A or W: K/2 bytes per row, one 128-byte K stage per box row. */
-static fp4lr_tmap_desc tmap_fp4(const void *addr, int64_t rows, int64_t K, uint32_t box_rows)
-{
-    return tmap_2d(CU_TENSOR_MAP_DATA_TYPE_UINT8, (CUdeviceptr)(uintptr_t)addr, K / 2, rows, K / 2,
-                   TILE_K / 2, box_rows, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
-}
-
-/* The scale atoms as raw bytes: rows of 256 bytes (half-atoms), 2*KA of them per 128-row
- * block, the blocks as the third dimension; no swizzle. */
-static fp4lr_tmap_desc tmap_scales(const void *addr, int64_t rows, int64_t katoms, uint32_t katoms_stage,
-                                   uint32_t box_blocks)
-{
-    fp4lr_tmap_desc d = tmap_2d(CU_TENSOR_MAP_DATA_TYPE_UINT8, (CUdeviceptr)(uintptr_t)addr, 256, 2 * katoms,
-                                256, 256, 2 * katoms_stage, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
-    d.rank = 3;
-    d.dims[2] = (uint64_t)((rows + CTA_M - 1) / CTA_M);
-    d.strides[1] = (uint64_t)(512 * katoms);
-    d.box[2] = box_blocks;
-    d.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
-    return d;
-}
 
 /* The plan kinds the built kernels cover, each with its own rule. */
 static fp4lr_status check_plan(const fp4lr_plan *plan)
@@ -103,16 +58,17 @@ fp4lr_status fp4lr_sm100a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *pl
     const uint32_t w_rows = (uint32_t)(TILE_N / plan->cluster);
 
     memset(out, 0, sizeof *out);
-    fp4lr_tmap_desc d = tmap_fp4(dev->A, p->M, p->K, CTA_M);
+    /* A and W: one 128-byte K stage per box row, 128-byte swizzle */
+    fp4lr_tmap_desc d = fp4lr_tmap_fp4_rows(dev->A, p->M, p->K, TILE_K / 2, CTA_M, CU_TENSOR_MAP_SWIZZLE_128B);
     FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmA, &d));
-    d = tmap_fp4(dev->W, p->N, p->K, w_rows);
+    d = fp4lr_tmap_fp4_rows(dev->W, p->N, p->K, TILE_K / 2, w_rows, CU_TENSOR_MAP_SWIZZLE_128B);
     FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmW, &d));
-    d = tmap_scales(dev->SFA, p->M, katoms, katoms_stage, 1);
+    d = fp4lr_tmap_scale_atoms(dev->SFA, p->M, katoms, katoms_stage, 1);
     FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmSFA, &d));
-    d = tmap_scales(dev->SFW, p->N, katoms, katoms_stage, 2);
+    d = fp4lr_tmap_scale_atoms(dev->SFW, p->N, katoms, katoms_stage, 2);
     FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmSFW, &d));
-    d = tmap_2d(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, (CUdeviceptr)(uintptr_t)dev->Y, p->N, p->M, p->ldY * 2,
-                EPI_COLS, EPI_ROWS, CU_TENSOR_MAP_L2_PROMOTION_NONE);
+    d = fp4lr_tmap_bf16(dev->Y, p->N, p->M, p->ldY, EPI_COLS, EPI_ROWS, CU_TENSOR_MAP_SWIZZLE_128B,
+                        CU_TENSOR_MAP_L2_PROMOTION_NONE);
     FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmY, &d));
 
     out->num_k_stages = (uint32_t)((p->K + TILE_K - 1) / TILE_K);

@@ -16,51 +16,9 @@
 #include <string.h>
 
 #include "launch.h"
-#include "tensormap.h"
+#include "tmap_operands.h"
 
 enum { TILE_M = 128, TILE_N = 256, TILE_K = 128 };
-
-static fp4lr_tmap_desc tmap_fp4(CUdeviceptr addr, int64_t rows, int64_t K, uint32_t box_rows)
-{
-    fp4lr_tmap_desc d;
-    memset(&d, 0, sizeof d);
-    d.dtype = CU_TENSOR_MAP_DATA_TYPE_UINT8;
-    d.rank = 2;
-    d.addr = addr;
-    d.dims[0] = (uint64_t)K / 2;
-    d.dims[1] = (uint64_t)rows;
-    d.strides[0] = (uint64_t)K / 2;
-    d.box[0] = TILE_K / 2;
-    d.box[1] = box_rows;
-    d.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
-    d.swizzle = CU_TENSOR_MAP_SWIZZLE_64B;
-    d.promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
-    d.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
-    return d;
-}
-
-static fp4lr_tmap_desc tmap_scales(CUdeviceptr addr, int64_t rows, int64_t katoms,
-                                   uint32_t katoms_stage, uint32_t box_blocks)
-{
-    fp4lr_tmap_desc d;
-    memset(&d, 0, sizeof d);
-    d.dtype = CU_TENSOR_MAP_DATA_TYPE_UINT8;
-    d.rank = 3;
-    d.addr = addr;
-    d.dims[0] = 256;                          /* half an atom */
-    d.dims[1] = (uint64_t)(2 * katoms);       /* half-atoms of one 128-row block */
-    d.dims[2] = (uint64_t)((rows + 127) / 128);
-    d.strides[0] = 256;
-    d.strides[1] = (uint64_t)(512 * katoms);
-    d.box[0] = 256;
-    d.box[1] = 2 * katoms_stage;
-    d.box[2] = box_blocks;
-    d.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
-    d.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
-    d.promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
-    d.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
-    return d;
-}
 
 int fp4lr_sm90a_lora_chunk(const fp4lr_plan *plan)
 {
@@ -70,25 +28,13 @@ int fp4lr_sm90a_lora_chunk(const fp4lr_plan *plan)
     return rc;
 }
 
-/* L or U: bf16 {r, rows}, one chunk of rc ranks per box. */
-static fp4lr_tmap_desc tmap_lowrank(CUdeviceptr addr, int64_t rows, int64_t r, int64_t ld, uint32_t rc,
+/* L or U: bf16 {r, rows}, one chunk of rc ranks per box, swizzled over its 2*rc bytes. */
+static fp4lr_tmap_desc tmap_lowrank(const void *addr, int64_t rows, int64_t r, int64_t ld, uint32_t rc,
                                     uint32_t box_rows)
 {
-    fp4lr_tmap_desc d;
-    memset(&d, 0, sizeof d);
-    d.dtype = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-    d.rank = 2;
-    d.addr = addr;
-    d.dims[0] = (uint64_t)r;
-    d.dims[1] = (uint64_t)rows;
-    d.strides[0] = (uint64_t)ld * 2;
-    d.box[0] = rc;
-    d.box[1] = box_rows;
-    d.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
-    d.swizzle = rc == 16 ? CU_TENSOR_MAP_SWIZZLE_32B : rc == 32 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B;
-    d.promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
-    d.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
-    return d;
+    CUtensorMapSwizzle sw = rc == 16 ? CU_TENSOR_MAP_SWIZZLE_32B : rc == 32 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                                          : CU_TENSOR_MAP_SWIZZLE_128B;
+    return fp4lr_tmap_bf16(addr, r, rows, ld, rc, box_rows, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
 }
 
 static fp4lr_status lowrank_params(const fp4lr_ctx *ctx, const fp4lr_plan *plan, const fp4lr_args *dev,
@@ -119,9 +65,9 @@ static fp4lr_status lowrank_params(const fp4lr_ctx *ctx, const fp4lr_plan *plan,
     if (slots > FP4LR_SM90A_LORA_SLOTS)
         slots = FP4LR_SM90A_LORA_SLOTS;
     lr->slots = (uint32_t)slots;
-    fp4lr_tmap_desc d = tmap_lowrank((CUdeviceptr)(uintptr_t)dev->L, p->M, p->r, p->ldL, rc, TILE_M);
+    fp4lr_tmap_desc d = tmap_lowrank(dev->L, p->M, p->r, p->ldL, rc, TILE_M);
     FP4LR_TRY(fp4lr_tmap_encode(ctx, &lr->tmL, &d));
-    d = tmap_lowrank((CUdeviceptr)(uintptr_t)dev->U, p->N, p->r, p->ldU, rc, TILE_N);
+    d = tmap_lowrank(dev->U, p->N, p->r, p->ldU, rc, TILE_N);
     FP4LR_TRY(fp4lr_tmap_encode(ctx, &lr->tmU, &d));
     return fp4lr_ok();
 }
@@ -152,28 +98,17 @@ fp4lr_status fp4lr_sm90a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *pla
     const uint32_t katoms_stage = (uint32_t)(TILE_K / block / 4);
 
     memset(out, 0, sizeof *out);
-    fp4lr_tmap_desc d = tmap_fp4((CUdeviceptr)(uintptr_t)dev->A, p->M, p->K, TILE_M);
+    /* A and W: one 64-byte K stage per box row, 64-byte swizzle */
+    fp4lr_tmap_desc d = fp4lr_tmap_fp4_rows(dev->A, p->M, p->K, TILE_K / 2, TILE_M, CU_TENSOR_MAP_SWIZZLE_64B);
     FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmA, &d));
-    d = tmap_fp4((CUdeviceptr)(uintptr_t)dev->W, p->N, p->K, TILE_N);
+    d = fp4lr_tmap_fp4_rows(dev->W, p->N, p->K, TILE_K / 2, TILE_N, CU_TENSOR_MAP_SWIZZLE_64B);
     FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmW, &d));
-    d = tmap_scales((CUdeviceptr)(uintptr_t)dev->SFA, p->M, katoms, katoms_stage, 1);
+    d = fp4lr_tmap_scale_atoms(dev->SFA, p->M, katoms, katoms_stage, 1);
     FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmSFA, &d));
-    d = tmap_scales((CUdeviceptr)(uintptr_t)dev->SFW, p->N, katoms, katoms_stage, 2);
+    d = fp4lr_tmap_scale_atoms(dev->SFW, p->N, katoms, katoms_stage, 2);
     FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmSFW, &d));
-
-    memset(&d, 0, sizeof d);
-    d.dtype = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-    d.rank = 2;
-    d.addr = (CUdeviceptr)(uintptr_t)dev->Y;
-    d.dims[0] = (uint64_t)p->N;
-    d.dims[1] = (uint64_t)p->M;
-    d.strides[0] = (uint64_t)p->ldY * 2;
-    d.box[0] = 64;
-    d.box[1] = 64;
-    d.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
-    d.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
-    d.promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;
-    d.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+    d = fp4lr_tmap_bf16(dev->Y, p->N, p->M, p->ldY, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B,
+                        CU_TENSOR_MAP_L2_PROMOTION_NONE);
     FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmY, &d));
 
     out->num_k_stages = (uint32_t)((p->K + TILE_K - 1) / TILE_K);

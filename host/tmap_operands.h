@@ -1,0 +1,34 @@
+/* Tensor-map descriptors of the GEMM operands, shared by the sm_90a and sm_100a launchers.
+ *
+ * Each helper fills an fp4lr_tmap_desc (for fp4lr_tmap_encode) for one kind of operand;
+ * the architectures differ only in the box and the swizzle, which the caller passes.
+ * Interleave and out-of-bounds fill are NONE and element strides 1 throughout, so reads
+ * past an edge return 0 and stores past an edge are clipped. */
+#ifndef FP4LR_TMAP_OPERANDS_H
+#define FP4LR_TMAP_OPERANDS_H
+
+#include <stdint.h>
+
+#include "tensormap.h"
+
+/* Rows of a scale-atom block: the atom buffer tiles 128 rows at a time. */
+#define FP4LR_TMAP_ATOM_ROWS 128
+
+/* The packed e2m1 operand A or W as raw bytes: UINT8 {K/2, rows}, K/2 bytes apart,
+ * box {box_bytes, box_rows} (box_bytes = one K stage), L2 promotion 256B. */
+fp4lr_tmap_desc fp4lr_tmap_fp4_rows(const void *addr, int64_t rows, int64_t K, uint32_t box_bytes,
+                                    uint32_t box_rows, CUtensorMapSwizzle swizzle);
+
+/* The 128x4 scale atoms of `rows` rows as a raw-byte 3-D view: UINT8 {256, 2*katoms,
+ * ceil(rows/128)} (half-atoms of 256 bytes, 2*katoms of them per 128-row block, the blocks
+ * outermost), strides {256, 512*katoms}; a box is the stage's katoms_stage atoms of
+ * box_blocks row blocks.  No swizzle, L2 promotion 256B. */
+fp4lr_tmap_desc fp4lr_tmap_scale_atoms(const void *addr, int64_t rows, int64_t katoms, uint32_t katoms_stage,
+                                       uint32_t box_blocks);
+
+/* A row-major bf16 matrix: BFLOAT16 {inner, rows}, rows ld elements apart, box
+ * {box_inner, box_rows}. */
+fp4lr_tmap_desc fp4lr_tmap_bf16(const void *addr, int64_t inner, int64_t rows, int64_t ld, uint32_t box_inner,
+                                uint32_t box_rows, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promotion);
+
+#endif
