@@ -939,8 +939,10 @@ L_consumer:
     if FUSED:
         e("\tmov.u32 %li, 0;")
         e("\t// request this tile's first low-rank chunks now, so they land during the K loop")
+        # The bound is the block number, not %li: only the issuing lane advances %li, and
+        # every lane of its warp must meet the same number of bar.warp.sync in lora_issue.
         for k in range(LORA_SLOTS):
-            e(f"\tsetp.ge.u32 %p5, %li, %lslots;\n\t@%p5 bra L_lissue_pro_done;")
+            e(f"\tsetp.le.u32 %p5, %lslots, {k};\n\t@%p5 bra L_lissue_pro_done;")
             lora_issue(e, f"pro{k}")
         e("L_lissue_pro_done:")
     e("""\t// prologue: A chunk 0 of the first stage
