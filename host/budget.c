@@ -288,7 +288,19 @@ static int64_t main_room(const fp4lr_budget *b, const obj_sizes *s, int64_t fixe
            b->stages_transform * s->w_bf16.cta - s->affine.cta;
 }
 
-static int stages_in(int64_t room, int64_t per_stage) { return room > 0 ? (int)(room / per_stage) : 0; }
+/* The main ring starts at offset 0 and the rings after it hold 128-byte-swizzled
+ * tiles, which need 1024-byte alignment: the kernels round the ring's end up to
+ * RING_ALIGN (an MXFP4 sm_90a stage is 26112 B, so an odd stage count leaves 512 B). */
+#define RING_ALIGN 1024
+static int64_t main_ring_bytes(int stages, int64_t per_stage) { return round_up(stages * per_stage, RING_ALIGN); }
+
+static int stages_in(int64_t room, int64_t per_stage)
+{
+    int n = room > 0 ? (int)(room / per_stage) : 0;
+    while (n > 0 && main_ring_bytes(n, per_stage) > room)
+        n--;
+    return n;
+}
 
 /* Chooses the low-rank chunk and the main and low-rank stage counts against a
  * charged fixed area.  The chunk starts at min(r, 128); while the minimum ring
@@ -342,7 +354,7 @@ static fp4lr_status solve_stages(const fp4lr_budget_req *r, const obj_sizes *s, 
     }
     b->lora_chunk = r->rank > 0 ? rc : 0;
     b->stages_main = r->force_main_stages ? r->force_main_stages : fit;
-    int64_t left = room - (int64_t)b->stages_main * b->per_stage_main;
+    int64_t left = room - main_ring_bytes(b->stages_main, b->per_stage_main);
     const int lora_max = chunks < LORA_STAGES_MAX ? chunks : LORA_STAGES_MAX;
     while (b->stages_lora < lora_max && left >= lora_stage) {
         b->stages_lora++;
@@ -377,6 +389,10 @@ static void build_rows(const fp4lr_budget_req *r, const obj_sizes *s, fp4lr_budg
     add_row(b, FP4LR_OBJ_SFA, "SFA", s->sfa, "main", b->stages_main, 1);
     add_row(b, FP4LR_OBJ_W, "W tile (fp4)", s->w, "main", b->stages_main, 1);
     add_row(b, FP4LR_OBJ_SFW, "SFW", s->sfw, "main", b->stages_main, 1);
+    const int64_t pad = main_ring_bytes(b->stages_main, b->per_stage_main) -
+                        (int64_t)b->stages_main * b->per_stage_main;
+    if (pad)
+        add_row(b, FP4LR_OBJ_ALIGN, "main ring alignment", unsplit(pad), "fixed", 1, 1);
     if (b->stages_transform)
         add_row(b, FP4LR_OBJ_W_BF16, "W bf16 staging", s->w_bf16, "transform",
                 b->stages_transform, 1);

@@ -72,6 +72,7 @@ typedef enum fp4lr_budget_obj {
     FP4LR_OBJ_AFFINE,   /* wc and beta slices, fp32 */
     FP4LR_OBJ_EPILOGUE, /* output staging for the bulk tensor store */
     FP4LR_OBJ_FIXED,    /* barriers, tile queue, TMEM address slot */
+    FP4LR_OBJ_ALIGN,    /* padding from the main ring's end to the next 1024-byte boundary */
     FP4LR_OBJ_COUNT
 } fp4lr_budget_obj;
 

@@ -110,8 +110,12 @@ Test(sm90a_instances, every_default_plan_is_built)
     int n = load_instances(in, 64);
     for (int f = 0; f < 2; f++)
         for (int fused = 0; fused < 2; fused++)
-            for (size_t k = 0; k < (fused ? sizeof ranks / sizeof ranks[0] : 1); k++) {
-                fp4lr_problem p = family_problem((fp4lr_format)f, fused, ranks[k]);
+            for (size_t k = 0; k < (fused ? 2 * sizeof ranks / sizeof ranks[0] : 1); k++) {
+                /* fused: every rank with the affine, then without (different slack) */
+                const size_t nr = sizeof ranks / sizeof ranks[0];
+                fp4lr_problem p = family_problem((fp4lr_format)f, fused, ranks[k % nr]);
+                if (k >= nr)
+                    p.has_wc = p.has_beta = 0;
                 fp4lr_plan plan;
                 fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, NULL, &plan);
                 cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
@@ -120,16 +124,16 @@ Test(sm90a_instances, every_default_plan_is_built)
                     if (strcmp(in[i].entry, plan.entry) == 0)
                         found = i;
                 cr_expect(found >= 0, "the default plan %s (r = %lld) has no built kernel", plan.entry,
-                          (long long)ranks[k]);
-                if (found < 0 || !fused || ranks[k] == 0)
+                          (long long)p.r);
+                if (found < 0 || !fused || p.r == 0)
                     continue;
                 /* the kernel's low-rank ring, as the host sizes it, fits the plan's shared memory */
                 int64_t rc = fp4lr_sm90a_lora_chunk(&plan);
                 int64_t slots = plan.budget.stages_lora < FP4LR_SM90A_LORA_SLOTS ? plan.budget.stages_lora
                                                                                   : FP4LR_SM90A_LORA_SLOTS;
                 int64_t need = in[found].lora_at + slots * (128 + 256) * rc * 2;
-                cr_expect_leq(need, plan.smem_bytes, "%s r=%lld: kernel needs %lld B, plan gives %lld B",
-                              plan.entry, (long long)ranks[k], (long long)need, (long long)plan.smem_bytes);
+                cr_expect_leq(need, plan.smem_bytes, "%s r=%lld affine %d: kernel needs %lld B, plan gives %lld B",
+                              plan.entry, (long long)p.r, p.has_wc, (long long)need, (long long)plan.smem_bytes);
             }
 }
 
