@@ -202,7 +202,9 @@ static obj_sizes size_objects(const fp4lr_budget_req *r)
     s.w = charge_n_side(r, (int64_t)r->tile_n * r->tile_k / 2, sm100);
     s.sfw = charge_n_side(r, (int64_t)fp4lr_sf_bytes(r->tile_n, 4 * kb), 0); /* SFB replicated */
     s.w_bf16 = sm100 ? unsplit(0) : charge_n_side(r, (int64_t)r->tile_n * TRANSFORM_K * 2, 0);
-    s.affine = unsplit(r->family == FP4LR_FAMILY_FUSED && r->has_affine
+    /* sm_100a's epilogue warps stage the tile's wc and beta columns; the sm_90a
+     * consumers load their own columns straight into registers (no resident slice). */
+    s.affine = unsplit(sm100 && r->family == FP4LR_FAMILY_FUSED && r->has_affine
                            ? 2 * (int64_t)r->tile_n * (int64_t)sizeof(float) : 0);
     s.epilogue = unsplit((int64_t)s.m_cta * WB_CHUNK_BYTES);
     return s;
@@ -404,6 +406,8 @@ static void build_rows(const fp4lr_budget_req *r, const obj_sizes *s, fp4lr_budg
     }
     if (s->affine.cta)
         add_row(b, FP4LR_OBJ_AFFINE, "wc, beta slices", s->affine, "once", 1, 0);
+    else if (r->family == FP4LR_FAMILY_FUSED && r->has_affine)
+        add_row(b, FP4LR_OBJ_AFFINE, "wc, beta (in registers)", unsplit(0), "none", 1, 0);
     /* The writeback buffer overlaps the next tile's main loop. */
     add_row(b, FP4LR_OBJ_EPILOGUE, "epilogue staging", s->epilogue, "writeback", b->stages_wb, 1);
     add_row(b, FP4LR_OBJ_FIXED,

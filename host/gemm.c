@@ -42,11 +42,31 @@ fp4lr_status fp4lr_runtime_plan(const fp4lr_runtime *rt, const fp4lr_problem *p,
     return fp4lr_plan_make(p, arch, &o, out);
 }
 
+/* Sets the function's dynamic shared-memory limit to the plan's size and sizes the
+ * persistent grid for it.  One entry serves plans of different sizes (the low-rank
+ * ring is sized at run time), so a cached kernel is prepared again when the size changes. */
+static fp4lr_status kernel_prepare(fp4lr_runtime *rt, const fp4lr_plan *plan, fp4lr_kernel *k)
+{
+    fp4lr_func_expect ex = {.max_regs = 65536 / plan->block_threads / 8 * 8,
+                            .dyn_smem = (int)plan->smem_bytes,
+                            .max_static_smem = 0,
+                            .threads = plan->block_threads};
+    FP4LR_TRY(fp4lr_func_prepare(rt->ctx, k->fn, plan->entry, &ex, &k->info));
+    unsigned block[3] = {(unsigned)plan->block_threads, 1, 1};
+    FP4LR_TRY(fp4lr_occupancy_grid(rt->ctx, k->fn, block, (unsigned)plan->smem_bytes, (unsigned)plan->cluster,
+                                   &k->max_ctas));
+    k->dyn_smem = (int)plan->smem_bytes;
+    return fp4lr_ok();
+}
+
 fp4lr_status fp4lr_runtime_kernel(fp4lr_runtime *rt, const fp4lr_plan *plan, fp4lr_kernel **out)
 {
     for (int i = 0; i < rt->nkernels; i++)
         if (strcmp(rt->kernels[i].entry, plan->entry) == 0) {
-            *out = &rt->kernels[i];
+            fp4lr_kernel *k = &rt->kernels[i];
+            if (k->dyn_smem != (int)plan->smem_bytes)
+                FP4LR_TRY(kernel_prepare(rt, plan, k));
+            *out = k;
             return fp4lr_ok();
         }
     if (rt->nkernels == FP4LR_RUNTIME_MAX_KERNELS)
@@ -57,18 +77,8 @@ fp4lr_status fp4lr_runtime_kernel(fp4lr_runtime *rt, const fp4lr_plan *plan, fp4
     snprintf(k->entry, sizeof k->entry, "%s", plan->entry);
     FP4LR_TRY(fp4lr_module_load_cubin(rt->ctx, rt->kernel_dir, plan->entry, &k->module, NULL));
     fp4lr_status st = fp4lr_module_function(&k->module, plan->entry, &k->fn);
-    if (st.code == FP4LR_OK) {
-        fp4lr_func_expect ex = {.max_regs = 65536 / plan->block_threads / 8 * 8,
-                                .dyn_smem = (int)plan->smem_bytes,
-                                .max_static_smem = 0,
-                                .threads = plan->block_threads};
-        st = fp4lr_func_prepare(rt->ctx, k->fn, plan->entry, &ex, &k->info);
-    }
-    if (st.code == FP4LR_OK) {
-        unsigned block[3] = {(unsigned)plan->block_threads, 1, 1};
-        st = fp4lr_occupancy_grid(rt->ctx, k->fn, block, (unsigned)plan->smem_bytes,
-                                  (unsigned)plan->cluster, &k->max_ctas);
-    }
+    if (st.code == FP4LR_OK)
+        st = kernel_prepare(rt, plan, k);
     if (st.code != FP4LR_OK) {
         fp4lr_module_unload(&k->module);
         return st;

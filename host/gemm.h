@@ -18,7 +18,8 @@ typedef struct fp4lr_kernel {
     fp4lr_module module;
     CUfunction fn;
     fp4lr_func_info info;
-    int max_ctas;        /* co-resident CTAs on the device (persistent grid) */
+    int max_ctas;        /* co-resident CTAs on the device (persistent grid) at dyn_smem */
+    int dyn_smem;        /* the dynamic shared memory the function is prepared for */
 } fp4lr_kernel;
 
 typedef struct fp4lr_runtime {

@@ -240,7 +240,7 @@ Test(abi, fused_nvfp4_maps_scalars_and_launch)
     cr_expect_eq(rec.cfg.gridDimY * rec.cfg.gridDimZ, 1);
     cr_expect_eq(rec.cfg.blockDimX, 384);
     cr_expect_eq(rec.cfg.blockDimY * rec.cfg.blockDimZ, 1);
-    cr_expect_eq(rec.cfg.sharedMemBytes, 208896);
+    cr_expect_eq(rec.cfg.sharedMemBytes, 206848, "no shared memory for wc/beta on sm_90a: %u", rec.cfg.sharedMemBytes);
     cr_expect_eq(rec.cfg.numAttrs, 0);
 }
 
@@ -270,7 +270,7 @@ Test(abi, fused_mxfp4_strided_lowrank_without_beta)
     cr_expect_eq(u32_at(&l, "p_lora_slots"), 2);
     cr_expect_eq(u32_at(&l, "p_lora_wk"), 32);
     cr_expect_eq(rec.cfg.gridDimX, 4);
-    cr_expect_eq(rec.cfg.sharedMemBytes, 229376, "3 stages of 26112 B end 512 B short of a 1024-B boundary: %u", rec.cfg.sharedMemBytes);
+    cr_expect_eq(rec.cfg.sharedMemBytes, 227328, "3 stages of 26112 B + 512 B ring alignment, wc in registers: %u", rec.cfg.sharedMemBytes);
 }
 
 /* Fused with r = 0 (affine only): no L or U map is encoded and their slots stay zero;

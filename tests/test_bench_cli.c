@@ -913,7 +913,7 @@ Test(bench_cli, jobs_variants_repeats_formats_peers)
     cr_expect_str_eq(j.row[16].shape, "qwen-qkv-r128");
     cr_expect_str_eq(j.row[16].variant, "fp4lr-nvfp4-fused");
     cr_expect_eq(j.row[16].r, 128);
-    cr_expect_eq(j.row[16].stages_main, 2, "r = 128 leaves 2 main stages");
+    cr_expect_eq(j.row[16].stages_main, 3, "r = 128 leaves 3 main stages (low-rank ring 2 x 32 ranks)");
     cr_expect_str_eq(j.row[17].variant, "fp4lr-mxfp4-fused");
     cr_expect(strstr(j.row[16].note, "not built") != NULL, "nothing is built in the directory");
     fp4lr_bench_jobs_free(&j);

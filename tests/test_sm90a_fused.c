@@ -102,6 +102,37 @@ Test(sm90a_fused, nan_in_wc_and_l, .timeout = 300)
     fp4lr_ctx_destroy(ctx);
 }
 
+/* ---- one runtime, one entry, two low-rank ring sizes ----
+ * The fused entry sizes its low-rank ring at run time, so one cached function serves
+ * plans of different shared-memory sizes: the runtime must raise the function's
+ * dynamic shared-memory limit for the larger plan (the benchmark's stage sweep once
+ * failed with CUDA_ERROR_INVALID_VALUE here). */
+
+Test(sm90a_fused, one_runtime_two_ring_sizes, .timeout = 300)
+{
+    fp4lr_ctx *ctx = tsupport_sm90a_or_skip();
+    fp4lr_plan_opts o = {.force_main_stages = 2};
+    fp4lr_problem small = fused(300, 520, 512, 16, FP4LR_NVFP4, 1);
+    fp4lr_problem large = fused(300, 520, 512, 128, FP4LR_NVFP4, 1);
+    tsupport_case a, b;
+    tsupport_case_setup(&a, ctx, &small, 91, FP4LR_PGEN_SCALES_REALISTIC, 0, &o);
+    tsupport_case_setup(&b, ctx, &large, 92, FP4LR_PGEN_SCALES_REALISTIC, 0, &o);
+    cr_assert_str_eq(a.plan.entry, b.plan.entry);
+    cr_assert_lt(a.plan.smem_bytes, b.plan.smem_bytes, "the rank-128 plan must need more shared memory");
+    tsupport_case_run(&a);
+    tsupport_case_expect_pass(&a);
+    /* b runs on a's runtime, where the entry is already loaded for the smaller plan */
+    fp4lr_runtime own = b.rt;
+    b.rt = a.rt;
+    tsupport_case_run(&b);
+    tsupport_case_expect_pass(&b);
+    a.rt = b.rt;
+    b.rt = own;
+    tsupport_case_teardown(&b);
+    tsupport_case_teardown(&a);
+    fp4lr_ctx_destroy(ctx);
+}
+
 /* ---- determinism ---- */
 
 Test(sm90a_fused, deterministic, .timeout = 300)
