@@ -50,12 +50,14 @@ INSTANCES = [
     ("mxfp4", "dense", 1, 5),
     ("nvfp4", "dense", 1, 2),
     ("nvfp4", "dense", 1, 3),
+    ("nvfp4", "dense", 1, 1),
     ("nvfp4", "dense", 2, 4),
     ("mxfp4", "dense", 2, 5),
     # fused: the solver's stage counts for r = 0 (affine only) .. 1024, both formats
     ("nvfp4", "fused", 1, 4),
     ("nvfp4", "fused", 1, 3),
     ("nvfp4", "fused", 1, 2),
+    ("nvfp4", "fused", 1, 1),
     ("mxfp4", "fused", 1, 5),
     ("mxfp4", "fused", 1, 4),
     ("mxfp4", "fused", 1, 3),
@@ -573,7 +575,9 @@ def emit_transform(e, fmt, stages, L):
 // swizzle.  Thread 0 is also the producer: it issues the first S-1 stages up front and
 // one more each time the transform has released a stage, so the stage it refills
 // (the one before) has long been released by the consumers too and the producer's
-// `empty` wait does not stall the transform.
+// `empty` wait does not stall the transform.  With S = 1 (the stage sweep's first
+// point) it issues one stage up front and refills that same stage once the consumers
+// have read its A: loads and math then alternate, which is what the point measures.
 // =====================================================================================
 L_transform:""")
     emit_lut_setup(e)
@@ -589,7 +593,7 @@ L_transform:""")
 \tmov.u32 %pph, 0;
 \tmov.u32 %r62, 0;
 L_prod_prologue:
-\tsetp.ge.u32 %p5, %r62, {stages - 1};
+\tsetp.ge.u32 %p5, %r62, {max(stages - 1, 1)};
 \t@%p5 bra L_prod_prologue_done;""")
     produce_next(e, fmt, stages, L, "prologue")
     e("""\tadd.u32 %r62, %r62, 1;
