@@ -21,6 +21,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Measurement-only variants (never committed): FP4LR_GEN_EXPERIMENT=skip_transform makes
 # the transform warps skip their conversion, to time everything else.
 EXPERIMENT = os.environ.get("FP4LR_GEN_EXPERIMENT", "")
+# FP4LR_GEN_EXPERIMENT=consumer_assist: the consumer warpgroups convert half of every W
+# chunk (one row-half per thread) between issuing a chunk's wgmmas and the next chunk's,
+# the transform warps the other half (measurement variant until it has run on a GPU).
+ASSIST = EXPERIMENT == "consumer_assist"
 OUTDIR = os.path.join(os.path.dirname(HERE), "ptx", "sm90a")
 
 # Tile of one CTA: 128 x 256 outputs, a K stage of 128 fp4 elements (64 bytes a row),
@@ -467,41 +471,46 @@ def transform_rows_of_thread():
     return ["128*rank+tt"] if SPLIT else ["tt", "tt+128"]
 
 
-def transform_invariants(e, fmt, L):
-    """Per-row address parts that never change (the tiles are 512/1024-byte aligned, so a
-    swizzle is an XOR on bits 4-6 of the address and can be applied last):
+def row_invariants(e, fmt, L, p, row, tmp):
+    """Address parts of W row `row` (a register) that never change, into %wrow{p},
+    %wsf{p}, %wst{p} (the tiles are 512/1024-byte aligned, so a swizzle is an XOR on
+    bits 4-6 of the address and can be applied last):
       %wrow{p} = W offset + row*64 + (64B swizzle phase << 4)   (loads: ^ (chunk << 4))
       %wsf{p}  = SFW offset + rb*KA*512 + (row%32)*16 + ((row%128)/32)*4
       %wst{p}  = row*128 + ((row & 7) << 4)                     (stores: ^ (chunk << 4))"""
     blk, ka, _, _ = FORMATS[fmt]
-    e("\t// ---- per-row invariants of the transform ----")
-    for p, name in enumerate(transform_rows_of_thread()):
-        row = "%r43"
-        e(f"\t// row {name}")
-        if not SPLIT:
-            e(f"\tadd.u32 {row}, %r40, {128 * p};")
-        else:
-            e(f"\tadd.u32 {row}, %r40, %mrank;")
-        e(f"""\tshr.u32 %r44, {row}, 1;
-\tand.b32 %r44, %r44, 3;
-\tshl.b32 %r44, %r44, 4;
+    e(f"""\tshr.u32 {tmp}, {row}, 1;
+\tand.b32 {tmp}, {tmp}, 3;
+\tshl.b32 {tmp}, {tmp}, 4;
 \tshl.b32 %wrow{p}, {row}, 6;
-\tor.b32 %wrow{p}, %wrow{p}, %r44;
+\tor.b32 %wrow{p}, %wrow{p}, {tmp};
 \tadd.u32 %wrow{p}, %wrow{p}, {L['w']};
 \tshr.u32 %wsf{p}, {row}, 7;
 \tmul.lo.u32 %wsf{p}, %wsf{p}, {ka * 512};
-\tand.b32 %r44, {row}, 31;
-\tshl.b32 %r44, %r44, 4;
-\tadd.u32 %wsf{p}, %wsf{p}, %r44;
-\tshr.u32 %r44, {row}, 5;
-\tand.b32 %r44, %r44, 3;
-\tshl.b32 %r44, %r44, 2;
-\tadd.u32 %wsf{p}, %wsf{p}, %r44;
+\tand.b32 {tmp}, {row}, 31;
+\tshl.b32 {tmp}, {tmp}, 4;
+\tadd.u32 %wsf{p}, %wsf{p}, {tmp};
+\tshr.u32 {tmp}, {row}, 5;
+\tand.b32 {tmp}, {tmp}, 3;
+\tshl.b32 {tmp}, {tmp}, 2;
+\tadd.u32 %wsf{p}, %wsf{p}, {tmp};
 \tadd.u32 %wsf{p}, %wsf{p}, {L['sfw']};
-\tand.b32 %r44, {row}, 7;
-\tshl.b32 %r44, %r44, 4;
+\tand.b32 {tmp}, {row}, 7;
+\tshl.b32 {tmp}, {tmp}, 4;
 \tshl.b32 %wst{p}, {row}, 7;
-\tor.b32 %wst{p}, %wst{p}, %r44;""")
+\tor.b32 %wst{p}, %wst{p}, {tmp};""")
+
+
+def transform_invariants(e, fmt, L):
+    """The per-row invariants of the rows this transform thread converts."""
+    e("\t// ---- per-row invariants of the transform ----")
+    for p, name in enumerate(transform_rows_of_thread()):
+        e(f"\t// row {name}")
+        if not SPLIT:
+            e(f"\tadd.u32 %r43, %r40, {128 * p};")
+        else:
+            e("\tadd.u32 %r43, %r40, %mrank;")
+        row_invariants(e, fmt, L, p, "%r43", "%r44")
 
 
 def scales_nv4(e, sreg, outs, p):
@@ -516,53 +525,61 @@ def scales_nv4(e, sreg, outs, p):
 \tcvt.rn.bf16x2.f32 {outs[2*pair+j]}, %fs{p}, %fs{p};""")
 
 
-def transform_rows(e, fmt, h, L):
-    """Chunk h of the stage at %r41 into the slot at %r42 (peer's slot %r39 in a pair):
-    each row's 32 fp4 bytes and 4 scales -> 32 bf16x2 words, written as logical 16-byte
-    chunks q = { W_0[q], W_1[q], W_2[q], W_3[q] }.  Words u with u%2 == half give the
-    chunks 4*half..4*half+3, so the work goes in two halves (16 live outputs a row), and
-    the rows' independent chains are emitted side by side for the scheduler."""
-    rows = range(len(transform_rows_of_thread()))
+TRANSFORM_REGS = dict(stage="%r41", slot="%r42", peer="%r39", t=("%r44", "%r45", "%r46", "%r47", "%r48"))
+ASSIST_REGS = dict(stage="%r41", slot="%ca5", peer=None, t=("%ca0", "%ca1", "%ca2", "%ca3", "%ca4"))
+
+
+def transform_rows(e, fmt, h, L, rows=None, halves=(0, 1), regs=TRANSFORM_REGS):
+    """Chunk h of the stage at regs['stage'] into the slot at regs['slot'] (the peer's
+    slot at regs['peer'] in a pair): each row's 32 fp4 bytes and 4 scales -> 32 bf16x2
+    words, written as logical 16-byte chunks q = { W_0[q], W_1[q], W_2[q], W_3[q] }.
+    Words u with u%2 == half give the chunks 4*half..4*half+3, so the work goes in two
+    halves (16 live outputs a row) and can be shared out by half; the rows'
+    independent chains are emitted side by side for the scheduler."""
+    if rows is None:
+        rows = range(len(transform_rows_of_thread()))
+    stage, slot, peer = regs["stage"], regs["slot"], regs["peer"]
+    t0, t1, t2, t3, t4 = regs["t"]
     for p in rows:
-        e(f"""\tadd.u32 %r44, %r41, %wrow{p};               // row {p}: W bytes
-\txor.b32 %r45, %r44, {(2 * h) << 4};
-\tld.shared.v4.b32 {{%wi{8*p}, %wi{8*p+1}, %wi{8*p+2}, %wi{8*p+3}}}, [%r45];
-\txor.b32 %r45, %r44, {(2 * h + 1) << 4};
-\tld.shared.v4.b32 {{%wi{8*p+4}, %wi{8*p+5}, %wi{8*p+6}, %wi{8*p+7}}}, [%r45];
-\tadd.u32 %r46, %r41, %wsf{p};""")
+        e(f"""\tadd.u32 {t0}, {stage}, %wrow{p};               // row {p}: W bytes
+\txor.b32 {t1}, {t0}, {(2 * h) << 4};
+\tld.shared.v4.b32 {{%wi{8*p}, %wi{8*p+1}, %wi{8*p+2}, %wi{8*p+3}}}, [{t1}];
+\txor.b32 {t1}, {t0}, {(2 * h + 1) << 4};
+\tld.shared.v4.b32 {{%wi{8*p+4}, %wi{8*p+5}, %wi{8*p+6}, %wi{8*p+7}}}, [{t1}];
+\tadd.u32 {t2}, {stage}, %wsf{p};""")
         sc = [f"%sc{4*p + c}" for c in range(4)]
         if fmt == "nvfp4":
-            e(f"\tld.shared.u32 %r47, [%r46+{h * 512}];          // scales of groups c = 0..3")
-            scales_nv4(e, "%r47", sc, p)
+            e(f"\tld.shared.u32 {t3}, [{t2}+{h * 512}];          // scales of groups c = 0..3")
+            scales_nv4(e, t3, sc, p)
         else:
-            e(f"\tld.shared.u16 %r47, [%r46+{2 * h}];            // scales: groups 0,1 | 2,3")
-            scale_mx(e, "%r47", sc[0], "%r48")
-            e("\tshr.u32 %r47, %r47, 8;")
-            scale_mx(e, "%r47", sc[2], "%r48")
+            e(f"\tld.shared.u16 {t3}, [{t2}+{2 * h}];            // scales: groups 0,1 | 2,3")
+            scale_mx(e, t3, sc[0], t4)
+            e(f"\tshr.u32 {t3}, {t3}, 8;")
+            scale_mx(e, t3, sc[2], t4)
             e(f"\tmov.b32 {sc[1]}, {sc[0]};\n\tmov.b32 {sc[3]}, {sc[2]};")
-    for half in range(2):
+    for half in halves:
         outs = {}
         for c in range(4):
             u = 2 * c + half
             for p in rows:
-                regs = [f"%tw{16 * p + 4 * c + i}" for i in range(4)]
+                regs_out = [f"%tw{16 * p + 4 * c + i}" for i in range(4)]
                 tmp = [f"%cv{6 * p + k}" for k in range(6)]
-                fp4x8_to_bf16(e, f"%wi{8 * p + u}", regs, tmp)
+                fp4x8_to_bf16(e, f"%wi{8 * p + u}", regs_out, tmp)
                 for i in range(4):
-                    e(f"\tmul.rn.bf16x2 {regs[i]}, {regs[i]}, %sc{4 * p + c};")
-                    outs[(p, c, i)] = regs[i]
+                    e(f"\tmul.rn.bf16x2 {regs_out[i]}, {regs_out[i]}, %sc{4 * p + c};")
+                    outs[(p, c, i)] = regs_out[i]
         for p in rows:
-            e(f"\tadd.u32 %r44, %r42, %wst{p};")
+            e(f"\tadd.u32 {t0}, {slot}, %wst{p};")
             if SPLIT:
-                e(f"\tadd.u32 %r46, %r39, %wst{p};")
+                e(f"\tadd.u32 {t2}, {peer}, %wst{p};")
             for i in range(4):
                 q = 4 * half + i
                 vec = ", ".join(outs[(p, c, i)] for c in range(4))
-                e(f"""\txor.b32 %r45, %r44, {q << 4};
-\tst.shared.v4.b32 [%r45], {{{vec}}};""")
+                e(f"""\txor.b32 {t1}, {t0}, {q << 4};
+\tst.shared.v4.b32 [{t1}], {{{vec}}};""")
                 if SPLIT:
-                    e(f"""\txor.b32 %r45, %r46, {q << 4};
-\tst.shared::cluster.v4.b32 [%r45], {{{vec}}};""")
+                    e(f"""\txor.b32 {t1}, {t2}, {q << 4};
+\tst.shared::cluster.v4.b32 [{t1}], {{{vec}}};""")
 
 
 def emit_transform(e, fmt, stages, L):
@@ -627,7 +644,8 @@ L_t_k:
         # one CTA converts rows tt and tt+128; a pair splits them: rank v converts row
         # 128v+tt and writes it into both CTAs' slots
         if EXPERIMENT != "skip_transform":
-            transform_rows(e, fmt, h, L)
+            # with consumer_assist the consumers convert half 1 of every row
+            transform_rows(e, fmt, h, L, halves=(0,) if ASSIST else (0, 1))
         scope = "cluster" if SPLIT else "cta"
         e(f"""\t// make the generic-proxy stores visible to wgmma, then one arrive per warp
 \tfence.proxy.async.shared::{scope};
