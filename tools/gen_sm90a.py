@@ -233,6 +233,8 @@ def emit_kernel(fmt, family, cluster, stages):
 \t.reg .f32 %acc<128>;
 \t.reg .f32 %alpha;
 """)
+    if ASSIST:
+        e("\t.reg .b32 %ca<6>;                         // consumer assist: addresses, slot base")
     if FUSED:
         e("""\t.reg .b64 %tmL, %tmU, %wcp, %betap;
 \t.reg .b32 %bar_lfull, %bar_lempty, %lbase, %lchunks, %lslots, %lsub, %lksteps, %lbytes_l, %lbytes_u;
@@ -259,7 +261,7 @@ def emit_kernel(fmt, family, cluster, stages):
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_lfull+{8*i}], 1;")
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_lempty+{8*i}], 8;")
     for i in range(TSLOTS):
-        e(f"\tmbarrier.init.shared::cta.b64 [%bar_tfull+{8*i}], {(2 if SPLIT else 1) * TRANSFORM_WARPS};")
+        e(f"\tmbarrier.init.shared::cta.b64 [%bar_tfull+{8*i}], {(2 if SPLIT else 1) * TRANSFORM_WARPS + (8 if ASSIST else 0)};")
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_tempty+{8*i}], {(2 if SPLIT else 1) * 8};")
     sync = ("""\tbarrier.cluster.arrive.release.aligned;      // both CTAs' barriers initialised
 \tbarrier.cluster.wait.acquire.aligned;""" if CL == 2 else "\tbar.sync 0;")
@@ -742,6 +744,25 @@ def release_prev_slot(e):
     arrive(e, "%p4", "%r32", "%r34", remote=SPLIT)
 
 
+def assist_convert(e, fmt, h, L):
+    """Consumer assist: this consumer thread converts half 1 of W row (thread index in
+    the two consumer WGs) of chunk h of stage %r41 into the slot of the next chunk to be
+    multiplied (cursor %t, %tph), once every consumer warp has released that slot."""
+    e(f"""\t// ---- consumer assist: half 1 of this thread's W row, chunk {h}, into slot t ----
+\tmul.lo.u32 %ca0, %t, 8;
+\tadd.u32 %ca1, %bar_tempty, %ca0;
+\txor.b32 %ca2, %tph, 1;""")
+    e.wait("%ca1", "%ca2", "atempty")
+    e(f"""\tmad.lo.u32 %ca5, %t, {L['tslot']}, %sbase;
+\tadd.u32 %ca5, %ca5, {L['t']};""")
+    transform_rows(e, fmt, h, L, rows=[0], halves=(1,), regs=ASSIST_REGS)
+    e("""\tfence.proxy.async.shared::cta;
+\tbar.warp.sync 0xffffffff;
+\tmul.lo.u32 %ca0, %t, 8;
+\tadd.u32 %ca1, %bar_tfull, %ca0;
+\t@%p1 mbarrier.arrive.shared::cta.b64 _, [%ca1];""")
+
+
 def fused_params():
     """Kernel parameters of the fused family (after the dense ones)."""
     return """\t.param .align 128 .b8 p_tmL[128],     // L   BF16 {r, M}, box {wk, 128}, swizzle 2*wk bytes
@@ -954,6 +975,10 @@ L_consumer:
 \tmov.u32 %tile, %tile0;""")
     if FUSED:
         fused_consumer_setup(e)
+    if ASSIST:
+        assert not SPLIT
+        e("\t// consumer assist: this thread converts W row (thread - 128), half 1, of every chunk")
+        row_invariants(e, fmt, L, 0, "%r40", "%ca0")
     e("""L_c_tile:
 \tsetp.ge.u32 %p0, %tile, %ntiles;
 \t@%p0 bra L_c_done;""")
@@ -972,6 +997,8 @@ L_consumer:
 \tadd.u32 %r11, %bar_full, %r10;""")
     e.wait("%r11", "%ph", "full_c0")
     e(f"\tmad.lo.u32 %r41, %s, {L['stage']}, %sbase;")
+    if ASSIST:
+        assist_convert(e, fmt, 0, L)
     load_a_chunk(e, fmt, 0, xr, xq, L)
     e("""\tsetp.ne.u32 %pacc, 0, 0;                    // first wgmma of the tile overwrites
 \tmov.u32 %ks, 0;
@@ -993,6 +1020,8 @@ L_c_k:""")
 \tsetp.eq.u32 %ppend, 0, 0;""")
         advance(e, "%t", "%tph", TSLOTS)
         if h == 0:
+            if ASSIST:
+                assist_convert(e, fmt, 1, L)
             load_a_chunk(e, fmt, 1, yr, yq, L)
             e("""\t// this warp has read all its A bytes of stage s: release it
 \tbar.warp.sync 0xffffffff;
@@ -1009,6 +1038,8 @@ L_c_k:""")
 \tadd.u32 %r11, %bar_full, %r10;""")
             e.wait("%r11", "%ph", "full_c")
             e(f"\tmad.lo.u32 %r41, %s, {L['stage']}, %sbase;")
+            if ASSIST:
+                assist_convert(e, fmt, 0, L)
             load_a_chunk(e, fmt, 0, xr, xq, L)
             e("\tbra L_c_k;")
     e("""L_c_kdone:
