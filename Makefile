@@ -42,7 +42,7 @@ TEST_BIN := $(B)/tests/fp4lr-tests
 
 # ---- kernels: ptx/<arch>/*.ptx -> build/ptx/<arch>/*.cubin via the ptxas gate -
 PTX_SM90  := $(wildcard ptx/sm90a/*.ptx)
-PTX_SM100 := $(wildcard ptx/sm100a/*.ptx)
+PTX_SM100 := $(wildcard ptx/sm100a/*.ptx) $(wildcard ptx/sm100f/*.ptx)
 CUBINS    := $(PTX_SM90:ptx/%.ptx=$(B)/ptx/%.cubin) $(PTX_SM100:ptx/%.ptx=$(B)/ptx/%.cubin)
 
 .PHONY: all lib tools tests cubins run test check-vectors sanitize clean help
@@ -91,6 +91,11 @@ $(B)/ptx/sm90a/%.cubin: ptx/sm90a/%.ptx tools/ptxas_gate.sh
 $(B)/ptx/sm100a/%.cubin: ptx/sm100a/%.ptx tools/ptxas_gate.sh
 	$(call say,PTXAS,$<)
 	$(Q)mkdir -p $(@D) && PTXAS=$(PTXAS) sh tools/ptxas_gate.sh sm_100a $< $@
+
+# The family target (every compute capability 10.x part): the same kernels, PTX ISA 8.8.
+$(B)/ptx/sm100f/%.cubin: ptx/sm100f/%.ptx tools/ptxas_gate.sh
+	$(call say,PTXAS,$<)
+	$(Q)mkdir -p $(@D) && PTXAS=$(PTXAS) sh tools/ptxas_gate.sh sm_100f $< $@
 
 # The main job: plan, budget, quantize, reference; with a GPU, run and validate the kernel.
 run: all

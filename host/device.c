@@ -125,16 +125,13 @@ fp4lr_status fp4lr_arch_for_cc(int cc_major, int cc_minor, const char **arch)
         *arch = "sm90a";
     else if (cc_major == 10 && cc_minor == 0)
         *arch = "sm100a";
+    else if (cc_major == 10)
+        *arch = "sm100f"; /* the family-target cubins run on every 10.x part */
     if (*arch)
         return fp4lr_ok();
-    if (cc_major == 10)
-        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "arch_unsupported",
-                          "compute capability %d.%d: fp4lr's Blackwell kernels are sm_100a, "
-                          "arch-specific code that runs on compute capability 10.0 only",
-                          cc_major, cc_minor);
     return fp4lr_fail(FP4LR_E_UNSUPPORTED, "arch_unsupported",
                       "compute capability %d.%d: fp4lr has kernels for 9.0 (sm_90a) and "
-                      "10.0 (sm_100a) only", cc_major, cc_minor);
+                      "10.x (sm_100a on 10.0, the sm_100f family target elsewhere) only", cc_major, cc_minor);
 }
 
 fp4lr_status fp4lr_ctx_arch(const fp4lr_ctx *ctx, const char **arch)

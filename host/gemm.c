@@ -31,6 +31,7 @@ fp4lr_status fp4lr_runtime_plan(const fp4lr_runtime *rt, const fp4lr_problem *p,
 {
     const char *arch_name = NULL;
     FP4LR_TRY(fp4lr_ctx_arch(rt->ctx, &arch_name));
+    /* sm100a (10.0) and sm100f (other 10.x parts) share the sm_100a budget rules */
     fp4lr_arch arch = strcmp(arch_name, "sm90a") == 0 ? FP4LR_ARCH_SM90A : FP4LR_ARCH_SM100A;
     fp4lr_plan_opts o;
     if (opts)
@@ -39,6 +40,7 @@ fp4lr_status fp4lr_runtime_plan(const fp4lr_runtime *rt, const fp4lr_problem *p,
         memset(&o, 0, sizeof o);
     if (o.smem_capacity == 0)
         o.smem_capacity = rt->ctx->max_smem_optin;
+    o.family_target = strcmp(arch_name, "sm100f") == 0;
     return fp4lr_plan_make(p, arch, &o, out);
 }
 

@@ -30,6 +30,10 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
                           (int)arch);
     const fp4lr_plan_opts none = {0};
     const fp4lr_plan_opts *o = opts ? opts : &none;
+    if (o->family_target && arch != FP4LR_ARCH_SM100A)
+        return fp4lr_fail(FP4LR_E_INVALID, "FAMILY_TARGET",
+                          "family_target names the sm_100f kernels: it needs arch sm100a, not %s",
+                          fp4lr_arch_name(arch));
 
     fp4lr_plan *pl = out;
     memset(pl, 0, sizeof *pl);
@@ -63,7 +67,9 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
     };
     FP4LR_TRY(fp4lr_budget_solve(&req, &pl->budget));
 
-    snprintf(pl->entry, sizeof pl->entry, "fp4lr_%s_%s_%s_m%dn%dk%d_c%d_s%d", fp4lr_arch_name(arch),
+    pl->family_target = o->family_target;
+    snprintf(pl->entry, sizeof pl->entry, "fp4lr_%s_%s_%s_m%dn%dk%d_c%d_s%d",
+             o->family_target ? "sm100f" : fp4lr_arch_name(arch),
              fp4lr_format_name(pl->format), fp4lr_family_name(pl->family), pl->tile_m, pl->tile_n,
              pl->tile_k, pl->cluster, pl->budget.stages_main);
     pl->smem_bytes = pl->budget.total_bytes;

@@ -25,6 +25,10 @@ typedef struct fp4lr_plan_opts {
     fp4lr_policy policy;     /* FP4LR_POLICY_SPLIT (0) by default */
     int64_t smem_capacity;   /* the device's reported per-block opt-in limit */
     int force_main_stages;
+    /* sm_100a only: name the family-target kernels (fp4lr_sm100f_..., built for every
+     * compute capability 10.x part) instead of the arch-specific ones (10.0 only).  The
+     * runtime sets it from the device. */
+    int family_target;
 } fp4lr_plan_opts;
 
 #define FP4LR_ENTRY_NAME_LEN 96
@@ -38,7 +42,9 @@ typedef struct fp4lr_plan {
     int cluster;
     fp4lr_policy policy;
     fp4lr_budget budget;
-    /* "fp4lr_<arch>_<format>_<family>_m<TM>n<TN>k<TK>_c<cluster>_s<stages_main>" */
+    int family_target;       /* the entry is an sm_100f (family-target) kernel */
+    /* "fp4lr_<target>_<format>_<family>_m<TM>n<TN>k<TK>_c<cluster>_s<stages_main>",
+     * target = the arch (sm90a, sm100a) or sm100f */
     char entry[FP4LR_ENTRY_NAME_LEN];
     int block_threads;
     int64_t smem_bytes;      /* dynamic shared memory = budget.total_bytes */

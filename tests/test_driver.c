@@ -352,10 +352,13 @@ Test(driver, arch_for_compute_capability)
     assert_status(s, FP4LR_E_UNSUPPORTED, "arch_unsupported");
     assert_has(s.msg, "8.0");
     cr_assert_null(arch);
-    s = fp4lr_arch_for_cc(10, 3, &arch);
+    /* other 10.x parts (B300 is 10.3) run the sm_100f family-target cubins */
+    cr_assert_eq(fp4lr_arch_for_cc(10, 3, &arch).code, FP4LR_OK);
+    cr_assert_str_eq(arch, "sm100f");
+    s = fp4lr_arch_for_cc(12, 0, &arch);
     assert_status(s, FP4LR_E_UNSUPPORTED, "arch_unsupported");
-    assert_has(s.msg, "10.3");
-    assert_status(fp4lr_arch_for_cc(12, 0, &arch), FP4LR_E_UNSUPPORTED, "arch_unsupported");
+    assert_has(s.msg, "12.0");
+    assert_status(fp4lr_arch_for_cc(11, 0, &arch), FP4LR_E_UNSUPPORTED, "arch_unsupported");
     cr_assert_eq(fp4lr_ctx_arch(&fake_ctx, &arch).code, FP4LR_OK);
     cr_assert_str_eq(arch, "sm90a");
 }

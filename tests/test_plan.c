@@ -69,6 +69,23 @@ Test(plan, mxfp4_entry)
     cr_assert_str_eq(pl.entry, "fp4lr_sm100a_mxfp4_dense_m256n256k256_c2_s5");
 }
 
+/* cc 10.x parts other than 10.0 run the family-target (sm_100f) kernels: same plan, same
+ * budget, the entry named for the family target; the option means nothing on sm_90a. */
+Test(plan, family_target_entry)
+{
+    fp4lr_problem p = problem(512, 512, 1024, 0, 0, 0);
+    p.format = FP4LR_MXFP4;
+    fp4lr_plan_opts o = {.family_target = 1};
+    fp4lr_plan pl = plan_ok(p, FP4LR_ARCH_SM100A, &o);
+    cr_assert_str_eq(pl.entry, "fp4lr_sm100f_mxfp4_dense_m256n256k256_c2_s5");
+    fp4lr_plan arch_specific = plan_ok(p, FP4LR_ARCH_SM100A, NULL);
+    cr_assert_eq(pl.smem_bytes, arch_specific.smem_bytes);
+    fp4lr_plan bad;
+    fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &o, &bad);
+    cr_assert_eq(st.code, FP4LR_E_INVALID);
+    cr_assert_str_eq(st.rule, "FAMILY_TARGET");
+}
+
 Test(plan, overrides_tile_and_cluster)
 {
     /* 128x128x256 c1 fused r=32: per stage 16384+2048+16384+2048 = 36864;

@@ -18,6 +18,8 @@
  *    constants, the K step, the SF columns each MMA reads, the SF area per stage, and
  *    the scale-atom copies cover that area exactly once,
  *  - the default sm_100a plans (pair, and one CTA) of both formats have a built kernel,
+ *  - every kernel has its sm_100f (family-target) twin in ptx/sm100f/, identical but for
+ *    the target, the PTX ISA version, the block-scale spelling and the header note,
  *  - tools/gen_sm100a.py --check passes (the committed PTX is the generator's output). */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -338,4 +340,74 @@ Test(sm100a_instances, generator_output_is_reproducible)
 {
     int rc = system("python3 tools/gen_sm100a.py --check > /dev/null");
     cr_expect_eq(rc, 0, "tools/gen_sm100a.py --check failed: the committed PTX differs from the generator");
+}
+
+/* ---- the sm_100f twins ---------------------------------------------------------- */
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    cr_assert(buf);
+    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+/* Replaces every `from` by `to` in place (to is never longer than from). */
+static void replace_all(char *s, const char *from, const char *to)
+{
+    size_t lf = strlen(from), lt = strlen(to);
+    cr_assert_leq(lt, lf);
+    char *p;
+    while ((p = strstr(s, from))) {
+        memcpy(p, to, lt);
+        memmove(p + lt, p + lf, strlen(p + lf) + 1);
+    }
+}
+
+/* Drops the header lines that only the family-target file has (the target note). */
+static void drop_target_note(char *s)
+{
+    char *p = strstr(s, "// Target sm_100f");
+    if (!p)
+        return;
+    char *end = strstr(p, "PTX ISA 8.8.\n//\n");
+    cr_assert_not_null(end, "the sm_100f note ends with 'PTX ISA 8.8.' and an empty comment line");
+    end += strlen("PTX ISA 8.8.\n//\n");
+    memmove(p, end, strlen(end) + 1);
+}
+
+Test(sm100a_instances, every_kernel_has_its_family_target_twin)
+{
+    sm100a_kernel ks[16];
+    int n = load_kernels(ks, 16);
+    cr_assert_geq(n, 4);
+    for (int i = 0; i < n; i++) {
+        char a_path[256], f_path[256];
+        snprintf(a_path, sizeof a_path, "%s/%s.ptx", PTX_DIR, ks[i].entry);
+        snprintf(f_path, sizeof f_path, "ptx/sm100f/fp4lr_sm100f_%s.ptx", ks[i].entry + strlen("fp4lr_sm100a_"));
+        char *a = slurp(a_path), *f = slurp(f_path);
+        cr_assert_not_null(a, "%s", a_path);
+        cr_assert_not_null(f, "%s has no family-target twin %s", ks[i].entry, f_path);
+        cr_expect_not_null(strstr(f, ".target sm_100f"), "%s", f_path);
+        cr_expect_not_null(strstr(f, ".version 8.8"), "%s", f_path);
+        cr_expect_null(strstr(f, "block_scale.scale_vec"), "%s still spells .scale_vec", f_path);
+        /* the arch-specific text in the family target's spelling */
+        drop_target_note(f);
+        replace_all(a, "fp4lr_sm100a_", "fp4lr_sm100f_");
+        replace_all(a, ".target sm_100a", ".target sm_100f");
+        replace_all(a, ".version 8.7", ".version 8.8");
+        replace_all(a, "block_scale.scale_vec::4X", "block_scale.block16");
+        replace_all(a, "block_scale.scale_vec::2X", "block_scale.block32");
+        cr_expect_str_eq(f, a, "%s differs from %s beyond the target spelling", f_path, a_path);
+        free(a);
+        free(f);
+    }
 }

@@ -38,16 +38,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ABI_MD = os.path.join(ROOT, "ptx", "ABI.md")
 HEADER = os.path.join(ROOT, "host", "fp4lr.h")
 
-ENTRY_NAME = re.compile(r"^fp4lr_(sm\d+a)_(nvfp4|mxfp4)_(dense|fused)_m(\d+)n(\d+)k(\d+)_c(\d+)_s(\d+)$")
+ENTRY_NAME = re.compile(r"^fp4lr_(sm\d+[af])_(nvfp4|mxfp4)_(dense|fused)_m(\d+)n(\d+)k(\d+)_c(\d+)_s(\d+)$")
 PARAM = re.compile(r"^\s*\.param\s+(?:\.align\s+(\d+)\s+)?\.(b8|b16|b32|b64|u8|u16|u32|u64|s32|s64|f32|f64)"
                    r"\s+(\w+)(?:\[(\d+)\])?\s*,?\s*(?://\s*(.*))?$")
 TYPE_BYTES = {"b8": 1, "u8": 1, "b16": 2, "u16": 2, "b32": 4, "u32": 4, "s32": 4, "f32": 4,
               "b64": 8, "u64": 8, "s64": 8, "f64": 8}
-ARCH_ORDER = {"sm90a": 0, "sm100a": 1}
+ARCH_ORDER = {"sm90a": 0, "sm100a": 1, "sm100f": 2}
 # Where ptxas puts the first parameter inside the parameter area.  On sm_90 the area starts at
 # byte 0x210 of constant bank 0, so a 128-byte aligned first parameter lands 112 bytes in
 # (0x210 + 112 = 0x280); on sm_100 the area is 128-aligned.  Checked by --cubin-dir.
-PARAM_LEAD = {"sm90a": 112, "sm100a": 0}
+PARAM_LEAD = {"sm90a": 112, "sm100a": 0, "sm100f": 0}
 FORMAT_ORDER = {"nvfp4": 0, "mxfp4": 1}
 
 

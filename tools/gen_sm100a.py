@@ -23,7 +23,17 @@ from ptxgen import Emitter, advance
 import ptxgen
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUTDIR = os.path.join(os.path.dirname(HERE), "ptx", "sm100a")
+OUTDIR = os.path.join(os.path.dirname(HERE), "ptx")   # each target writes into OUTDIR/<target>/
+
+# Targets: the arch-specific sm_100a (compute capability 10.0 only) and the family target
+# sm_100f (every 10.x part, e.g. B300 at 10.3), which spells the block-scale vector size
+# .block16 / .block32 instead of .scale_vec::4X / ::2X and needs PTX ISA 8.8.  The kernels
+# are otherwise identical.
+TARGETS = {
+    # name: (PTX ISA version, .target, index of the scale-vector spelling in FORMATS)
+    "sm100a": ("8.7", "sm_100a", 0),
+    "sm100f": ("8.8", "sm_100f", 1),
+}
 
 # Per CTA: 128 accumulator rows (tcgen05 block-scaled MMA: M = 128 per CTA), the full
 # tile N = 256, a K stage of 256 fp4 elements = one 128-byte row of the 128B swizzle.
@@ -38,25 +48,27 @@ TMEM_COLS = 512
 ATOM = 512                    # one 128x4 scale atom (bytes)
 
 FORMATS = {
-    # name: (scale block, scale name, MMA kind, scale type bit of the idesc)
-    "nvfp4": (16, "ue4m3", "kind::mxf4nvf4.block_scale.scale_vec::4X", 0),
-    "mxfp4": (32, "ue8m0", "kind::mxf4nvf4.block_scale.scale_vec::2X", 1),
+    # name: (scale block, scale name, MMA kind (sm100a spelling, sm100f spelling), scale type bit of the idesc)
+    "nvfp4": (16, "ue4m3", ("kind::mxf4nvf4.block_scale.scale_vec::4X", "kind::mxf4nvf4.block_scale.block16"), 0),
+    "mxfp4": (32, "ue8m0", ("kind::mxf4nvf4.block_scale.scale_vec::2X", "kind::mxf4nvf4.block_scale.block32"), 1),
 }
 
 # The instantiations the host can pick: (format, cluster, main stages, accumulator stages).
 # The stage counts and the accumulator stages equal what host/budget.c solves for the tile
 # (fp4lr-budget --arch sm100a --tile 128x256x256 --cluster 1 / 256x256x256 --cluster 2);
 # tests/test_sm100a_instances.c checks them.
-INSTANCES = [
+CONFIGS = [
     ("nvfp4", 1, 3, 1),
     ("mxfp4", 1, 3, 1),
     ("nvfp4", 2, 5, 1),
     ("mxfp4", 2, 5, 1),
 ]
+# every configuration for both targets: (target, format, cluster, main stages, acc stages)
+INSTANCES = [(t,) + c for t in TARGETS for c in CONFIGS]
 
 
-def entry_name(fmt, cluster, stages):
-    return f"fp4lr_sm100a_{fmt}_dense_m{BM * cluster}n{BN}k{BK}_c{cluster}_s{stages}"
+def entry_name(fmt, cluster, stages, target="sm100a"):
+    return f"fp4lr_{target}_{fmt}_dense_m{BM * cluster}n{BN}k{BK}_c{cluster}_s{stages}"
 
 
 # ---- descriptors (fact sheet sec. 2, sec. 3, sec. 5.3) ------------------------------------------
@@ -89,11 +101,19 @@ assert (OPND_HI << 32) == 0x4000404000000000 and (SF_HI << 32) == 0x000040080000
 class Kernel:
     """Everything that varies between instantiations, derived once."""
 
-    def __init__(self, fmt, cluster, stages, acc):
+    def __init__(self, fmt, cluster, stages, acc, target="sm100a"):
         assert cluster in (1, 2) and stages >= 2 and acc in (1, 2)
         self.fmt, self.cl, self.stages, self.acc = fmt, cluster, stages, acc
-        self.block, self.scale_name, self.kind, self.ue8m0 = FORMATS[fmt]
-        self.name = entry_name(fmt, cluster, stages)
+        self.block, self.scale_name, kinds, self.ue8m0 = FORMATS[fmt]
+        self.target = target
+        self.ptx_version, self.ptx_target, spelling = TARGETS[target]
+        self.kind = kinds[spelling]
+        self.name = entry_name(fmt, cluster, stages, target)
+        self.target_note = "" if target == "sm100a" else f"""
+// Target {self.ptx_target}, the family target: the same kernel as
+// {entry_name(fmt, cluster, stages)} (compute capability 10.0 only), spelled
+// for every 10.x part (e.g. B300, 10.3): .block{self.block} for the block-scale vector, PTX ISA 8.8.
+//"""
         self.kas = BK // (4 * self.block)          # scale atoms per 128 rows per stage
         self.mmas = BK // MMA_K                    # MMAs per stage
         self.mma_per_atom = self.mmas // self.kas  # 1 (NVFP4: 4 SFs = K 64), 2 (MXFP4)
@@ -160,7 +180,7 @@ def header(e, K):
 // NOT EXECUTED: no sm_100a instruction of this kernel has run (no Blackwell GPU was
 // available).  It is verified by ptxas and by the budget/instance tests only; the
 // assumptions a Blackwell run must confirm are listed at the end of this header.
-//
+//{K.target_note}
 // What it computes (OPERATOR.md, r = 0, no affine):
 //     Y[m,n] = bf16_rne( alpha * sum_k deq(A)[m,k] * deq(W)[n,k] )
 // A: M x K e2m1 (K contiguous, element 2i in the low nibble of byte i), W: N x K likewise,
@@ -295,8 +315,8 @@ def assumptions_doc(K):
 
 # ---- kernel body --------------------------------------------------------------------
 
-def emit_kernel(fmt, cluster, stages, acc):
-    K = Kernel(fmt, cluster, stages, acc)
+def emit_kernel(fmt, cluster, stages, acc, target="sm100a"):
+    K = Kernel(fmt, cluster, stages, acc, target)
     e = Emitter(cluster)
     header(e, K)
     emit_entry(e, K)
@@ -311,8 +331,8 @@ def emit_kernel(fmt, cluster, stages, acc):
 
 def emit_entry(e, K):
     pair = K.cl == 2
-    e(f""".version 8.7
-.target sm_100a
+    e(f""".version {K.ptx_version}
+.target {K.ptx_target}
 .address_size 64
 
 .extern .shared .align 1024 .b8 smem[];
@@ -724,7 +744,8 @@ L_dealloc_done:""")
 
 
 def main():
-    return ptxgen.main("gen_sm100a", __doc__, INSTANCES, lambda inst: entry_name(*inst[:3]), lambda inst: emit_kernel(*inst), OUTDIR)
+    return ptxgen.main("gen_sm100a", __doc__, INSTANCES, lambda inst: entry_name(*inst[1:4], target=inst[0]),
+                       lambda inst: emit_kernel(*inst[1:], target=inst[0]), OUTDIR, subdir_of=lambda inst: inst[0])
 
 
 if __name__ == "__main__":

@@ -81,8 +81,9 @@ def advance(e, idx, phase, n):
 \t@%p7 xor.b32 {phase}, {phase}, 1;""")
 
 
-def main(tool, doc, instances, name_of, emit_of, outdir):
-    """Writes every instantiation into outdir, or --check / --list; returns the exit status."""
+def main(tool, doc, instances, name_of, emit_of, outdir, subdir_of=None):
+    """Writes every instantiation into outdir (or outdir/subdir_of(inst)), or --check /
+    --list; returns the exit status."""
     ap = argparse.ArgumentParser(prog=tool, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="compare with the committed files, write nothing")
     ap.add_argument("--list", action="store_true", help="print the entry names")
@@ -95,7 +96,7 @@ def main(tool, doc, instances, name_of, emit_of, outdir):
             print(name)
             continue
         text = emit_of(inst)
-        path = os.path.join(args.outdir, name + ".ptx")
+        path = os.path.join(args.outdir, subdir_of(inst) if subdir_of else "", name + ".ptx")
         if args.check:
             try:
                 with open(path) as f:
@@ -106,7 +107,7 @@ def main(tool, doc, instances, name_of, emit_of, outdir):
                 print(f"{tool}: {path} differs from the generator's output (run tools/{tool}.py)", file=sys.stderr)
                 bad = 1
         else:
-            os.makedirs(args.outdir, exist_ok=True)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w") as f:
                 f.write(text)
     if args.check and not bad:
