@@ -8,11 +8,29 @@
 #include "reference.h"
 #include "support_gpu.h"
 
-fp4lr_ctx *tsupport_sm90a_or_skip(void)
+fp4lr_ctx *tsupport_gemm_or_skip(fp4lr_family family)
 {
     fp4lr_ctx *ctx = tsupport_gpu_ctx_or_skip();
-    tsupport_gpu_arch_or_skip(ctx, "sm90a");
-    return ctx;
+    const char *arch = NULL;
+    fp4lr_status s = fp4lr_ctx_arch(ctx, &arch);
+    const char *why = NULL;
+    if (s.code != FP4LR_OK)
+        why = s.msg;
+    else if (family == FP4LR_FAMILY_FUSED && strcmp(arch, "sm90a") != 0)
+        why = "the fused family has sm_90a kernels only so far (no fused tcgen05 kernel is built)";
+    if (!why)
+        return ctx;
+    char msg[FP4LR_STATUS_MSG_LEN + sizeof ctx->name + 64];
+    snprintf(msg, sizeof msg, "device %s (cc %d.%d): %s", ctx->name, ctx->cc_major, ctx->cc_minor, why);
+    fp4lr_ctx_destroy(ctx);
+    cr_skip_test("%s", msg);
+    return NULL;
+}
+
+int tsupport_ctx_is_sm90a(const fp4lr_ctx *ctx)
+{
+    const char *arch = NULL;
+    return fp4lr_ctx_arch(ctx, &arch).code == FP4LR_OK && strcmp(arch, "sm90a") == 0;
 }
 
 void tsupport_case_setup(tsupport_case *g, fp4lr_ctx *ctx, const fp4lr_problem *p_in, uint64_t seed,

@@ -1,9 +1,10 @@
-/* GPU suite: the sm_90a fused kernels (low-rank branch and per-column affine)
+/* GPU suite: the fused kernels (low-rank branch and per-column affine; sm_90a so far)
  * against the double reference.
  *
  * Outputs are NaN-poisoned before each launch.  The suite proves its sensitivity:
  * a dropped low-rank column, a changed scale byte and an unwritten output row
- * must fail the comparison.  Skips, naming the reason, without an sm_90 GPU. */
+ * must fail the comparison.  Skips, naming the reason, without an sm_90 GPU (an sm_100
+ * device skips too, until a fused tcgen05 kernel is built). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
@@ -35,9 +36,9 @@ static void check(fp4lr_ctx *ctx, fp4lr_problem p, uint64_t seed, int64_t rows)
 
 static const int64_t ranks[] = {0, 16, 32, 48, 128, 1024};
 
-Test(sm90a_fused, ranks_and_affine, .timeout = 600)
+Test(gemm_fused, ranks_and_affine, .timeout = 600)
 {
-    fp4lr_ctx *ctx = tsupport_sm90a_or_skip();
+    fp4lr_ctx *ctx = tsupport_gemm_or_skip(FP4LR_FAMILY_FUSED);
     uint64_t seed = 10;
     for (int f = 0; f < 2; f++)
         for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++)
@@ -51,9 +52,9 @@ Test(sm90a_fused, ranks_and_affine, .timeout = 600)
 
 /* ---- ragged edges with the low-rank branch on ---- */
 
-Test(sm90a_fused, edges, .timeout = 600)
+Test(gemm_fused, edges, .timeout = 600)
 {
-    fp4lr_ctx *ctx = tsupport_sm90a_or_skip();
+    fp4lr_ctx *ctx = tsupport_gemm_or_skip(FP4LR_FAMILY_FUSED);
     static const int64_t mn[] = {1, 7, 127, 129, 255, 257, 1000};
     uint64_t seed = 200;
     for (size_t i = 0; i < 7; i++)
@@ -64,9 +65,9 @@ Test(sm90a_fused, edges, .timeout = 600)
 
 /* ---- reference shapes with their ranks (sampled rows) ---- */
 
-Test(sm90a_fused, reference_shapes, .timeout = 900)
+Test(gemm_fused, reference_shapes, .timeout = 900)
 {
-    fp4lr_ctx *ctx = tsupport_sm90a_or_skip();
+    fp4lr_ctx *ctx = tsupport_gemm_or_skip(FP4LR_FAMILY_FUSED);
     const char *names[] = {"flux-qkv", "sana-out", "qwen-fc1-r128", "decode-m16"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         const fp4lr_shape *sh = fp4lr_shape_find(names[i]);
@@ -78,9 +79,9 @@ Test(sm90a_fused, reference_shapes, .timeout = 900)
 
 /* ---- NaN in wc and in L: exactly the column / row they touch ---- */
 
-Test(sm90a_fused, nan_in_wc_and_l, .timeout = 300)
+Test(gemm_fused, nan_in_wc_and_l, .timeout = 300)
 {
-    fp4lr_ctx *ctx = tsupport_sm90a_or_skip();
+    fp4lr_ctx *ctx = tsupport_gemm_or_skip(FP4LR_FAMILY_FUSED);
     fp4lr_problem p = fused(200, 300, 256, 32, FP4LR_NVFP4, 1);
     tsupport_case g;
     tsupport_case_setup(&g, ctx, &p, 77, FP4LR_PGEN_SCALES_REALISTIC, 0, NULL);
@@ -108,9 +109,9 @@ Test(sm90a_fused, nan_in_wc_and_l, .timeout = 300)
  * dynamic shared-memory limit for the larger plan (the benchmark's stage sweep once
  * failed with CUDA_ERROR_INVALID_VALUE here). */
 
-Test(sm90a_fused, one_runtime_two_ring_sizes, .timeout = 300)
+Test(gemm_fused, one_runtime_two_ring_sizes, .timeout = 300)
 {
-    fp4lr_ctx *ctx = tsupport_sm90a_or_skip();
+    fp4lr_ctx *ctx = tsupport_gemm_or_skip(FP4LR_FAMILY_FUSED);
     fp4lr_plan_opts o = {.force_main_stages = 2};
     fp4lr_problem small = fused(300, 520, 512, 16, FP4LR_NVFP4, 1);
     fp4lr_problem large = fused(300, 520, 512, 128, FP4LR_NVFP4, 1);
@@ -135,9 +136,9 @@ Test(sm90a_fused, one_runtime_two_ring_sizes, .timeout = 300)
 
 /* ---- determinism ---- */
 
-Test(sm90a_fused, deterministic, .timeout = 300)
+Test(gemm_fused, deterministic, .timeout = 300)
 {
-    fp4lr_ctx *ctx = tsupport_sm90a_or_skip();
+    fp4lr_ctx *ctx = tsupport_gemm_or_skip(FP4LR_FAMILY_FUSED);
     fp4lr_problem p = fused(700, 900, 1024, 128, FP4LR_MXFP4, 1);
     tsupport_case g;
     tsupport_case_setup(&g, ctx, &p, 78, FP4LR_PGEN_SCALES_REALISTIC, 64, NULL);
@@ -155,9 +156,9 @@ Test(sm90a_fused, deterministic, .timeout = 300)
 
 /* ---- the suite's sensitivity ---- */
 
-Test(sm90a_fused, fault_injection_is_caught, .timeout = 300)
+Test(gemm_fused, fault_injection_is_caught, .timeout = 300)
 {
-    fp4lr_ctx *ctx = tsupport_sm90a_or_skip();
+    fp4lr_ctx *ctx = tsupport_gemm_or_skip(FP4LR_FAMILY_FUSED);
     for (int f = 0; f < 2; f++) {
         fp4lr_problem p = fused(300, 400, 512, 32, (fp4lr_format)f, 1);
         tsupport_case g;

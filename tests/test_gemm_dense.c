@@ -1,10 +1,11 @@
-/* GPU suite: the sm_90a dense kernels against the double reference.
+/* GPU suite: the dense kernels (sm_90a, and sm_100a / sm_100f on a Blackwell part) against
+ * the double reference, through fp4lr_gemm, so every case runs unchanged on each architecture.
  *
  * Every case poisons the output (NaN pattern) before the launch, so an output
  * the kernel never writes cannot pass.  The suite proves its own sensitivity:
  * a changed scale byte, a dropped K block of 64 and an unwritten output row or
  * column must each make the comparison fail.  Skips, naming the reason, without
- * an sm_90 GPU. */
+ * an sm_90 or sm_100 GPU. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@
 
 typedef tsupport_case gcase;
 
-static fp4lr_ctx *gpu_or_skip(void) { return tsupport_sm90a_or_skip(); }
+static fp4lr_ctx *gpu_or_skip(void) { return tsupport_gemm_or_skip(FP4LR_FAMILY_DENSE); }
 
 /* A dense case (r = 0, no affine) of the given cluster size. */
 static void setup_case(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, fp4lr_format f,
@@ -65,10 +66,10 @@ static void edges(fp4lr_format f)
     fp4lr_ctx_destroy(ctx);
 }
 
-Test(sm90a_dense, edges_nvfp4, .timeout = 600) { edges(FP4LR_NVFP4); }
-Test(sm90a_dense, edges_mxfp4, .timeout = 600) { edges(FP4LR_MXFP4); }
+Test(gemm_dense, edges_nvfp4, .timeout = 600) { edges(FP4LR_NVFP4); }
+Test(gemm_dense, edges_mxfp4, .timeout = 600) { edges(FP4LR_MXFP4); }
 
-Test(sm90a_dense, k_minimum_and_odd_stage_count, .timeout = 300)
+Test(gemm_dense, k_minimum_and_odd_stage_count, .timeout = 300)
 {
     fp4lr_ctx *ctx = gpu_or_skip();
     /* NVFP4 K = 64 is half a main stage; 64 * 7 an odd count of half stages. */
@@ -84,7 +85,7 @@ Test(sm90a_dense, k_minimum_and_odd_stage_count, .timeout = 300)
  * exact bf16 operands can hold (E = 0, the bf16 subnormal 2^-127, against E = 252;
  * e2m1 x 2^(E-127) overflows bf16 for E >= 253 with |x| >= 2, a documented limit of
  * the sm_90a path; the fp32 sums of the full ue8m0 range overflow on any path). */
-Test(sm90a_dense, full_scale_range, .timeout = 300)
+Test(gemm_dense, full_scale_range, .timeout = 300)
 {
     fp4lr_ctx *ctx = gpu_or_skip();
     gcase g;
@@ -105,7 +106,7 @@ Test(sm90a_dense, full_scale_range, .timeout = 300)
 
 /* ---- the reference shapes that fit the test-time budget (sampled rows) ---- */
 
-Test(sm90a_dense, reference_shapes, .timeout = 900)
+Test(gemm_dense, reference_shapes, .timeout = 900)
 {
     fp4lr_ctx *ctx = gpu_or_skip();
     for (int s = 0; s < fp4lr_num_shapes; s++) {
@@ -124,7 +125,7 @@ Test(sm90a_dense, reference_shapes, .timeout = 900)
 
 /* ---- determinism: two runs, bitwise equal ---- */
 
-Test(sm90a_dense, deterministic, .timeout = 300)
+Test(gemm_dense, deterministic, .timeout = 300)
 {
     fp4lr_ctx *ctx = gpu_or_skip();
     gcase g;
@@ -142,7 +143,7 @@ Test(sm90a_dense, deterministic, .timeout = 300)
 
 /* ---- NaN scales propagate exactly to the outputs they touch ---- */
 
-Test(sm90a_dense, nan_scale_propagates, .timeout = 300)
+Test(gemm_dense, nan_scale_propagates, .timeout = 300)
 {
     fp4lr_ctx *ctx = gpu_or_skip();
     for (int f = 0; f < 2; f++) {
@@ -173,7 +174,7 @@ Test(sm90a_dense, nan_scale_propagates, .timeout = 300)
 /* ---- the suite's sensitivity: planted faults must fail ---- */
 
 
-Test(sm90a_dense, fault_injection_is_caught, .timeout = 300)
+Test(gemm_dense, fault_injection_is_caught, .timeout = 300)
 {
     fp4lr_ctx *ctx = gpu_or_skip();
     for (int f = 0; f < 2; f++) {
@@ -223,10 +224,13 @@ Test(sm90a_dense, fault_injection_is_caught, .timeout = 300)
 
 /* ---- every forced stage count the build provides agrees with the reference ---- */
 
-Test(sm90a_dense, forced_stage_counts, .timeout = 300)
+Test(gemm_dense, forced_stage_counts, .timeout = 300)
 {
     fp4lr_ctx *ctx = gpu_or_skip();
-    for (int s = 2; s <= 4; s++) {
+    /* sm_90a builds NVFP4 1-CTA with 1..4 main stages (the stage sweep); sm_100a only the
+     * solver's count, 3 */
+    const int lo = tsupport_ctx_is_sm90a(ctx) ? 1 : 3, hi = tsupport_ctx_is_sm90a(ctx) ? 4 : 3;
+    for (int s = lo; s <= hi; s++) {
         gcase g;
         setup_case(&g, ctx, 520, 700, 1024, FP4LR_NVFP4, 300 + s, FP4LR_PGEN_SCALES_REALISTIC, 0, 1);
         fp4lr_plan_opts o = {.force_main_stages = s};
