@@ -21,10 +21,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Measurement-only variants (never committed): FP4LR_GEN_EXPERIMENT=skip_transform makes
 # the transform warps skip their conversion, to time everything else.
 EXPERIMENT = os.environ.get("FP4LR_GEN_EXPERIMENT", "")
+EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 # FP4LR_GEN_EXPERIMENT=consumer_assist: the consumer warpgroups convert half of every W
 # chunk (one row-half per thread) between issuing a chunk's wgmmas and the next chunk's,
 # the transform warps the other half (measurement variant until it has run on a GPU).
-ASSIST = EXPERIMENT == "consumer_assist"
+ASSIST = "consumer_assist" in EXPERIMENTS
+# FP4LR_GEN_EXPERIMENT=f16 (combinable: consumer_assist,f16): NVFP4 dequantizes both operands
+# to f16 instead of bf16 (e2m1 x ue4m3 lies in [2^-10, 2688] with at most 6 significant bits,
+# so f16 holds it exactly too) and multiplies with f16 wgmma: the f16 high byte of an e2m1
+# value comes from one byte-permute table and its low byte is always zero, which saves two of
+# the 17 integer operations per 8 elements and the f32 round trip of every scale.
+F16 = False   # set per kernel by emit_kernel
 OUTDIR = os.path.join(os.path.dirname(HERE), "ptx", "sm90a")
 
 # Tile of one CTA: 128 x 256 outputs, a K stage of 128 fp4 elements (64 bytes a row),
@@ -177,8 +184,10 @@ def emit_kernel(fmt, family, cluster, stages):
     global CL, SPLIT, FUSED
     assert family in ("dense", "fused") and cluster in (1, 2)
     assert family == "dense" or cluster == 1, "the fused pair is not built yet"
+    global F16
     CL = cluster
     FUSED = family == "fused"
+    F16 = fmt == "nvfp4" and "f16" in EXPERIMENTS
     # Measured on the H200 (flux-qkv NVFP4): c1 480 TFLOP/s, c2 with both CTAs converting
     # every W row 441, c2 splitting the rows and writing the peer's half with
     # st.shared::cluster 204 (and 349 with the transform skipped: the cross-CTA slot
@@ -415,6 +424,12 @@ L_prod_skip_{tag}:""")
 
 
 def emit_lut_setup(e):
+    if F16:
+        e("""\t// e2m1 -> f16 high bytes (magnitudes 0..7 = 0, .5, 1, 1.5, 2, 3, 4, 6: 00 38 3C 3E 40 42 44 46);
+\t// the low byte of every e2m1 value in f16 is zero.
+\tmov.b32 %lut0, 0x3E3C3800;
+\tmov.b32 %lut1, 0x46444240;""")
+        return
     e("""\t// e2m1 -> bf16 byte-permute tables (magnitudes 0..7 = 0, .5, 1, 1.5, 2, 3, 4, 6):
 \t// low bytes of the bf16 patterns 0000 3F00 3F80 3FC0 4000 4040 4080 40C0, and high bytes.
 \tmov.b32 %lut0, 0xC0800000;
@@ -446,10 +461,46 @@ def fp4x8_to_bf16(e, w, outs, tmp):
 \tprmt.b32 {outs[3]}, {lo}, {hi}, 0x7362;""")
 
 
+def fp4x8_to_f16(e, w, outs, tmp):
+    """8 e2m1 codes in word `w` (element i in nibble i) -> 4 f16x2 words `outs`
+    (outs[p] = elements 2p, 2p+1).  15 instructions; exact."""
+    m, s, mh, hi, sg = tmp[:5]
+    e(f"""\tand.b32 {m}, {w}, 0x77777777;               // magnitudes
+\tand.b32 {s}, {w}, 0x88888888;               // signs
+\tprmt.b32 {hi}, %lut0, %lut1, {m};           // f16 high bytes, elements 0..3
+\tshr.u32 {sg}, {s}, 3;
+\tprmt.b32 {sg}, 0x00008000, 0, {sg};         // 0x00 / 0x80 sign bytes, elements 0..3
+\tor.b32 {hi}, {hi}, {sg};
+\tprmt.b32 {outs[0]}, {hi}, 0, 0x1404;        // (0, hi0, 0, hi1): elements 0, 1
+\tprmt.b32 {outs[1]}, {hi}, 0, 0x3424;        // elements 2, 3
+\tshr.u32 {mh}, {m}, 16;
+\tprmt.b32 {hi}, %lut0, %lut1, {mh};          // elements 4..7
+\tshr.u32 {sg}, {s}, 19;
+\tprmt.b32 {sg}, 0x00008000, 0, {sg};
+\tor.b32 {hi}, {hi}, {sg};
+\tprmt.b32 {outs[2]}, {hi}, 0, 0x1404;
+\tprmt.b32 {outs[3]}, {hi}, 0, 0x3424;""")
+
+
+def fp4x8_to(e, w, outs, tmp):
+    """The operand type's conversion: f16 (F16) or bf16."""
+    (fp4x8_to_f16 if F16 else fp4x8_to_bf16)(e, w, outs, tmp)
+
+
+def mul_x2():
+    """The packed multiply of the operand type."""
+    return "mul.rn.f16x2" if F16 else "mul.rn.bf16x2"
+
+
 def scale_nv(e, byte_reg, out, tmp):
-    """ue4m3 byte (in the low 8 bits of byte_reg) -> bf16x2 (s, s); exact, NaN kept."""
+    """ue4m3 byte (in the low 8 bits of byte_reg) -> bf16x2 (s, s) (f16x2 with F16); exact, NaN kept."""
     h0, h1 = "%h0", "%h1"
     f = "%f0"
+    if F16:
+        e(f"""\tcvt.u16.u32 {h0}, {byte_reg};
+\tcvt.rn.f16x2.e4m3x2 {tmp}, {h0};             // (s, 0) as f16x2 (exact)
+\tprmt.b32 {out}, {tmp}, 0, 0x1010;             // (s, s)""")
+        return
     e(f"""\tcvt.u16.u32 {h0}, {byte_reg};
 \tcvt.rn.f16x2.e4m3x2 {tmp}, {h0};             // e4m3 -> f16 (exact)
 \tmov.b32 {{{h0}, {h1}}}, {tmp};
@@ -516,7 +567,17 @@ def transform_invariants(e, fmt, L):
 
 
 def scales_nv4(e, sreg, outs, p):
-    """Four ue4m3 scales (bytes of sreg) -> four bf16x2 (s, s); two e4m3x2 conversions."""
+    """Four ue4m3 scales (bytes of sreg) -> four bf16x2 (s, s) (f16x2 with F16); two e4m3x2
+    conversions."""
+    if F16:
+        e(f"""\tmov.b32 {{%hs{2*p}, %hs{2*p+1}}}, {sreg};
+\tcvt.rn.f16x2.e4m3x2 {outs[1]}, %hs{2*p};       // (s0, s1) as f16x2, exact
+\tcvt.rn.f16x2.e4m3x2 {outs[3]}, %hs{2*p+1};     // (s2, s3)
+\tprmt.b32 {outs[0]}, {outs[1]}, 0, 0x1010;      // (s0, s0)
+\tprmt.b32 {outs[1]}, {outs[1]}, 0, 0x3232;      // (s1, s1)
+\tprmt.b32 {outs[2]}, {outs[3]}, 0, 0x1010;
+\tprmt.b32 {outs[3]}, {outs[3]}, 0, 0x3232;""")
+        return
     e(f"""\tmov.b32 {{%hs{2*p}, %hs{2*p+1}}}, {sreg};
 \tcvt.rn.f16x2.e4m3x2 {outs[0]}, %hs{2*p};       // (s0, s1) as f16x2, exact
 \tcvt.rn.f16x2.e4m3x2 {outs[2]}, %hs{2*p+1};     // (s2, s3)""")
@@ -566,9 +627,9 @@ def transform_rows(e, fmt, h, L, rows=None, halves=(0, 1), regs=TRANSFORM_REGS):
             for p in rows:
                 regs_out = [f"%tw{16 * p + 4 * c + i}" for i in range(4)]
                 tmp = [f"%cv{6 * p + k}" for k in range(6)]
-                fp4x8_to_bf16(e, f"%wi{8 * p + u}", regs_out, tmp)
+                fp4x8_to(e, f"%wi{8 * p + u}", regs_out, tmp)
                 for i in range(4):
-                    e(f"\tmul.rn.bf16x2 {regs_out[i]}, {regs_out[i]}, %sc{4 * p + c};")
+                    e(f"\t{mul_x2()} {regs_out[i]}, {regs_out[i]}, %sc{4 * p + c};")
                     outs[(p, c, i)] = regs_out[i]
         for p in rows:
             e(f"\tadd.u32 {t0}, {slot}, %wst{p};")
@@ -709,13 +770,13 @@ def load_a_chunk(e, fmt, h, xr, xq, L):
         else:
             scale_mx(e, reg, f"%r{6 + i}", "%r8")
     tmp = ["%r9", "%r10", "%r11", "%r12", "%r13", "%r14"]
-    fp4x8_to_bf16(e, "%r0", xr[0:4], tmp)
-    fp4x8_to_bf16(e, "%r1", xr[4:8], tmp)
-    fp4x8_to_bf16(e, "%r2", xq[0:4], tmp)
-    fp4x8_to_bf16(e, "%r3", xq[4:8], tmp)
+    fp4x8_to(e, "%r0", xr[0:4], tmp)
+    fp4x8_to(e, "%r1", xr[4:8], tmp)
+    fp4x8_to(e, "%r2", xq[0:4], tmp)
+    fp4x8_to(e, "%r3", xq[4:8], tmp)
     for i in range(8):
-        e(f"\tmul.rn.bf16x2 {xr[i]}, {xr[i]}, %r6;")
-        e(f"\tmul.rn.bf16x2 {xq[i]}, {xq[i]}, %r7;")
+        e(f"\t{mul_x2()} {xr[i]}, {xr[i]}, %r6;")
+        e(f"\t{mul_x2()} {xq[i]}, {xq[i]}, %r7;")
 
 
 def wgmma_chunk(e, xr, xq, first_pred):
@@ -730,7 +791,8 @@ def wgmma_chunk(e, xr, xq, first_pred):
         if j:
             e(f"\tadd.s64 %rd1, %rd1, 2;                      // next k16: +32 bytes")
         pred = first_pred if j == 0 else "%ptrue"
-        e(f"\twgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {acc_list()}, "
+        ab = "f16.f16" if F16 else "bf16.bf16"
+        e(f"\twgmma.mma_async.sync.aligned.m64n256k16.f32.{ab} {acc_list()}, "
           f"{{{xr[2*j]}, {xq[2*j]}, {xr[2*j+1]}, {xq[2*j+1]}}}, %rd1, {pred}, 1, 1, 0;")
     e("\twgmma.commit_group.sync.aligned;")
 
