@@ -202,9 +202,10 @@ static obj_sizes size_objects(const fp4lr_budget_req *r)
     s.w = charge_n_side(r, (int64_t)r->tile_n * r->tile_k / 2, sm100);
     s.sfw = charge_n_side(r, (int64_t)fp4lr_sf_bytes(r->tile_n, 4 * kb), 0); /* SFB replicated */
     s.w_bf16 = sm100 ? unsplit(0) : charge_n_side(r, (int64_t)r->tile_n * TRANSFORM_K * 2, 0);
-    /* sm_100a's epilogue warps stage the tile's wc and beta columns; the sm_90a
-     * consumers load their own columns straight into registers (no resident slice). */
-    s.affine = unsplit(sm100 && r->family == FP4LR_FAMILY_FUSED && r->has_affine
+    /* sm_100a's low-rank producer stages the tile's wc and beta columns for the epilogue
+     * warps (1 and 0 when absent, so the slice is there with or without the affine); the
+     * sm_90a consumers load their own columns straight into registers (no resident slice). */
+    s.affine = unsplit(sm100 && r->family == FP4LR_FAMILY_FUSED
                            ? 2 * (int64_t)r->tile_n * (int64_t)sizeof(float) : 0);
     s.epilogue = unsplit((int64_t)s.m_cta * WB_CHUNK_BYTES);
     return s;

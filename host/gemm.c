@@ -104,7 +104,7 @@ fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_a
         return fp4lr_sm90a_launch(rt->ctx, k->fn, plan, &prm, k->max_ctas, stream);
     }
     if (plan->arch == FP4LR_ARCH_SM100A) {
-        /* dense only: a fused plan is SM100A_FUSED before any module is loaded */
+        /* dense and fused (not executed: no Blackwell GPU has run these launches) */
         fp4lr_sm100a_params prm;
         FP4LR_TRY(fp4lr_sm100a_params_make(rt->ctx, plan, dev, &prm));
         fp4lr_kernel *k = NULL;

@@ -155,6 +155,16 @@ fp4lr_sm100a_idesc fp4lr_sm100a_idesc_for_format(fp4lr_format f, int cta_group, 
     return d;
 }
 
+uint32_t fp4lr_sm100a_idesc_f16_bf16(int m, int n, int cta_group)
+{
+    const int n_step = cta_group == 2 ? 16 : 8;
+    if ((cta_group != 1 && cta_group != 2) || (m != 128 && !(cta_group == 2 && m == 256)) || n < n_step ||
+        n > 256 || n % n_step != 0)
+        return 0;
+    const uint32_t f32 = 1, bf16 = 1;
+    return (f32 << 4) | (bf16 << 7) | (bf16 << 10) | ((uint32_t)(n >> 3) << 17) | ((uint32_t)(m >> 4) << 24);
+}
+
 const char *fp4lr_sm100a_kind_name(fp4lr_sm100a_kind k)
 {
     return k == FP4LR_SM100A_KIND_MXF4 ? "mxf4" : k == FP4LR_SM100A_KIND_MXF4NVF4 ? "mxf4nvf4" : "?";

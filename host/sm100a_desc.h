@@ -90,6 +90,16 @@ fp4lr_status fp4lr_sm100a_idesc_decode(uint32_t v, fp4lr_sm100a_idesc *out);
  * IDs 0, no negate.  m = 128 * cta_group. */
 fp4lr_sm100a_idesc fp4lr_sm100a_idesc_for_format(fp4lr_format f, int cta_group, int n);
 
+/* ==== instruction descriptor, kind::f16 (the low-rank MMA of the fused kernels) ==== */
+
+/* The 32-bit idesc of a dense kind::f16 MMA with bf16 A and B, an fp32 accumulator, both
+ * K-major: D format F32 (1) at bits 4-5, A and B format BF16 (1) at 7-9 and 10-12, N >> 3 at
+ * 17-22, M >> 4 at 24-28 (CUTLASS UMMA::InstrDescriptor; the fact sheet covers only the
+ * block-scaled table).  M = 128 with cta_group 1, 128 or 256 with cta_group 2; N the full N,
+ * a multiple of 16 in 16..256 (of 8 in 8..256 with cta_group 1).  0 when the shape is not
+ * one of those (no valid idesc is 0). */
+uint32_t fp4lr_sm100a_idesc_f16_bf16(int m, int n, int cta_group);
+
 /* "mxf4" / "mxf4nvf4" ("?" otherwise). */
 const char *fp4lr_sm100a_kind_name(fp4lr_sm100a_kind k);
 

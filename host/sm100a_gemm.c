@@ -1,4 +1,4 @@
-/* Tensor maps, parameters and launch of the sm_100a dense kernels.
+/* Tensor maps, parameters and launch of the sm_100a kernels (dense and fused).
  *
  * The maps follow the host contract of ptx/sm100a/README.md (and each kernel's header):
  *   A, W   UINT8 {K/2, rows}, 128-byte swizzle, box {128, rows}: one K stage (256 fp4 =
@@ -9,6 +9,8 @@
  *          of one (A) or two (W, the full N of the tile in both CTAs of a pair) row blocks.
  *   Y      BF16 {N, M}, box {64, 32}, 128-byte swizzle: one epilogue warp's 32 rows x 64
  *          columns; stores clip at the edges.
+ *   L, U   (fused) BF16 {r, rows}, box {rc, 128} (L) and {rc, 256 / cluster} (U: the pair's
+ *          CTAs each load their half of N), swizzled over the 2*rc-byte rows.
  * Cluster 2: the pair computes a 256-row cluster tile; tiles_m counts cluster tiles and the
  * grid is a whole number of pairs. */
 #include "sm100a_gemm.h"
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "launch.h"
+#include "sm100a_desc.h"
 #include "tmap_operands.h"
 
 enum { CTA_M = 128, TILE_N = 256, TILE_K = 256, EPI_COLS = 64, EPI_ROWS = 32 };
@@ -25,21 +28,62 @@ static fp4lr_status check_plan(const fp4lr_plan *plan)
 {
     if (plan->arch != FP4LR_ARCH_SM100A)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM100A_PLAN", "plan %s is not an sm_100a plan", plan->entry);
-    if (plan->family != FP4LR_FAMILY_DENSE)
-        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM100A_FUSED",
-                          "no sm_100a fused kernel yet: the plan %s needs low rank or the affine "
-                          "(sm_100a runs r = 0 without wc and beta only)", plan->entry);
     if ((plan->cluster != 1 && plan->cluster != 2) || plan->tile_m != CTA_M * plan->cluster ||
         plan->tile_n != TILE_N || plan->tile_k != TILE_K)
-        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM100A_DENSE_TILE",
-                          "sm_100a dense kernels exist for tile %dx%dx%d (cluster 1) and %dx%dx%d (cluster 2); "
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM100A_TILE",
+                          "sm_100a kernels exist for tile %dx%dx%d (cluster 1) and %dx%dx%d (cluster 2); "
                           "the plan asks %dx%dx%d, cluster %d",
                           CTA_M, TILE_N, TILE_K, 2 * CTA_M, TILE_N, TILE_K, plan->tile_m, plan->tile_n,
                           plan->tile_k, plan->cluster);
     if (plan->problem.out != FP4LR_OUT_BF16)
-        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM100A_DENSE_OUT",
-                          "sm_100a dense kernels write bf16; %s output is not built yet",
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM100A_OUT",
+                          "sm_100a kernels write bf16; %s output is not built yet",
                           fp4lr_out_name(plan->problem.out));
+    return fp4lr_ok();
+}
+
+int fp4lr_sm100a_lora_chunk(const fp4lr_plan *plan)
+{
+    int rc = 16;
+    while (rc * 2 <= plan->budget.lora_chunk && rc * 2 <= 64)
+        rc *= 2;
+    return rc;
+}
+
+int fp4lr_sm100a_lora_slots(const fp4lr_plan *plan)
+{
+    const int rc = fp4lr_sm100a_lora_chunk(plan);
+    int slots = plan->budget.stages_lora * (plan->budget.lora_chunk / rc);
+    if (slots > FP4LR_SM100A_LORA_SLOTS)
+        slots = FP4LR_SM100A_LORA_SLOTS;
+    return slots < 1 ? 1 : slots;
+}
+
+static fp4lr_status lowrank_params(const fp4lr_ctx *ctx, const fp4lr_plan *plan, const fp4lr_args *dev,
+                                   fp4lr_sm100a_lora_params *lr)
+{
+    const fp4lr_problem *p = &plan->problem;
+    memset(lr, 0, sizeof *lr);
+    const uint32_t rc = (uint32_t)fp4lr_sm100a_lora_chunk(plan);
+    lr->wc = p->has_wc ? (uint64_t)(uintptr_t)dev->wc : 0;
+    lr->beta = p->has_beta ? (uint64_t)(uintptr_t)dev->beta : 0;
+    lr->N = (uint32_t)p->N;
+    lr->sub = 1;
+    lr->wk = rc;
+    lr->ksteps = rc / 16;
+    /* K-major rows of 2*rc bytes with the matching swizzle; SBO = 8 rows */
+    fp4lr_sm100a_swizzle sw = rc == 64 ? FP4LR_SM100A_SWIZZLE_128B : rc == 32 ? FP4LR_SM100A_SWIZZLE_64B
+                                                                            : FP4LR_SM100A_SWIZZLE_32B;
+    lr->deschi = (uint32_t)(fp4lr_sm100a_smem_desc(0, 0, 8 * 2 * rc, sw, 0) >> 32);
+    lr->slots = 1;
+    if (p->r == 0)
+        return fp4lr_ok(); /* affine only: no chunks; the kernel never touches the zeroed maps */
+    lr->chunks = (uint32_t)((p->r + rc - 1) / rc);
+    lr->slots = (uint32_t)fp4lr_sm100a_lora_slots(plan);
+    fp4lr_tmap_desc d = fp4lr_tmap_lowrank(dev->L, p->M, p->r, p->ldL, rc, CTA_M);
+    FP4LR_TRY(fp4lr_tmap_encode(ctx, &lr->tmL, &d));
+    d = fp4lr_tmap_lowrank(dev->U, p->N, p->r, p->ldU, rc, (uint32_t)(TILE_N / plan->cluster));
+    FP4LR_TRY(fp4lr_tmap_encode(ctx, &lr->tmU, &d));
     return fp4lr_ok();
 }
 
@@ -76,6 +120,8 @@ fp4lr_status fp4lr_sm100a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *pl
     out->tiles_m = (uint32_t)((p->M + plan->tile_m - 1) / plan->tile_m);
     out->tiles_n = (uint32_t)((p->N + TILE_N - 1) / TILE_N);
     out->group = FP4LR_SM100A_GROUP;
+    if (plan->family == FP4LR_FAMILY_FUSED)
+        FP4LR_TRY(lowrank_params(ctx, plan, dev, &out->lr));
     return fp4lr_ok();
 }
 
@@ -86,8 +132,12 @@ fp4lr_status fp4lr_sm100a_launch(const fp4lr_ctx *ctx, CUfunction f, const fp4lr
         return fp4lr_fail(FP4LR_E_INVALID, "NULL_POINTER",
                           "fp4lr_sm100a_launch: context, plan and parameters are required");
     FP4LR_TRY(check_plan(plan));
+    fp4lr_sm100a_lora_params *lr = &prm->lr;
     void *args[] = {&prm->tmA, &prm->tmW, &prm->tmSFA, &prm->tmSFW, &prm->tmY,
-                    &prm->num_k_stages, &prm->alpha, &prm->tiles_m, &prm->tiles_n, &prm->group};
+                    &prm->num_k_stages, &prm->alpha, &prm->tiles_m, &prm->tiles_n, &prm->group,
+                    /* fused only (the driver reads as many as the entry declares) */
+                    &lr->tmL, &lr->tmU, &lr->wc, &lr->beta, &lr->N, &lr->chunks, &lr->slots, &lr->sub,
+                    &lr->ksteps, &lr->wk, &lr->deschi};
     /* persistent: at most one CTA (pair) per cluster tile, whole clusters, at least one */
     const int64_t cluster = plan->cluster;
     const int64_t ctas = (int64_t)prm->tiles_m * prm->tiles_n * cluster;

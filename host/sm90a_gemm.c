@@ -28,15 +28,6 @@ int fp4lr_sm90a_lora_chunk(const fp4lr_plan *plan)
     return rc;
 }
 
-/* L or U: bf16 {r, rows}, one chunk of rc ranks per box, swizzled over its 2*rc bytes. */
-static fp4lr_tmap_desc tmap_lowrank(const void *addr, int64_t rows, int64_t r, int64_t ld, uint32_t rc,
-                                    uint32_t box_rows)
-{
-    CUtensorMapSwizzle sw = rc == 16 ? CU_TENSOR_MAP_SWIZZLE_32B : rc == 32 ? CU_TENSOR_MAP_SWIZZLE_64B
-                                                                          : CU_TENSOR_MAP_SWIZZLE_128B;
-    return fp4lr_tmap_bf16(addr, r, rows, ld, rc, box_rows, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
-}
-
 static fp4lr_status lowrank_params(const fp4lr_ctx *ctx, const fp4lr_plan *plan, const fp4lr_args *dev,
                                    fp4lr_sm90a_lora_params *lr)
 {
@@ -65,9 +56,9 @@ static fp4lr_status lowrank_params(const fp4lr_ctx *ctx, const fp4lr_plan *plan,
     if (slots > FP4LR_SM90A_LORA_SLOTS)
         slots = FP4LR_SM90A_LORA_SLOTS;
     lr->slots = (uint32_t)slots;
-    fp4lr_tmap_desc d = tmap_lowrank(dev->L, p->M, p->r, p->ldL, rc, TILE_M);
+    fp4lr_tmap_desc d = fp4lr_tmap_lowrank(dev->L, p->M, p->r, p->ldL, rc, TILE_M);
     FP4LR_TRY(fp4lr_tmap_encode(ctx, &lr->tmL, &d));
-    d = tmap_lowrank(dev->U, p->N, p->r, p->ldU, rc, TILE_N);
+    d = fp4lr_tmap_lowrank(dev->U, p->N, p->r, p->ldU, rc, TILE_N);
     FP4LR_TRY(fp4lr_tmap_encode(ctx, &lr->tmU, &d));
     return fp4lr_ok();
 }

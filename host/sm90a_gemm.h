@@ -6,6 +6,7 @@
 #define FP4LR_SM90A_GEMM_H
 
 #include "device.h"
+#include "lowrank_params.h"
 #include "plan.h"
 #include "problem.h"
 #include "status.h"
@@ -16,17 +17,7 @@
 #define FP4LR_SM90A_LORA_SLOTS 4
 
 /* The fused family's extra parameters, in kernel order (after the dense ones). */
-typedef struct fp4lr_sm90a_lora_params {
-    CUtensorMap tmL, tmU;
-    uint64_t wc, beta;        /* device addresses, 0 when absent */
-    uint32_t N;
-    uint32_t chunks;          /* ceil(r / rc) low-rank chunks per tile; 0 without low rank */
-    uint32_t slots;           /* ring slots used */
-    uint32_t sub;             /* boxes per chunk (1: rc <= 64) */
-    uint32_t ksteps;          /* rc / 16 */
-    uint32_t wk;              /* ranks per box = rc */
-    uint32_t deschi;          /* wgmma descriptor high word for 2*rc-byte swizzled rows */
-} fp4lr_sm90a_lora_params;
+typedef fp4lr_lowrank_params fp4lr_sm90a_lora_params;
 
 /* The five tensor maps and the scalars, in the kernel's parameter order. */
 typedef struct fp4lr_sm90a_params {

@@ -52,3 +52,11 @@ fp4lr_tmap_desc fp4lr_tmap_bf16(const void *addr, int64_t inner, int64_t rows, i
     return tmap_2d(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, addr, inner, rows, ld * 2, box_inner, box_rows, swizzle,
                    promotion);
 }
+
+fp4lr_tmap_desc fp4lr_tmap_lowrank(const void *addr, int64_t rows, int64_t r, int64_t ld, uint32_t rc,
+                                   uint32_t box_rows)
+{
+    CUtensorMapSwizzle sw = rc == 16 ? CU_TENSOR_MAP_SWIZZLE_32B : rc == 32 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                                          : CU_TENSOR_MAP_SWIZZLE_128B;
+    return fp4lr_tmap_bf16(addr, r, rows, ld, rc, box_rows, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
+}

@@ -31,4 +31,10 @@ fp4lr_tmap_desc fp4lr_tmap_scale_atoms(const void *addr, int64_t rows, int64_t k
 fp4lr_tmap_desc fp4lr_tmap_bf16(const void *addr, int64_t inner, int64_t rows, int64_t ld, uint32_t box_inner,
                                 uint32_t box_rows, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promotion);
 
+/* L or U of the low-rank term: BFLOAT16 {r, rows}, rows ld elements apart, one chunk of rc
+ * ranks per box ({rc, box_rows}), swizzled over its 2*rc-byte rows (32B, 64B, 128B for
+ * rc = 16, 32, 64), L2 promotion 128B. */
+fp4lr_tmap_desc fp4lr_tmap_lowrank(const void *addr, int64_t rows, int64_t r, int64_t ld, uint32_t rc,
+                                   uint32_t box_rows);
+
 #endif

@@ -395,6 +395,24 @@ Test(sm100a_idesc, print_describes_the_fields)
 
 static fp4lr_status print_sdesc(FILE *f, uint64_t v) { return fp4lr_sm100a_smem_desc_print(f, v); }
 
+/* kind::f16, bf16 x bf16 -> fp32 (the fused kernels' low-rank MMA): the block-scaled
+ * worked value of the same M x N with the D format F32 (bit 4) where the SFB ID would be. */
+Test(sm100a_idesc, f16_bf16_worked_values)
+{
+    cr_expect_eq(fp4lr_sm100a_idesc_f16_bf16(128, 256, 1), 0x08400490u);
+    cr_expect_eq(fp4lr_sm100a_idesc_f16_bf16(256, 256, 2), 0x10400490u);
+    cr_expect_eq(fp4lr_sm100a_idesc_f16_bf16(128, 128, 1), 0x08200490u);
+    cr_expect_eq(fp4lr_sm100a_idesc_f16_bf16(128, 256, 2), 0x08400490u, "the pair may issue M = 128 too");
+    fp4lr_sm100a_idesc d = fp4lr_sm100a_idesc_for_format(FP4LR_NVFP4, 2, 256);
+    cr_expect_eq(fp4lr_sm100a_idesc_f16_bf16(256, 256, 2), fp4lr_sm100a_idesc_block_scaled(&d) | (1u << 4));
+    /* shapes the MMA cannot issue */
+    cr_expect_eq(fp4lr_sm100a_idesc_f16_bf16(256, 256, 1), 0u, "M = 256 needs the pair");
+    cr_expect_eq(fp4lr_sm100a_idesc_f16_bf16(64, 256, 1), 0u);
+    cr_expect_eq(fp4lr_sm100a_idesc_f16_bf16(128, 264, 1), 0u);
+    cr_expect_eq(fp4lr_sm100a_idesc_f16_bf16(256, 200, 2), 0u, "N steps of 16 with the pair");
+    cr_expect_eq(fp4lr_sm100a_idesc_f16_bf16(128, 256, 3), 0u);
+}
+
 Test(sm100a_smem_desc, sw128_kmajor_constant)
 {
     for (uint32_t addr = 0; addr < FP4LR_SM100A_SMEM_DESC_ADDR_LIMIT; addr += 1024) {

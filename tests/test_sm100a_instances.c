@@ -29,16 +29,20 @@
 
 #include "plan.h"
 #include "sm100a_desc.h"
+#include "sm100a_gemm.h"
 
 #define PTX_DIR "ptx/sm100a"
-#define MAX_KERNELS 32
+#define MAX_KERNELS 48
 
 typedef struct sm100a_kernel {
     char file[256];
     char entry[FP4LR_ENTRY_NAME_LEN];
     char declared[FP4LR_ENTRY_NAME_LEN]; /* the name after .entry */
     fp4lr_format format;
+    int fused;
     int tm, tn, tk, cluster, stages;
+    long lora_at;         /* fused: offset of the low-rank ring ("low-rank ring at N") */
+    unsigned idesc_lr;    /* fused: the kind::f16 idesc of the low-rank MMAs */
     long smem_total;
     int tmem_alloc, tmem_used, acc_stages;
     int tcgen05_ops;      /* tcgen05 instructions carrying a cta_group */
@@ -65,10 +69,12 @@ static void parse_kernel(const char *name, sm100a_kernel *k)
 {
     memset(k, 0, sizeof *k);
     snprintf(k->file, sizeof k->file, "%s/%s", PTX_DIR, name);
-    char fmt[8];
-    cr_assert_eq(sscanf(name, "fp4lr_sm100a_%5[a-z0-9]_dense_m%dn%dk%d_c%d_s%d.ptx", fmt, &k->tm, &k->tn,
+    char fmt[8], fam[8];
+    cr_assert_eq(sscanf(name, "fp4lr_sm100a_%5[a-z0-9]_%5[a-z]_m%dn%dk%d_c%d_s%d.ptx", fmt, fam, &k->tm, &k->tn,
                         &k->tk, &k->cluster, &k->stages),
-                 6, "unexpected kernel file name %s", name);
+                 7, "unexpected kernel file name %s", name);
+    cr_assert(strcmp(fam, "dense") == 0 || strcmp(fam, "fused") == 0, "%s: family %s", name, fam);
+    k->fused = strcmp(fam, "fused") == 0;
     cr_assert(strcmp(fmt, "nvfp4") == 0 || strcmp(fmt, "mxfp4") == 0, "%s: format %s", name, fmt);
     k->format = strcmp(fmt, "nvfp4") == 0 ? FP4LR_NVFP4 : FP4LR_MXFP4;
     snprintf(k->entry, sizeof k->entry, "%.*s", (int)(strlen(name) - 4), name);
@@ -86,6 +92,10 @@ static void parse_kernel(const char *name, sm100a_kernel *k)
             sscanf(t, "Accumulator stages: %d", &k->acc_stages);
         else if ((t = strstr(line, ".visible .entry ")))
             sscanf(t, ".visible .entry %95[A-Za-z0-9_]", k->declared);
+        else if ((t = strstr(line, "low-rank ring at ")))
+            sscanf(t, "low-rank ring at %ld", &k->lora_at);
+        else if ((t = strstr(line, "mov.b32 %idesc_lr, ")))
+            sscanf(t, "mov.b32 %%idesc_lr, 0x%x;", &k->idesc_lr);
         else
             note_cta_group(k, line);
     }
@@ -94,6 +104,10 @@ static void parse_kernel(const char *name, sm100a_kernel *k)
     cr_assert_gt(k->tmem_alloc, 0, "%s: no '//   tmem alloc N columns' line in its header", k->file);
     cr_assert_gt(k->tmem_used, 0, "%s: no 'N used' in its tmem alloc line", k->file);
     cr_assert_gt(k->acc_stages, 0, "%s: no 'Accumulator stages: N' line in its header", k->file);
+    if (k->fused) {
+        cr_assert_gt(k->lora_at, 0, "%s: no 'low-rank ring at N' line in its header", k->file);
+        cr_assert_neq(k->idesc_lr, 0u, "%s: no 'mov.b32 %%idesc_lr, 0x...' instruction", k->file);
+    }
 }
 
 static int load_kernels(sm100a_kernel *out, int cap)
@@ -119,15 +133,50 @@ static fp4lr_problem dense_problem(fp4lr_format f)
     return p;
 }
 
-/* The plan the solver makes for the kernel's tile and cluster, unforced. */
+/* The fused problems the instantiations cover: every rank of OPERATOR.md's shapes and
+ * tests, with and without the affine, and (pair) both budget policies. */
+static const int64_t fused_ranks[] = {0, 16, 32, 48, 64, 128, 256, 1024};
+#define N_FUSED_RANKS ((int)(sizeof fused_ranks / sizeof fused_ranks[0]))
+
+/* Fused problem i of the set: rank i / 2, affine when i is even (rank 0 always has it). */
+static fp4lr_problem fused_problem(fp4lr_format f, int i)
+{
+    fp4lr_problem p = dense_problem(f);
+    p.r = fused_ranks[i / 2];
+    p.has_wc = p.has_beta = p.r == 0 || i % 2 == 0;
+    return p;
+}
+
+/* The plan the solver makes for the kernel's tile and cluster, unforced: the first problem
+ * (dense: the dense problem; fused: the set above) and policy (split, then naive: the pair's
+ * diagnostic instantiations) whose plan names the kernel. */
 static fp4lr_plan plan_for(const sm100a_kernel *k)
 {
-    fp4lr_problem p = dense_problem(k->format);
     fp4lr_plan_opts o = {.tile_m = k->tm, .tile_n = k->tn, .tile_k = k->tk, .cluster = k->cluster};
     fp4lr_plan plan;
-    fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM100A, &o, &plan);
-    cr_assert_eq(st.code, FP4LR_OK, "%s: %s", k->entry, st.msg);
+    for (int pol = FP4LR_POLICY_SPLIT; pol <= FP4LR_POLICY_NAIVE; pol++)
+        for (int i = 0; i < (k->fused ? 2 * N_FUSED_RANKS : 1); i++) {
+            fp4lr_problem p = k->fused ? fused_problem(k->format, i) : dense_problem(k->format);
+            o.policy = (fp4lr_policy)pol;
+            fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM100A, &o, &plan);
+            cr_assert_eq(st.code, FP4LR_OK, "%s: %s", k->entry, st.msg);
+            if (strcmp(plan.entry, k->entry) == 0)
+                return plan;
+        }
+    cr_assert_fail("%s: no rank, affine or policy gives a plan for it (an instantiation nothing uses)", k->entry);
     return plan;
+}
+
+/* The fused kernel's low-rank ring, as the host sizes it, fits the plan's shared memory. */
+static void expect_ring_fits(const sm100a_kernel *k, const fp4lr_plan *plan)
+{
+    if (!k->fused || plan->problem.r == 0)
+        return;
+    const int64_t rc = fp4lr_sm100a_lora_chunk(plan), slots = fp4lr_sm100a_lora_slots(plan);
+    const int64_t need = k->lora_at + slots * (128 + 256 / k->cluster) * rc * 2;
+    cr_expect_leq(need, plan->smem_bytes, "%s r=%lld: ring at %ld + %lld x %lld B > plan %lld B", k->entry,
+                  (long long)plan->problem.r, k->lora_at, (long long)slots,
+                  (long long)((128 + 256 / k->cluster) * rc * 2), (long long)plan->smem_bytes);
 }
 
 Test(sm100a_instances, entries_are_the_solvers)
@@ -143,6 +192,11 @@ Test(sm100a_instances, entries_are_the_solvers)
                      plan.budget.stages_main);
         cr_expect_leq(k[i].smem_total, plan.smem_bytes, "%s: kernel map %ld B > plan %lld B", k[i].entry,
                       k[i].smem_total, (long long)plan.smem_bytes);
+        if (k[i].fused) {
+            cr_expect_eq(k[i].lora_at, k[i].smem_total, "%s: the ring starts after the fixed map", k[i].entry);
+            cr_expect_eq(k[i].idesc_lr, fp4lr_sm100a_idesc_f16_bf16(128 * k[i].cluster, k[i].tn, k[i].cluster),
+                         "%s: low-rank idesc 0x%08x", k[i].entry, k[i].idesc_lr);
+        }
     }
 }
 
@@ -336,6 +390,32 @@ Test(sm100a_instances, default_plans_are_built)
         }
 }
 
+/* Every fused problem of the set, one CTA and the pair, split and (pair) naive policy: its
+ * plan names a built kernel and the kernel's low-rank ring fits the plan. */
+Test(sm100a_instances, fused_plans_are_built)
+{
+    sm100a_kernel k[MAX_KERNELS];
+    int n = load_kernels(k, MAX_KERNELS);
+    for (int f = 0; f < 2; f++)
+        for (int c = 1; c <= 2; c++)
+            for (int pol = FP4LR_POLICY_SPLIT; pol <= (c == 2 ? FP4LR_POLICY_NAIVE : FP4LR_POLICY_SPLIT); pol++)
+                for (int i = 0; i < 2 * N_FUSED_RANKS; i++) {
+                    fp4lr_problem p = fused_problem((fp4lr_format)f, i);
+                    fp4lr_plan_opts o = {.cluster = c, .policy = (fp4lr_policy)pol};
+                    fp4lr_plan plan;
+                    fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM100A, &o, &plan);
+                    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+                    int found = -1;
+                    for (int j = 0; j < n; j++)
+                        if (strcmp(k[j].entry, plan.entry) == 0)
+                            found = j;
+                    cr_expect(found >= 0, "the plan %s (r = %lld, affine %d, %s policy) has no built kernel",
+                              plan.entry, (long long)p.r, p.has_wc, pol == FP4LR_POLICY_NAIVE ? "naive" : "split");
+                    if (found >= 0)
+                        expect_ring_fits(&k[found], &plan);
+                }
+}
+
 Test(sm100a_instances, generator_output_is_reproducible)
 {
     int rc = system("python3 tools/gen_sm100a.py --check > /dev/null");
@@ -386,8 +466,8 @@ static void drop_target_note(char *s)
 
 Test(sm100a_instances, every_kernel_has_its_family_target_twin)
 {
-    sm100a_kernel ks[16];
-    int n = load_kernels(ks, 16);
+    sm100a_kernel ks[MAX_KERNELS];
+    int n = load_kernels(ks, MAX_KERNELS);
     cr_assert_geq(n, 4);
     for (int i = 0; i < n; i++) {
         char a_path[256], f_path[256];

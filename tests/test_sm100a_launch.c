@@ -7,7 +7,9 @@
  *    list parsed from the kernel's .ptx (names, sizes, one struct field each, in order);
  *  - the launch has 256 threads, the plan's shared memory, the (2,1,1) cluster for the pair
  *    and a persistent grid of whole clusters;
- *  - fused plans, other tiles, other outputs and non-sm_100a plans give their own status;
+ *  - a fused plan (the pair, rank 32, wc without beta) gets the L and U maps of the host
+ *    contract, the low-rank scalars and the 21-parameter list of its .entry;
+ *  - other tiles, other outputs and non-sm_100a plans give their own status;
  *  - fp4lr_gemm on a cc 10.0 context loads <kernel dir>/sm100a/<entry>.cubin, prepares it and
  *    launches it through this launcher. */
 #include <criterion/criterion.h>
@@ -127,12 +129,14 @@ static fp4lr_ctx fake_ctx = {
 };
 
 /* Fake device addresses, 16-byte aligned and distinct. */
-enum { DEV_A = 0x20000000, DEV_SFA = 0x21000000, DEV_W = 0x22000000, DEV_SFW = 0x23000000, DEV_Y = 0x28000000 };
+enum { DEV_A = 0x20000000, DEV_SFA = 0x21000000, DEV_W = 0x22000000, DEV_SFW = 0x23000000, DEV_Y = 0x28000000,
+       DEV_L = 0x24000000, DEV_U = 0x25000000, DEV_WC = 0x26000000 };
 
 #define DEV(type, addr) ((type)(uintptr_t)(addr))
 static const fp4lr_args fake_args = {
     .A = DEV(const uint8_t *, DEV_A), .SFA = DEV(const uint8_t *, DEV_SFA), .W = DEV(const uint8_t *, DEV_W),
     .SFW = DEV(const uint8_t *, DEV_SFW), .alpha = 0.375f, .Y = DEV(void *, DEV_Y),
+    .L = DEV(const void *, DEV_L), .U = DEV(const void *, DEV_U), .wc = DEV(const float *, DEV_WC),
 };
 
 /* ---- expected values ------------------------------------------------------------------- */
@@ -356,12 +360,71 @@ static void expect_refused(fp4lr_status st, const char *rule, const char *words)
     cr_expect(strstr(st.msg, words) != NULL, "'%s' not in: %s", words, st.msg);
 }
 
-Test(sm100a_launch, fused_plans_are_refused)
+/* The fused family's parameters after the dense ones, by the kernel's names. */
+static const struct {
+    const char *param;
+    size_t offset, size;
+} lr_fields[] = {
+#define LRF(name, f, size) {name, offsetof(fp4lr_sm100a_params, lr) + offsetof(fp4lr_sm100a_lora_params, f), size}
+    LRF("p_tmL", tmL, sizeof(CUtensorMap)),  LRF("p_tmU", tmU, sizeof(CUtensorMap)),
+    LRF("p_wc", wc, sizeof(uint64_t)),       LRF("p_beta", beta, sizeof(uint64_t)),
+    LRF("p_N", N, 4),                        LRF("p_lora_chunks", chunks, 4),
+    LRF("p_lora_slots", slots, 4),           LRF("p_lora_sub", sub, 4),
+    LRF("p_lora_ksteps", ksteps, 4),         LRF("p_lora_wk", wk, 4),
+    LRF("p_lora_deschi", deschi, 4),
+#undef LRF
+};
+
+/* NVFP4 pair, M 300, N 520, K 512, r = 48, wc without beta: the solver's chunk is 48, so the
+ * kernel's rc is 32 (2 chunks of 32 ranks: 48 rounded up), the ring holds stages_lora x 48
+ * ranks in 32-rank slots; L box {32, 128} and U box {32, 128} (the CTA's half of N), 64-byte
+ * swizzle over the 64-byte rows; descriptor high word: SBO 8 x 64 = 512 (32 at bit 32), the
+ * fixed bit 46, swizzle code 4 (64B) at 61 -> 0x80004020. */
+Test(sm100a_launch, fused_pair_lowrank_maps_and_scalars)
 {
-    const fp4lr_problem lowrank = {.M = 256, .N = 256, .K = 256, .r = 32, .format = FP4LR_NVFP4};
-    const fp4lr_problem affine = {.M = 256, .N = 256, .K = 256, .format = FP4LR_MXFP4, .has_beta = 1};
-    expect_refused(make_status(&lowrank, FP4LR_ARCH_SM100A, NULL), "SM100A_FUSED", "no sm_100a fused kernel yet");
-    expect_refused(make_status(&affine, FP4LR_ARCH_SM100A, NULL), "SM100A_FUSED", "no sm_100a fused kernel yet");
+    const char *entry_prefix = "fp4lr_sm100a_nvfp4_fused_m256n256k256_c2_s";
+    const fp4lr_problem lowrank = {.M = 300, .N = 520, .K = 512, .r = 48, .format = FP4LR_NVFP4, .has_wc = 1};
+    fp4lr_plan plan = plan_of(&lowrank, FP4LR_ARCH_SM100A, NULL);
+    cr_assert_eq(strncmp(plan.entry, entry_prefix, strlen(entry_prefix)), 0, "%s", plan.entry);
+    cr_assert_eq(plan.budget.lora_chunk, 48);
+    tsupport_kparams k;
+    kernel_params_load(plan.entry, &k);
+    fp4lr_sm100a_params prm;
+    fp4lr_status st = fp4lr_sm100a_params_make(&fake_ctx, &plan, &fake_args, &prm);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    rec.nparams = k.count;
+    st = fp4lr_sm100a_launch(&fake_ctx, FAKE_FN, &plan, &prm, 148, NULL);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+
+    const int nlr = (int)(sizeof lr_fields / sizeof lr_fields[0]);
+    cr_assert_eq(k.count, NFIELDS + nlr, "%s declares %d parameters", plan.entry, k.count);
+    for (int i = 0; i < k.count; i++) {
+        const char *want = i < NFIELDS ? fields[i].param : lr_fields[i - NFIELDS].param;
+        size_t off = i < NFIELDS ? fields[i].offset : lr_fields[i - NFIELDS].offset;
+        size_t size = i < NFIELDS ? fields[i].size : lr_fields[i - NFIELDS].size;
+        cr_expect_str_eq(k.name[i], want, "%s parameter %d", plan.entry, i);
+        cr_expect_eq(k.bytes[i], size, "%s: %s", plan.entry, k.name[i]);
+        cr_expect_eq((char *)rec.params[i], (char *)&prm + off, "%s: kernelParams[%d] (%s)", plan.entry, i,
+                     k.name[i]);
+    }
+    cr_expect_eq(tsupport_fake_nmaps(), 7, "the dense five, L and U");
+    expect_map(&k, "p_tmL", DEV_L, (want_map){BF16, 2, {48, 300}, {96}, {32, 128}, SW(64B), L2(L2_128B)});
+    expect_map(&k, "p_tmU", DEV_U, (want_map){BF16, 2, {48, 520}, {96}, {32, 128}, SW(64B), L2(L2_128B)});
+    uint64_t wc, beta;
+    memcpy(&wc, rec.params[tsupport_kparams_index(&k, "p_wc")], 8);
+    memcpy(&beta, rec.params[tsupport_kparams_index(&k, "p_beta")], 8);
+    cr_expect_eq(wc, (uint64_t)DEV_WC);
+    cr_expect_eq(beta, 0, "an absent beta is passed as 0");
+    cr_expect_eq(u32_passed(&k, "p_N"), 520);
+    cr_expect_eq(u32_passed(&k, "p_lora_chunks"), 2);
+    cr_expect_eq(u32_passed(&k, "p_lora_wk"), 32);
+    cr_expect_eq(u32_passed(&k, "p_lora_ksteps"), 2);
+    cr_expect_eq(u32_passed(&k, "p_lora_sub"), 1);
+    cr_expect_eq(u32_passed(&k, "p_lora_deschi"), 0x80004020u);
+    cr_expect_eq(u32_passed(&k, "p_lora_slots"), (uint32_t)fp4lr_sm100a_lora_slots(&plan));
+    cr_expect_eq(rec.cfg.sharedMemBytes, (unsigned)plan.smem_bytes);
+    cr_expect_eq(rec.cfg.blockDimX, 256);
+    cr_expect_eq(rec.attr.value.clusterDim.x, 2);
 }
 
 Test(sm100a_launch, other_tiles_outputs_and_arches_are_refused)
@@ -370,21 +433,10 @@ Test(sm100a_launch, other_tiles_outputs_and_arches_are_refused)
     const fp4lr_problem f16 = {.M = 512, .N = 512, .K = 512, .format = FP4LR_NVFP4, .out = FP4LR_OUT_F16};
     const fp4lr_plan_opts narrow = {.tile_n = 128, .cluster = 1};
     const fp4lr_plan_opts short_k = {.tile_k = 128, .cluster = 2};
-    expect_refused(make_status(&dense, FP4LR_ARCH_SM100A, &narrow), "SM100A_DENSE_TILE", "128x128x256, cluster 1");
-    expect_refused(make_status(&dense, FP4LR_ARCH_SM100A, &short_k), "SM100A_DENSE_TILE", "256x256x128, cluster 2");
-    expect_refused(make_status(&f16, FP4LR_ARCH_SM100A, NULL), "SM100A_DENSE_OUT", "f16");
+    expect_refused(make_status(&dense, FP4LR_ARCH_SM100A, &narrow), "SM100A_TILE", "128x128x256, cluster 1");
+    expect_refused(make_status(&dense, FP4LR_ARCH_SM100A, &short_k), "SM100A_TILE", "256x256x128, cluster 2");
+    expect_refused(make_status(&f16, FP4LR_ARCH_SM100A, NULL), "SM100A_OUT", "f16");
     expect_refused(make_status(&dense, FP4LR_ARCH_SM90A, NULL), "SM100A_PLAN", "fp4lr_sm90a_");
-}
-
-/* The launcher refuses a fused plan too, before the driver sees anything. */
-Test(sm100a_launch, launch_refuses_a_fused_plan)
-{
-    const fp4lr_problem lowrank = {.M = 256, .N = 256, .K = 256, .r = 16, .format = FP4LR_NVFP4};
-    fp4lr_plan plan = plan_of(&lowrank, FP4LR_ARCH_SM100A, NULL);
-    fp4lr_sm100a_params prm;
-    memset(&prm, 0, sizeof prm);
-    expect_refused(fp4lr_sm100a_launch(&fake_ctx, FAKE_FN, &plan, &prm, 148, NULL), "SM100A_FUSED", "fused");
-    cr_expect_eq(rec.launches, 0);
 }
 
 /* ---- fp4lr_gemm dispatches sm_100a plans here ---------------------------------------------- */
@@ -451,22 +503,38 @@ Test(sm100a_launch, gemm_dispatches_dense_sm100a_plans)
     cr_expect_eq(rec.attr.value.clusterDim.x, 2);
 }
 
-/* A fused sm_100a plan stops at the launcher's status: no module is loaded, nothing launched. */
-Test(sm100a_launch, gemm_reports_the_missing_fused_kernel)
+/* A fused sm_100a plan goes the same way: the runtime loads the fused pair's cubin and the
+ * launcher passes the dense maps, L and U and the 21 parameters of the fused entry. */
+Test(sm100a_launch, gemm_dispatches_fused_sm100a_plans)
 {
-    fp4lr_runtime rt;
-    fp4lr_status st = fp4lr_runtime_init(&rt, &fake_ctx, "/nonexistent");
-    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
     const fp4lr_problem p = {.M = 300, .N = 520, .K = 1280, .r = 32, .format = FP4LR_NVFP4};
-    const fp4lr_args args = {.A = fake_args.A, .SFA = fake_args.SFA, .W = fake_args.W, .SFW = fake_args.SFW,
-                             .L = DEV(const uint16_t *, 0x24000000), .U = DEV(const uint16_t *, 0x25000000),
-                             .alpha = 1.0f, .Y = fake_args.Y};
+    fp4lr_plan want = plan_of(&p, FP4LR_ARCH_SM100A, NULL);
+    cr_assert_eq(want.family, FP4LR_FAMILY_FUSED);
+    char dir[64];
+    fake_kernel_dir(dir, sizeof dir, want.entry);
+    unsetenv("FP4LR_KERNEL_DIR");
+    rec.clusters = 60;
+    tsupport_kparams k;
+    kernel_params_load(want.entry, &k);
+    rec.nparams = k.count;
+
+    fp4lr_runtime rt;
+    fp4lr_status st = fp4lr_runtime_init(&rt, &fake_ctx, dir);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
     fp4lr_plan plan;
     st = fp4lr_runtime_plan(&rt, &p, NULL, &plan);
     cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
-    expect_refused(fp4lr_gemm(&rt, &plan, &args, NULL), "SM100A_FUSED", "no sm_100a fused kernel yet");
-    cr_expect_eq(rt.nkernels, 0);
-    cr_expect_eq(rec.launches, 0);
-    cr_expect_eq(tsupport_fake_nmaps(), 0);
+    cr_assert_str_eq(plan.entry, want.entry);
+    st = fp4lr_gemm(&rt, &plan, &fake_args, NULL);
     fp4lr_runtime_release(&rt);
+    remove_kernel_dir(dir, want.entry);
+
+    cr_assert_eq(st.code, FP4LR_OK, "%s: %s", st.rule, st.msg);
+    cr_expect_str_eq(rec.function, want.entry);
+    cr_expect_eq(rec.dyn_smem_set, (int)plan.smem_bytes);
+    cr_assert_eq(rec.launches, 1);
+    cr_expect_eq(k.count, 21);
+    cr_expect_eq(tsupport_fake_nmaps(), 7, "A, W, SFA, SFW, Y, L, U");
+    cr_expect_eq(rec.cfg.sharedMemBytes, (unsigned)plan.smem_bytes);
+    cr_expect_eq(rec.attr.value.clusterDim.x, 2);
 }

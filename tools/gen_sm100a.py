@@ -21,6 +21,7 @@ import sys
 
 from ptxgen import Emitter, advance
 import ptxgen
+import sm100a_fused as fused
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUTDIR = os.path.join(os.path.dirname(HERE), "ptx")   # each target writes into OUTDIR/<target>/
@@ -57,18 +58,25 @@ FORMATS = {
 # The stage counts and the accumulator stages equal what host/budget.c solves for the tile
 # (fp4lr-budget --arch sm100a --tile 128x256x256 --cluster 1 / 256x256x256 --cluster 2);
 # tests/test_sm100a_instances.c checks them.
+# Fused (r > 0 or the affine): the solver's counts over the ranks 0..1024 with and without the
+# affine are 2 and 3 (one CTA) and 3, 4, 5 (pair); the naive policy (full-size W and U charged
+# per CTA: the diagnostic curve of ARCHITECTURE.md sec. 5) gives 2 and 3 for the pair.
 CONFIGS = [
-    ("nvfp4", 1, 3, 1),
-    ("mxfp4", 1, 3, 1),
-    ("nvfp4", 2, 5, 1),
-    ("mxfp4", 2, 5, 1),
-]
-# every configuration for both targets: (target, format, cluster, main stages, acc stages)
+    ("nvfp4", "dense", 1, 3, 1),
+    ("mxfp4", "dense", 1, 3, 1),
+    ("nvfp4", "dense", 2, 5, 1),
+    ("mxfp4", "dense", 2, 5, 1),
+    # the naive-policy pair (full W charged per CTA): 3 stages, the diagnostic curve's middle point
+    ("nvfp4", "dense", 2, 3, 1),
+    ("mxfp4", "dense", 2, 3, 1),
+] + [(f, "fused", 1, s, 1) for f in ("nvfp4", "mxfp4") for s in (3, 2)] \
+  + [(f, "fused", 2, s, 1) for f in ("nvfp4", "mxfp4") for s in (5, 4, 3, 2)]
+# every configuration for both targets: (target, format, family, cluster, main stages, acc stages)
 INSTANCES = [(t,) + c for t in TARGETS for c in CONFIGS]
 
 
-def entry_name(fmt, cluster, stages, target="sm100a"):
-    return f"fp4lr_{target}_{fmt}_dense_m{BM * cluster}n{BN}k{BK}_c{cluster}_s{stages}"
+def entry_name(fmt, cluster, stages, target="sm100a", family="dense"):
+    return f"fp4lr_{target}_{fmt}_{family}_m{BM * cluster}n{BN}k{BK}_c{cluster}_s{stages}"
 
 
 # ---- descriptors (fact sheet sec. 2, sec. 3, sec. 5.3) ------------------------------------------
@@ -101,17 +109,18 @@ assert (OPND_HI << 32) == 0x4000404000000000 and (SF_HI << 32) == 0x000040080000
 class Kernel:
     """Everything that varies between instantiations, derived once."""
 
-    def __init__(self, fmt, cluster, stages, acc, target="sm100a"):
-        assert cluster in (1, 2) and stages >= 2 and acc in (1, 2)
+    def __init__(self, fmt, cluster, stages, acc, target="sm100a", family="dense"):
+        assert cluster in (1, 2) and stages >= 2 and acc in (1, 2) and family in ("dense", "fused")
         self.fmt, self.cl, self.stages, self.acc = fmt, cluster, stages, acc
+        self.family, self.fused, self.bn = family, family == "fused", BN
         self.block, self.scale_name, kinds, self.ue8m0 = FORMATS[fmt]
         self.target = target
         self.ptx_version, self.ptx_target, spelling = TARGETS[target]
         self.kind = kinds[spelling]
-        self.name = entry_name(fmt, cluster, stages, target)
+        self.name = entry_name(fmt, cluster, stages, target, family)
         self.target_note = "" if target == "sm100a" else f"""
 // Target {self.ptx_target}, the family target: the same kernel as
-// {entry_name(fmt, cluster, stages)} (compute capability 10.0 only), spelled
+// {entry_name(fmt, cluster, stages, family=family)} (compute capability 10.0 only), spelled
 // for every 10.x part (e.g. B300, 10.3): .block{self.block} for the block-scale vector, PTX ISA 8.8.
 //"""
         self.kas = BK // (4 * self.block)          # scale atoms per 128 rows per stage
@@ -130,10 +139,14 @@ class Kernel:
         assert L["stage"] % 1024 == 0, "SW128 operand tiles need 1024-byte aligned stages"
         L["wb"] = stages * L["stage"]
         L["fixed"] = L["wb"] + WB_BUFS * WB_BUF
-        self.nbar = 2 * stages + 2 * acc
+        if self.fused:
+            fused.layout(self, L)             # the wc/beta slice before the fixed area
+        self.nbar = 2 * stages + 2 * acc + (fused.barriers(self) if self.fused else 0)
         L["slot"] = L["fixed"] + (8 * self.nbar + 15) // 16 * 16
         assert L["slot"] + 16 <= L["fixed"] + FIXED
         L["total"] = L["fixed"] + FIXED
+        if self.fused:
+            fused.ring_after_fixed(L)          # the low-rank ring, sized at run time
         self.L = L
         # tensor memory: accumulator stages, then one SF area per main stage
         self.sfa_cols = 4 * self.kas
@@ -168,6 +181,19 @@ def header(e, K):
     L = K.L
     pair = K.cl == 2
     cta_rows = " (rank v holds rows 128v..128v+127)" if pair else ""
+    if K.fused:
+        what = ("// What it computes (OPERATOR.md, the whole operator; see Family below):\n"
+                "//     Y[m,n] = bf16_rne( wc[n] * (alpha * main[m,n]) + beta[n] + (L . U^T)[m,n] )\n"
+                "//     main[m,n] = sum_k deq(A)[m,k] * deq(W)[n,k]")
+        aff_line = f"\n//   [{L['aff']:6d}]  wc/beta slice, {BN} + {BN} fp32"
+        bar_line = (f"\n//                    lfull[{fused.LORA_SLOTS}], lempty[{fused.LORA_SLOTS}], "
+                    f"affdone[{K.acc}], lrdone[{K.acc}], affready, affempty")
+        lora_line = (f"\n//   [{L['lora']:6d}]  low-rank ring at {L['lora']}: slots x (128 + {K.bn_cta}) x rc x 2 bytes, "
+                     "set by the host")
+    else:
+        what = ("// What it computes (OPERATOR.md, r = 0, no affine):\n"
+                "//     Y[m,n] = bf16_rne( alpha * sum_k deq(A)[m,k] * deq(W)[n,k] )")
+        aff_line = bar_line = lora_line = ""
     sf_ids = ("SF ID 0 (the four ue4m3 bytes of a TMEM word are the four 16-blocks of K = 64)"
               if K.mma_per_atom == 1 else
               "SF ID 0 for even k (bytes 0-1: the two 32-blocks of K 0..63 of the atom) and 2 for odd k (bytes 2-3)")
@@ -181,8 +207,7 @@ def header(e, K):
 // available).  It is verified by ptxas and by the budget/instance tests only; the
 // assumptions a Blackwell run must confirm are listed at the end of this header.
 //{K.target_note}
-// What it computes (OPERATOR.md, r = 0, no affine):
-//     Y[m,n] = bf16_rne( alpha * sum_k deq(A)[m,k] * deq(W)[n,k] )
+{what}
 // A: M x K e2m1 (K contiguous, element 2i in the low nibble of byte i), W: N x K likewise,
 // SFA / SFW: {K.scale_name} scales per {K.block} elements in the 128x4 atom layout.
 // The tensor cores multiply the 4-bit operands with their block scales directly:
@@ -204,7 +229,7 @@ def header(e, K):
 //                    `empty`{" (multicast to both CTAs)" if pair else ""}; after the tile's last stage commits to `accfull`.
 //   warp 2           tensor-memory allocator: tcgen05.alloc / relinquish_alloc_permit at
 //                    start, tcgen05.dealloc at the end ({K.tmem_alloc} columns{", both CTAs, cluster-synchronised" if pair else ""}).
-//   warp 3           idle.
+//   warp 3           {"low-rank producer (see Family below)." if K.fused else "idle."}
 //   warps 4-7        epilogue: warp w reads TMEM lanes 32(w%4)..32(w%4)+31 = tile rows
 //                    {"128v + " if pair else ""}32(w%4)+lane; per tile waits `accfull`, tcgen05.fence::after_thread_sync,
 //                    tcgen05.ld.sync.aligned.32x32b.x32 ({BN // 32} loads = {BN} columns), tcgen05.wait::ld,
@@ -216,7 +241,7 @@ def header(e, K):
 // Launch: {THREADS} threads, {"clusters of (2,1,1), " if pair else ""}dynamic shared memory {L['total']} B, persistent grid
 // (at most one {"pair" if pair else "CTA"} per tile{", a whole number of pairs" if pair else ""}); one CTA per SM (the shared memory admits one).
 //
-{cluster_doc(K)}
+{cluster_doc(K)}{fused.header_doc(K) if K.fused else ""}
 //
 // Barrier protocol (mbarriers in shared memory; phases tracked by parity bits):
 //   full[s]     count 1  {"even CTA: " if pair else ""}the producer's arrive.expect_tx({K.tx_bytes} B{" = both CTAs' stage" if pair else ""});
@@ -237,10 +262,10 @@ def header(e, K):
 //   [{L['sfa']:6d} + s*{L['stage']}]  SFA       {K.kas} atom(s) x 1 row block, raw bytes          ({K.kas * ATOM} B)
 //   [{L['sfb']:6d} + s*{L['stage']}]  SFW       {K.kas} atom(s) x {K.sfb_blocks} row blocks, raw bytes         ({K.sfb_blocks * K.kas * ATOM} B)
 //   [{L['wb']:6d} + b*{WB_BUF}]  epilogue staging, {WB_BUFS} buffers of {BM} x {EPI_CHUNK} bf16, swizzle 128B
-//                                   (warp w's 32 rows at +4096*(w%4))
-//   [{L['fixed']:6d}]  mbarriers: full[{K.stages}], empty[{K.stages}], accfull[{K.acc}], accempty[{K.acc}]
+//                                   (warp w's 32 rows at +4096*(w%4)){aff_line}
+//   [{L['fixed']:6d}]  mbarriers: full[{K.stages}], empty[{K.stages}], accfull[{K.acc}], accempty[{K.acc}]{bar_line}
 //   [{L['slot']:6d}]  TMEM base address slot (written by tcgen05.alloc)
-//   total {L['total']} bytes (host/budget.c charges the same objects; fixed area {FIXED} B).
+//   total {L['total']} bytes (host/budget.c charges the same objects; fixed area {FIXED} B).{lora_line}
 //
 // Tensor memory map (128 lanes x 32-bit columns):
 //   tmem alloc {K.tmem_alloc} columns (tcgen05.alloc.{K.cg}, a power of two), {K.tmem_total} used
@@ -302,6 +327,8 @@ def assumptions_doc(K):
     ]
     if K.mma_per_atom == 2:
         items.append("scale_vec::2X at K = 64: SF ID 0/2 selects bytes 0-1 / 2-3 of the word (sec. 5.3).")
+    if K.fused:
+        items += fused.assumptions(K)
     if K.cl == 2:
         items += [
             "cp.async.bulk.tensor ... .cta_group::2 with the even CTA's barrier: the odd CTA's bytes\n"
@@ -315,14 +342,16 @@ def assumptions_doc(K):
 
 # ---- kernel body --------------------------------------------------------------------
 
-def emit_kernel(fmt, cluster, stages, acc, target="sm100a"):
-    K = Kernel(fmt, cluster, stages, acc, target)
+def emit_kernel(fmt, family, cluster, stages, acc, target="sm100a"):
+    K = Kernel(fmt, cluster, stages, acc, target, family)
     e = Emitter(cluster)
     header(e, K)
     emit_entry(e, K)
     emit_setup(e, K)
     emit_producer(e, K)
     emit_mma(e, K)
+    if K.fused:
+        fused.emit_lowrank_producer(e, K, tile_coords, walk_start, walk_next)
     emit_epilogue(e, K)
     emit_teardown(e, K)
     e("}")
@@ -347,8 +376,8 @@ def emit_entry(e, K):
 \t.param .f32 p_alpha,
 \t.param .u32 p_tiles_m,               // ceil(M / {BM * K.cl}){" (pair tiles)" if pair else ""}
 \t.param .u32 p_tiles_n,               // ceil(N / {BN})
-\t.param .u32 p_group                  // tile rows per raster group (>= 1)
-)
+\t.param .u32 p_group{"," if K.fused else ""}                  // tile rows per raster group (>= 1)
+{fused.params() if K.fused else ""})
 .maxntid {THREADS}, 1, 1
 .minnctapersm 1
 {{""")
@@ -366,6 +395,8 @@ def emit_entry(e, K):
 \t.reg .b32 %v<64>, %pk<{BN // 2}>;   // epilogue: TMEM words, packed bf16x2 outputs
 \t.reg .f32 %alpha, %f<2>;
 """)
+    if K.fused:
+        e(fused.regs())
 
 
 def emit_setup(e, K):
@@ -384,6 +415,8 @@ def emit_setup(e, K):
 \tadd.u32 %bar_acce, %bar_accf, {8 * K.acc};
 \tadd.u32 %tslot, %sbase, {L['slot']};
 \tsetp.eq.u32 %ptrue, 0, 0;""")
+    if K.fused:
+        fused.setup(e, K)
     if pair:
         e("""\tmov.u32 %tile0, %clusterid.x;
 \tmov.u32 %tstride, %nclusterid.x;
@@ -408,6 +441,8 @@ def emit_setup(e, K):
     for i in range(K.acc):
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_accf+{8 * i}], 1;")
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_acce+{8 * i}], {4 * K.cl};")
+    if K.fused:
+        fused.init_barriers(e, K)
     e("""\tfence.mbarrier_init.release.cluster;
 \tfence.proxy.async.shared::cta;
 L_init_done:""")
@@ -429,6 +464,7 @@ L_alloc_done:
 \tbarrier.cluster.wait.acquire;""")
     else:
         e("\tbarrier.sync 0;                              // barriers initialised; the slot is written")
+    warp3 = "\n\tsetp.eq.u32 %p0, %warp, 3;\n\t@%p0 bra L_lowrank;" if K.fused else ""
     e(f"""\ttcgen05.fence::after_thread_sync;
 \tld.shared.u32 %tmem, [%tslot];              // TMEM base (lane 0, first column)
 \tadd.u32 %tsf, %tmem, {K.sf_base};              // first scale-factor column
@@ -439,8 +475,8 @@ L_alloc_done:
 \tsetp.eq.u32 %p0, %warp, 1;
 \t@%p0 bra L_mma;
 \tsetp.ge.u32 %p0, %warp, 4;
-\t@%p0 bra L_epilogue;
-\tbra L_teardown;                             // warp 2 (allocator) and warp 3
+\t@%p0 bra L_epilogue;{warp3}
+\tbra L_teardown;                             // warp 2 (allocator){"" if K.fused else " and warp 3"}
 """)
 
 
@@ -559,6 +595,9 @@ L_mma:
     e(f"\tmov.b32 %idesc, 0x{ids[0]:08X};")
     if len(ids) > 1:
         e(f"\tmov.b32 %idesc1, 0x{ids[1]:08X};           // SF ID 2 (upper half-word)")
+    if K.fused:
+        e(f"\tmov.b32 %idesc_lr, 0x{fused.kind_f16_idesc(BM * K.cl, BN):08X};        // kind::f16, bf16 x bf16 -> fp32")
+        e("\tmov.u32 %ls, 0;\n\tmov.u32 %lph, 0;                          // low-rank ring cursor")
     walk_start(e, "m", ["%s", "%ph", "%a", "%aph"])
     e("""\tmul.lo.u32 %r10, %a, 8;
 \tadd.u32 %r11, %bar_acce, %r10;
@@ -611,6 +650,8 @@ L_m_k:
 \tmul.lo.u32 %r10, %a, 8;
 \tadd.u32 %r11, %bar_accf, %r10;
 \t{commit.format('%r11')}   // accumulator a complete""")
+    if K.fused:
+        fused.emit_mma_lowrank(e, K, commit)
     advance(e, "%a", "%aph", K.acc)
     walk_next(e, "m")
     e("""L_m_done:
@@ -619,9 +660,11 @@ L_m_k:
     e("\tbra L_teardown;")
 
 
-def load_chunk(e, q):
+def load_chunk(e, q, K=None, mode="alpha"):
     """TMEM columns of chunk q (2 x tcgen05.ld.32x32b.x32) -> 32 packed bf16x2 registers
-    %pk<32q..32q+31> = bf16_rne(alpha * acc), column pairs (2p, 2p+1) low/high."""
+    %pk<32q..32q+31> = bf16_rne(alpha * acc), column pairs (2p, 2p+1) low/high.  mode
+    "plain": the accumulator already holds the result (fused, after the low-rank pass);
+    "affine": wc * (alpha * acc) + beta from the slice (fused, r = 0)."""
     c0 = EPI_CHUNK * q
     e(f"""\t// chunk {q}: TMEM columns {c0}..{c0 + EPI_CHUNK - 1} -> registers
 \tadd.u32 %r27, %r26, {c0};
@@ -629,10 +672,15 @@ def load_chunk(e, q):
 \tadd.u32 %r27, %r26, {c0 + 32};
 \ttcgen05.ld.sync.aligned.32x32b.x32.b32 {{{", ".join(f"%v{i}" for i in range(32, 64))}}}, [%r27];
 \ttcgen05.wait::ld.sync.aligned;""")
+    if mode == "affine":
+        fused.affine_chunk(e, K, q)
     for p in range(EPI_CHUNK // 2):
-        e(f"""\tmul.f32 %f0, %v{2 * p}, %alpha;
+        if mode == "alpha":
+            e(f"""\tmul.f32 %f0, %v{2 * p}, %alpha;
 \tmul.f32 %f1, %v{2 * p + 1}, %alpha;
 \tcvt.rn.bf16x2.f32 %pk{32 * q + p}, %f1, %f0;""")
+        else:
+            e(f"\tcvt.rn.bf16x2.f32 %pk{32 * q + p}, %v{2 * p + 1}, %v{2 * p};")
 
 
 def store_chunk(e, q):
@@ -653,6 +701,31 @@ def store_chunk(e, q):
 \tadd.u32 %r29, %r21, {buf * WB_BUF};
 \t@%plane0 cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%tmY, {{%r28, %m0}}], [%r29];
 \t@%plane0 cp.async.bulk.commit_group;""")
+
+
+def final_pass(e, K, mode):
+    """Every accumulator column of the tile -> bf16 -> staging -> bulk stores; the stage is
+    released after the last TMEM load (and, with mode "affine", the slice too)."""
+    pair = K.cl == 2
+    nchunks = K.acc_per_tile
+    for q in range(nchunks):
+        load_chunk(e, q, K, mode)
+        if q < WB_BUFS:
+            store_chunk(e, q)
+    e("""\t// every accumulator column is read: release the stage (one arrive per warp)
+\ttcgen05.fence::before_thread_sync;
+\tbar.warp.sync 0xffffffff;""")
+    if pair:
+        e("""\tadd.u32 %r12, %r24, %r10;
+\t@%plane0 mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r12];""")
+    else:
+        e("""\tadd.u32 %r11, %bar_acce, %r10;
+\t@%plane0 mbarrier.arrive.shared::cta.b64 _, [%r11];""")
+    if mode == "affine":
+        e("\t@%plane0 mbarrier.arrive.shared::cta.b64 _, [%bar_affe];   // slice read")
+    advance(e, "%a", "%aph", K.acc)
+    for q in range(WB_BUFS, nchunks):
+        store_chunk(e, q)
 
 
 def emit_epilogue(e, K):
@@ -685,7 +758,9 @@ L_epilogue:
 \tshl.b32 %r23, %r23, 4;""")
     if pair:
         e("""\tmapa.shared::cluster.u32 %r24, %bar_acce, %lead;   // the even CTA's accempty""")
-    walk_start(e, "e", ["%a", "%aph"])
+        if K.fused:
+            e("""\tmapa.shared::cluster.u32 %r19, %bar_affd, %lead;   // the even CTA's affdone""")
+    walk_start(e, "e", ["%a", "%aph"] + (["%fph"] if K.fused else []))
     tile_coords(e, K, "%tile", "%m0", "%n0")
     e("""\tshl.b32 %r25, %quad, 5;
 \tadd.u32 %m0, %m0, %r25;                    // this warp's first row
@@ -695,22 +770,19 @@ L_epilogue:
     e(f"""\tbar.warp.sync 0xffffffff;
 \ttcgen05.fence::after_thread_sync;
 \tmad.lo.u32 %r26, %a, {BN}, %r20;           // accumulator stage a, this warp's lanes""")
-    for q in range(nchunks):
-        load_chunk(e, q)
-        if q < WB_BUFS:
-            store_chunk(e, q)
-    e("""\t// every accumulator column is read: release the stage (one arrive per warp)
-\ttcgen05.fence::before_thread_sync;
-\tbar.warp.sync 0xffffffff;""")
-    if pair:
-        e("""\tadd.u32 %r12, %r24, %r10;
-\t@%plane0 mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r12];""")
+    if not K.fused:
+        final_pass(e, K, "alpha")
     else:
-        e("""\tadd.u32 %r11, %bar_acce, %r10;
-\t@%plane0 mbarrier.arrive.shared::cta.b64 _, [%r11];""")
-    advance(e, "%a", "%aph", K.acc)
-    for q in range(WB_BUFS, nchunks):
-        store_chunk(e, q)
+        e("""\t// the tile's wc/beta slice (warp 3)""")
+        e.wait("%bar_affr", "%fph", "affready")
+        e("""\txor.b32 %fph, %fph, 1;
+\t@!%plr bra L_e_affine_only;""")
+        fused.emit_affine_pass(e, K)
+        final_pass(e, K, "plain")
+        e("""\tbra L_e_tile_done;
+L_e_affine_only:""")
+        final_pass(e, K, "affine")
+        e("L_e_tile_done:")
     walk_next(e, "e")
     e("""L_e_done:
 \t// the last bulk stores must finish reading shared memory before the CTA exits
@@ -744,7 +816,8 @@ L_dealloc_done:""")
 
 
 def main():
-    return ptxgen.main("gen_sm100a", __doc__, INSTANCES, lambda inst: entry_name(*inst[1:4], target=inst[0]),
+    return ptxgen.main("gen_sm100a", __doc__, INSTANCES,
+                       lambda inst: entry_name(inst[1], inst[3], inst[4], target=inst[0], family=inst[2]),
                        lambda inst: emit_kernel(*inst[1:], target=inst[0]), OUTDIR, subdir_of=lambda inst: inst[0])
 
 

@@ -856,20 +856,7 @@ def fused_setup(L, stages):
 
 def fused_consumer_setup(e):
     e("""\t// ---- fused: low-rank ring geometry, affine operands ----
-\tmov.u64 %rd0, p_tmL;   cvta.param.u64 %tmL, %rd0;
-\tmov.u64 %rd0, p_tmU;   cvta.param.u64 %tmU, %rd0;
-\tld.param.u64 %wcp, [p_wc];
-\tld.param.u64 %betap, [p_beta];
-\tsetp.ne.u64 %pwc, %wcp, 0;
-\tsetp.ne.u64 %pbeta, %betap, 0;
-\tld.param.u32 %ncols, [p_N];
-\tld.param.u32 %lchunks, [p_lora_chunks];
-\tld.param.u32 %lslots, [p_lora_slots];
-\tld.param.u32 %lsub, [p_lora_sub];
-\tld.param.u32 %lksteps, [p_lora_ksteps];
-\tld.param.u32 %lwk, [p_lora_wk];
-\tld.param.u32 %ldeschi, [p_lora_deschi];
-\tshl.b32 %lrowb, %lwk, 1;                   // bytes per row of a box
+""" + ptxgen.LOWRANK_PARAMS + """\tshl.b32 %lrowb, %lwk, 1;                   // bytes per row of a box
 \tshl.b32 %lsub_l, %lwk, 8;                  // L box: 128 rows * 2*wk bytes
 \tshl.b32 %lsub_u, %lwk, 9;                  // U box: 256 rows * 2*wk bytes
 \tmul.lo.u32 %lbytes_l, %lsub_l, %lsub;

@@ -70,6 +70,25 @@ def grouped_raster(tile):
 """
 
 
+# The fused family's parameters after the dense ones (both architectures declare the same
+# list): the L and U maps through their generic addresses, wc / beta (0 = absent), N and the
+# low-rank ring geometry the host chose.
+LOWRANK_PARAMS = """\tmov.u64 %rd0, p_tmL;   cvta.param.u64 %tmL, %rd0;
+\tmov.u64 %rd0, p_tmU;   cvta.param.u64 %tmU, %rd0;
+\tld.param.u64 %wcp, [p_wc];
+\tld.param.u64 %betap, [p_beta];
+\tsetp.ne.u64 %pwc, %wcp, 0;
+\tsetp.ne.u64 %pbeta, %betap, 0;
+\tld.param.u32 %ncols, [p_N];
+\tld.param.u32 %lchunks, [p_lora_chunks];
+\tld.param.u32 %lslots, [p_lora_slots];
+\tld.param.u32 %lsub, [p_lora_sub];
+\tld.param.u32 %lksteps, [p_lora_ksteps];
+\tld.param.u32 %lwk, [p_lora_wk];
+\tld.param.u32 %ldeschi, [p_lora_deschi];
+"""
+
+
 def advance(e, idx, phase, n):
     """Next slot of a ring of n slots; the phase bit flips on wrap-around (%p7 is scratch)."""
     if n == 1:
