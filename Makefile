@@ -55,6 +55,7 @@ help:
 	@echo "make sanitize   compute-sanitizer memcheck, racecheck, synccheck on representative kernels (GPU)"
 	@echo "make install PREFIX=DIR   library, headers, kernels, tools, fp4lr.pc (make uninstall PREFIX=DIR)"
 	@echo "make plots      SVG plots of the newest bench/results (gnuplot)"
+	@echo "make bench      the benchmark (all shapes, variants, peers, stage sweep), results table and plots"
 	@echo "make clean      remove build/"
 	@echo "V=1             show full commands"
 

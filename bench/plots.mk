@@ -27,3 +27,18 @@ plots-gnuplot:
 	    { apt-get update -q >/dev/null && apt-get install -y -q gnuplot-nox >/dev/null; } || \
 	    { echo "plots: apt-get could not install gnuplot-nox (no network?); install it, or copy bench/results to a machine with gnuplot and run make plots there"; exit 1; }; \
 	command -v $(GNUPLOT) >/dev/null 2>&1 || { echo "plots: gnuplot-nox installed but $(GNUPLOT) is not on PATH"; exit 1; }
+
+# `make bench`: the whole benchmark in one command - every shape and variant against the
+# cuBLASLt peers, the main-stage sweep on four shapes, both appended to bench/results/ (JSON
+# Lines, plus CSV), then the plots and the README's results table and plots.  Without a GPU
+# fp4lr-bench lists the jobs it would run and records nothing; without gnuplot (and no way to
+# install it) the plots step says how to draw them elsewhere.  BENCH_ARGS adds options.
+BENCH_ARGS  ?=
+SWEEP_SHAPES := --shape flux-qkv --shape square-r0 --shape qwen-fc1-r128 --shape sana-out
+.PHONY: bench
+bench: all
+	$(Q)$(B)/bin/fp4lr-bench $(BENCH_ARGS) --csv $(B)/bench-all.csv
+	$(Q)$(B)/bin/fp4lr-bench --sweep-stages --no-peers --variants dense,dense-c2,fused $(SWEEP_SHAPES) \
+	    $(BENCH_ARGS) --csv $(B)/bench-sweep.csv
+	$(Q)$(PYTHON) tools/results_table.py --update-readme
+	$(Q)$(MAKE) --no-print-directory plots PLOTS_ARGS=--update-readme
