@@ -776,6 +776,7 @@ L_epilogue:
         e("""\t// the tile's wc/beta slice (warp 3)""")
         e.wait("%bar_affr", "%fph", "affready")
         e("""\txor.b32 %fph, %fph, 1;
+\tbar.warp.sync 0xffffffff;                  // reconverge before the .aligned TMEM loads
 \t@!%plr bra L_e_affine_only;""")
         fused.emit_affine_pass(e, K)
         final_pass(e, K, "plain")

@@ -88,7 +88,9 @@ def setup(e, K):
 \tadd.u32 %bar_affe, %bar_affr, 8;
 \tadd.u32 %slice, %sbase, {L['aff']};             // wc at +0, beta at +{4 * K.bn}
 \tadd.u32 %lbase, %sbase, {L['lora']};            // low-rank ring
-{ptxgen.LOWRANK_PARAMS}\tsetp.ne.u32 %plr, %lchunks, 0;
+{ptxgen.LOWRANK_PARAMS}\tmin.u32 %lslots, %lslots, {LORA_SLOTS};              // no more slots than barriers compiled in
+\tmax.u32 %lslots, %lslots, 1;
+\tsetp.ne.u32 %plr, %lchunks, 0;
 \tshl.b32 %lbytes_l, %lwk, 8;                 // L box: 128 rows x 2*wk bytes
 \tmul.lo.u32 %lslot, %lwk, {2 * (128 + K.bn_cta)};   // slot: L box + U box ({K.bn_cta} rows)""")
 
@@ -126,8 +128,9 @@ def emit_lowrank_producer(e, K, tile_coords, walk_start, walk_next):
 // with {"both CTAs' " if pair else "the "}L and U boxes, issue them{" onto the even CTA's barrier" if pair else ""}.
 // =====================================================================================
 L_lowrank:
-\t@%plane0 prefetch.tensormap [%tmL];
-\t@%plane0 prefetch.tensormap [%tmU];""")
+\tand.pred %p1, %plane0, %plr;               // with r = 0 the host leaves L and U unencoded
+\t@%p1 prefetch.tensormap [%tmL];
+\t@%p1 prefetch.tensormap [%tmU];""")
     walk_start(e, "l", ["%ls", "%lph", "%fph"])
     tile_coords(e, K, "%tile", "%m0", "%n0")
     e("""\t// the slice of the previous tile has been read by the four epilogue warps
@@ -224,7 +227,9 @@ L_m_lchunk:
 \tsetp.eq.u32 %p0, %lksteps, 1;
 \t@%p0 bra L_m_lk1;
 \tsetp.eq.u32 %p0, %lksteps, 2;
-\t@%p0 bra L_m_lk2;""")
+\t@%p0 bra L_m_lk2;
+\tsetp.ne.u32 %p0, %lksteps, 4;
+\t@%p0 trap;                                  // rc is 16, 32 or 64: a host contract violation""")
     for steps in (4, 2, 1):
         e(f"L_m_lk{steps}:")
         for k in range(steps):
@@ -296,7 +301,8 @@ def emit_affine_pass(e, K):
 
 def header_doc(K):
     pair = K.cl == 2
-    return f"""//
+    return f"""
+//
 // Family: fused, the whole operator in OPERATOR.md section 1's order:
 //     Y = bf16_rne( wc[n] * (alpha * main) + beta[n] + L . U^T )
 //   warp 3           low-rank producer: per tile waits `affempty`, writes the tile's wc and beta
