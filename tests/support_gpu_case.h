@@ -23,9 +23,9 @@ typedef struct tsupport_case {
     double *ref, *mag;
 } tsupport_case;
 
-/* The device context when fp4lr has kernels of `family` for it (dense: sm_90a, sm_100a and
- * the sm_100f family target; fused: sm_90a); otherwise the test skips, naming why.  The
- * GPU suites are written against fp4lr_gemm, so the same cases run on every architecture. */
+/* The device context when fp4lr has kernels of `family` for it (both families: sm_90a,
+ * sm_100a and the sm_100f family target); otherwise the test skips, naming why.  The GPU
+ * suites are written against fp4lr_gemm, so the same cases run on every architecture. */
 fp4lr_ctx *tsupport_gemm_or_skip(fp4lr_family family);
 /* 1 when the context's device runs the sm_90a kernels. */
 int tsupport_ctx_is_sm90a(const fp4lr_ctx *ctx);

@@ -1,10 +1,10 @@
-/* GPU suite: the fused kernels (low-rank branch and per-column affine; sm_90a so far)
+/* GPU suite: the fused kernels (low-rank branch and per-column affine; sm_90a, and sm_100a /
+ * sm_100f on a Blackwell part)
  * against the double reference.
  *
  * Outputs are NaN-poisoned before each launch.  The suite proves its sensitivity:
  * a dropped low-rank column, a changed scale byte and an unwritten output row
- * must fail the comparison.  Skips, naming the reason, without an sm_90 GPU (an sm_100
- * device skips too, until a fused tcgen05 kernel is built). */
+ * must fail the comparison.  Skips, naming the reason, without an sm_90 or sm_100 GPU. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
