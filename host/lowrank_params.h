@@ -5,7 +5,11 @@
 
 #include <stdint.h>
 
+#include "device.h"
 #include "driver.h"
+#include "plan.h"
+#include "problem.h"
+#include "status.h"
 
 typedef struct fp4lr_lowrank_params {
     CUtensorMap tmL, tmU;
@@ -18,5 +22,15 @@ typedef struct fp4lr_lowrank_params {
     uint32_t wk;              /* ranks per box = rc */
     uint32_t deschi;          /* high word of the L / U shared-memory descriptors (arch encoding) */
 } fp4lr_lowrank_params;
+
+/* The kernels' low-rank chunk rc: the largest of 16, 32, 64 not above the plan's budget chunk
+ * (one TMA box of 2*rc-byte rows per operand). */
+int fp4lr_lowrank_chunk(const fp4lr_plan *plan);
+
+/* Fills what both architectures share: wc and beta (0 when absent), N, sub = 1, wk = rc,
+ * ksteps = rc / 16, chunks = ceil(r / rc), slots = 1, and, when r > 0, the L map (box
+ * {rc, l_rows}) and the U map (box {rc, u_rows}).  The caller sets slots and deschi. */
+fp4lr_status fp4lr_lowrank_params_fill(const fp4lr_ctx *ctx, const fp4lr_plan *plan, const fp4lr_args *dev,
+                                       uint32_t l_rows, uint32_t u_rows, fp4lr_lowrank_params *lr);
 
 #endif

@@ -42,17 +42,11 @@ static fp4lr_status check_plan(const fp4lr_plan *plan)
     return fp4lr_ok();
 }
 
-int fp4lr_sm100a_lora_chunk(const fp4lr_plan *plan)
-{
-    int rc = 16;
-    while (rc * 2 <= plan->budget.lora_chunk && rc * 2 <= 64)
-        rc *= 2;
-    return rc;
-}
+int fp4lr_sm100a_lora_chunk(const fp4lr_plan *plan) { return fp4lr_lowrank_chunk(plan); }
 
 int fp4lr_sm100a_lora_slots(const fp4lr_plan *plan)
 {
-    const int rc = fp4lr_sm100a_lora_chunk(plan);
+    const int rc = fp4lr_lowrank_chunk(plan);
     int slots = plan->budget.stages_lora * (plan->budget.lora_chunk / rc);
     if (slots > FP4LR_SM100A_LORA_SLOTS)
         slots = FP4LR_SM100A_LORA_SLOTS;
@@ -62,28 +56,15 @@ int fp4lr_sm100a_lora_slots(const fp4lr_plan *plan)
 static fp4lr_status lowrank_params(const fp4lr_ctx *ctx, const fp4lr_plan *plan, const fp4lr_args *dev,
                                    fp4lr_sm100a_lora_params *lr)
 {
-    const fp4lr_problem *p = &plan->problem;
-    memset(lr, 0, sizeof *lr);
-    const uint32_t rc = (uint32_t)fp4lr_sm100a_lora_chunk(plan);
-    lr->wc = p->has_wc ? (uint64_t)(uintptr_t)dev->wc : 0;
-    lr->beta = p->has_beta ? (uint64_t)(uintptr_t)dev->beta : 0;
-    lr->N = (uint32_t)p->N;
-    lr->sub = 1;
-    lr->wk = rc;
-    lr->ksteps = rc / 16;
+    /* L: the CTA's 128 rows; U: its half of N in the pair */
+    FP4LR_TRY(fp4lr_lowrank_params_fill(ctx, plan, dev, CTA_M, (uint32_t)(TILE_N / plan->cluster), lr));
     /* K-major rows of 2*rc bytes with the matching swizzle; SBO = 8 rows */
+    const uint32_t rc = lr->wk;
     fp4lr_sm100a_swizzle sw = rc == 64 ? FP4LR_SM100A_SWIZZLE_128B : rc == 32 ? FP4LR_SM100A_SWIZZLE_64B
                                                                             : FP4LR_SM100A_SWIZZLE_32B;
     lr->deschi = (uint32_t)(fp4lr_sm100a_smem_desc(0, 0, 8 * 2 * rc, sw, 0) >> 32);
-    lr->slots = 1;
-    if (p->r == 0)
-        return fp4lr_ok(); /* affine only: no chunks; the kernel never touches the zeroed maps */
-    lr->chunks = (uint32_t)((p->r + rc - 1) / rc);
-    lr->slots = (uint32_t)fp4lr_sm100a_lora_slots(plan);
-    fp4lr_tmap_desc d = fp4lr_tmap_lowrank(dev->L, p->M, p->r, p->ldL, rc, CTA_M);
-    FP4LR_TRY(fp4lr_tmap_encode(ctx, &lr->tmL, &d));
-    d = fp4lr_tmap_lowrank(dev->U, p->N, p->r, p->ldU, rc, (uint32_t)(TILE_N / plan->cluster));
-    FP4LR_TRY(fp4lr_tmap_encode(ctx, &lr->tmU, &d));
+    if (plan->problem.r > 0)
+        lr->slots = (uint32_t)fp4lr_sm100a_lora_slots(plan);
     return fp4lr_ok();
 }
 
@@ -95,25 +76,14 @@ fp4lr_status fp4lr_sm100a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *pl
                           "fp4lr_sm100a_params_make: context, plan, arguments and output are required");
     FP4LR_TRY(check_plan(plan));
     const fp4lr_problem *p = &plan->problem;
-    const int64_t block = fp4lr_format_block(p->format);
-    const int64_t katoms = (p->K / block + 3) / 4;
-    const uint32_t katoms_stage = (uint32_t)(TILE_K / block / 4);
-    /* the pair's CTAs each load their own 128-row half of the tile's N */
-    const uint32_t w_rows = (uint32_t)(TILE_N / plan->cluster);
-
     memset(out, 0, sizeof *out);
-    /* A and W: one 128-byte K stage per box row, 128-byte swizzle */
-    fp4lr_tmap_desc d = fp4lr_tmap_fp4_rows(dev->A, p->M, p->K, TILE_K / 2, CTA_M, CU_TENSOR_MAP_SWIZZLE_128B);
-    FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmA, &d));
-    d = fp4lr_tmap_fp4_rows(dev->W, p->N, p->K, TILE_K / 2, w_rows, CU_TENSOR_MAP_SWIZZLE_128B);
-    FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmW, &d));
-    d = fp4lr_tmap_scale_atoms(dev->SFA, p->M, katoms, katoms_stage, 1);
-    FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmSFA, &d));
-    d = fp4lr_tmap_scale_atoms(dev->SFW, p->N, katoms, katoms_stage, 2);
-    FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmSFW, &d));
-    d = fp4lr_tmap_bf16(dev->Y, p->N, p->M, p->ldY, EPI_COLS, EPI_ROWS, CU_TENSOR_MAP_SWIZZLE_128B,
-                        CU_TENSOR_MAP_L2_PROMOTION_NONE);
-    FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmY, &d));
+    /* A and W: one 128-byte K stage per box row, 128-byte swizzle; the pair's CTAs each load
+     * their own 128-row half of the tile's N; Y: one epilogue warp's 32 rows x 64 columns */
+    const fp4lr_gemm_boxes boxes = {.tile_k = TILE_K, .a_rows = CTA_M, .w_rows = (uint32_t)(TILE_N / plan->cluster),
+                                    .fp4_swizzle = CU_TENSOR_MAP_SWIZZLE_128B, .y_cols = EPI_COLS,
+                                    .y_rows = EPI_ROWS};
+    FP4LR_TRY(fp4lr_tmap_gemm_operands(ctx, p, dev, &boxes, &out->tmA, &out->tmW, &out->tmSFA, &out->tmSFW,
+                                       &out->tmY));
 
     out->num_k_stages = (uint32_t)((p->K + TILE_K - 1) / TILE_K);
     out->alpha = dev->alpha;

@@ -20,46 +20,19 @@
 
 enum { TILE_M = 128, TILE_N = 256, TILE_K = 128 };
 
-int fp4lr_sm90a_lora_chunk(const fp4lr_plan *plan)
-{
-    int rc = 16;
-    while (rc * 2 <= plan->budget.lora_chunk && rc * 2 <= 64)
-        rc *= 2;
-    return rc;
-}
+int fp4lr_sm90a_lora_chunk(const fp4lr_plan *plan) { return fp4lr_lowrank_chunk(plan); }
 
 static fp4lr_status lowrank_params(const fp4lr_ctx *ctx, const fp4lr_plan *plan, const fp4lr_args *dev,
                                    fp4lr_sm90a_lora_params *lr)
 {
-    const fp4lr_problem *p = &plan->problem;
-    memset(lr, 0, sizeof *lr);
-    uint32_t rc = (uint32_t)fp4lr_sm90a_lora_chunk(plan);
-    lr->wc = p->has_wc ? (uint64_t)(uintptr_t)dev->wc : 0;
-    lr->beta = p->has_beta ? (uint64_t)(uintptr_t)dev->beta : 0;
-    lr->N = (uint32_t)p->N;
-    lr->sub = 1;
-    lr->wk = rc;
-    lr->ksteps = rc / 16;
-    /* swizzle mode (bits 62-63: 1 = 128B, 2 = 64B, 3 = 32B) and SBO = 8 rows (bits 32-45) */
-    uint32_t mode = rc == 64 ? 1 : rc == 32 ? 2 : 3;
+    FP4LR_TRY(fp4lr_lowrank_params_fill(ctx, plan, dev, TILE_M, TILE_N, lr));
+    /* wgmma descriptor: swizzle mode (bits 62-63: 1 = 128B, 2 = 64B, 3 = 32B), SBO = 8 rows */
+    const uint32_t rc = lr->wk, mode = rc == 64 ? 1 : rc == 32 ? 2 : 3;
     lr->deschi = (mode << 30) | (8u * 2u * rc >> 4);
-    if (p->r == 0) {
-        /* affine only: no chunks, and the kernel never touches the (zeroed) L and U maps */
-        lr->chunks = 0;
-        lr->slots = 1;
-        return fp4lr_ok();
+    if (plan->problem.r > 0) {
+        int slots = plan->budget.stages_lora;
+        lr->slots = (uint32_t)(slots < 1 ? 1 : slots > FP4LR_SM90A_LORA_SLOTS ? FP4LR_SM90A_LORA_SLOTS : slots);
     }
-    lr->chunks = (uint32_t)((p->r + rc - 1) / rc);
-    int slots = plan->budget.stages_lora;
-    if (slots < 1)
-        slots = 1;
-    if (slots > FP4LR_SM90A_LORA_SLOTS)
-        slots = FP4LR_SM90A_LORA_SLOTS;
-    lr->slots = (uint32_t)slots;
-    fp4lr_tmap_desc d = fp4lr_tmap_lowrank(dev->L, p->M, p->r, p->ldL, rc, TILE_M);
-    FP4LR_TRY(fp4lr_tmap_encode(ctx, &lr->tmL, &d));
-    d = fp4lr_tmap_lowrank(dev->U, p->N, p->r, p->ldU, rc, TILE_N);
-    FP4LR_TRY(fp4lr_tmap_encode(ctx, &lr->tmU, &d));
     return fp4lr_ok();
 }
 
@@ -84,23 +57,13 @@ fp4lr_status fp4lr_sm90a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *pla
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM90A_DENSE_OUT",
                           "sm_90a dense kernels write bf16; %s output is not built yet", fp4lr_out_name(p->out));
 
-    const int64_t block = fp4lr_format_block(p->format);
-    const int64_t katoms = (p->K / block + 3) / 4;
-    const uint32_t katoms_stage = (uint32_t)(TILE_K / block / 4);
-
     memset(out, 0, sizeof *out);
-    /* A and W: one 64-byte K stage per box row, 64-byte swizzle */
-    fp4lr_tmap_desc d = fp4lr_tmap_fp4_rows(dev->A, p->M, p->K, TILE_K / 2, TILE_M, CU_TENSOR_MAP_SWIZZLE_64B);
-    FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmA, &d));
-    d = fp4lr_tmap_fp4_rows(dev->W, p->N, p->K, TILE_K / 2, TILE_N, CU_TENSOR_MAP_SWIZZLE_64B);
-    FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmW, &d));
-    d = fp4lr_tmap_scale_atoms(dev->SFA, p->M, katoms, katoms_stage, 1);
-    FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmSFA, &d));
-    d = fp4lr_tmap_scale_atoms(dev->SFW, p->N, katoms, katoms_stage, 2);
-    FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmSFW, &d));
-    d = fp4lr_tmap_bf16(dev->Y, p->N, p->M, p->ldY, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B,
-                        CU_TENSOR_MAP_L2_PROMOTION_NONE);
-    FP4LR_TRY(fp4lr_tmap_encode(ctx, &out->tmY, &d));
+    /* A and W: one 64-byte K stage per box row, 64-byte swizzle; each CTA loads all 256 W rows
+     * (the pair multicasts them); Y: 64 x 64 staging boxes */
+    const fp4lr_gemm_boxes boxes = {.tile_k = TILE_K, .a_rows = TILE_M, .w_rows = TILE_N,
+                                    .fp4_swizzle = CU_TENSOR_MAP_SWIZZLE_64B, .y_cols = 64, .y_rows = 64};
+    FP4LR_TRY(fp4lr_tmap_gemm_operands(ctx, p, dev, &boxes, &out->tmA, &out->tmW, &out->tmSFA, &out->tmSFW,
+                                       &out->tmY));
 
     out->num_k_stages = (uint32_t)((p->K + TILE_K - 1) / TILE_K);
     out->alpha = dev->alpha;

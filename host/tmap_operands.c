@@ -60,3 +60,23 @@ fp4lr_tmap_desc fp4lr_tmap_lowrank(const void *addr, int64_t rows, int64_t r, in
                                                                           : CU_TENSOR_MAP_SWIZZLE_128B;
     return fp4lr_tmap_bf16(addr, r, rows, ld, rc, box_rows, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
 }
+
+fp4lr_status fp4lr_tmap_gemm_operands(const fp4lr_ctx *ctx, const fp4lr_problem *p, const fp4lr_args *dev,
+                                      const fp4lr_gemm_boxes *b, CUtensorMap *A, CUtensorMap *W,
+                                      CUtensorMap *SFA, CUtensorMap *SFW, CUtensorMap *Y)
+{
+    const int64_t block = fp4lr_format_block(p->format);
+    const int64_t katoms = (p->K / block + 3) / 4;                 /* atoms per 128-row block */
+    const uint32_t katoms_stage = (uint32_t)(b->tile_k / block / 4); /* of them, per K stage */
+    fp4lr_tmap_desc d = fp4lr_tmap_fp4_rows(dev->A, p->M, p->K, b->tile_k / 2, b->a_rows, b->fp4_swizzle);
+    FP4LR_TRY(fp4lr_tmap_encode(ctx, A, &d));
+    d = fp4lr_tmap_fp4_rows(dev->W, p->N, p->K, b->tile_k / 2, b->w_rows, b->fp4_swizzle);
+    FP4LR_TRY(fp4lr_tmap_encode(ctx, W, &d));
+    d = fp4lr_tmap_scale_atoms(dev->SFA, p->M, katoms, katoms_stage, 1);
+    FP4LR_TRY(fp4lr_tmap_encode(ctx, SFA, &d));
+    d = fp4lr_tmap_scale_atoms(dev->SFW, p->N, katoms, katoms_stage, 2);
+    FP4LR_TRY(fp4lr_tmap_encode(ctx, SFW, &d));
+    d = fp4lr_tmap_bf16(dev->Y, p->N, p->M, p->ldY, b->y_cols, b->y_rows, CU_TENSOR_MAP_SWIZZLE_128B,
+                        CU_TENSOR_MAP_L2_PROMOTION_NONE);
+    return fp4lr_tmap_encode(ctx, Y, &d);
+}

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "problem.h"
 #include "tensormap.h"
 
 /* Rows of a scale-atom block: the atom buffer tiles 128 rows at a time. */
@@ -30,6 +31,22 @@ fp4lr_tmap_desc fp4lr_tmap_scale_atoms(const void *addr, int64_t rows, int64_t k
  * {box_inner, box_rows}. */
 fp4lr_tmap_desc fp4lr_tmap_bf16(const void *addr, int64_t inner, int64_t rows, int64_t ld, uint32_t box_inner,
                                 uint32_t box_rows, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promotion);
+
+/* Where the kernels' operand boxes differ between architectures. */
+typedef struct fp4lr_gemm_boxes {
+    uint32_t tile_k;                 /* K elements per main stage (a box row is tile_k / 2 bytes) */
+    uint32_t a_rows, w_rows;         /* rows of the A and W boxes (the CTA's share of the tile) */
+    CUtensorMapSwizzle fp4_swizzle;  /* of the packed A and W rows */
+    uint32_t y_cols, y_rows;         /* the output staging box */
+} fp4lr_gemm_boxes;
+
+/* Encodes the five maps every GEMM entry takes, for problem p at device addresses dev:
+ * A and W packed rows (fp4lr_tmap_fp4_rows), SFA (one 128-row block per box) and SFW (two,
+ * the tile's 256 columns) as scale atoms of one K stage, Y bf16 with the 128-byte swizzle and
+ * no L2 promotion.  Encoder failures come back as fp4lr_tmap_encode reports them. */
+fp4lr_status fp4lr_tmap_gemm_operands(const fp4lr_ctx *ctx, const fp4lr_problem *p, const fp4lr_args *dev,
+                                      const fp4lr_gemm_boxes *b, CUtensorMap *A, CUtensorMap *W,
+                                      CUtensorMap *SFA, CUtensorMap *SFW, CUtensorMap *Y);
 
 /* L or U of the low-rank term: BFLOAT16 {r, rows}, rows ld elements apart, one chunk of rc
  * ranks per box ({rc, box_rows}), swizzled over its 2*rc-byte rows (32B, 64B, 128B for
