@@ -85,6 +85,7 @@ def entry_name(fmt, family, cluster, stages):
 # W transform (each CTA converts half the rows into both CTAs' slots); set by emit_kernel.
 CL = 1
 SPLIT = False
+BULK = False   # split pair, the peer's half delivered by one DSMEM bulk copy per chunk
 FUSED = False      # the fused family: affine and low-rank after the main loop
 LORA_SLOTS = 4     # low-rank ring slots the kernel has barriers for (the host uses <= this)
 
@@ -168,7 +169,7 @@ def header(e, fmt, family, cluster, stages, L):
 //                      transform and consumers.
 //   empty[s]  count {CL * (TRANSFORM_WARPS + 8):<2d} one arrive per transform warp (after it read the W chunk pair) and per
 //                      consumer warp (after it read its A bytes).  Waited by the producer.
-//   tfull[t]  count {(2 if SPLIT else 1) * TRANSFORM_WARPS + (8 if ASSIST else 0)}  one arrive per transform warp after writing slot t and fencing{" (and per consumer warp: consumer assist)" if ASSIST else ""}.
+//   tfull[t]  count {(2 if SPLIT and not BULK else 1) * TRANSFORM_WARPS + (8 if ASSIST else 0)}  one arrive per transform warp after writing slot t and fencing{" (and per consumer warp: consumer assist)" if ASSIST else ""}{"; thread 0 also expects the peer's 16384-byte bulk copy" if BULK else ""}.
 //   tempty[t] count 8  one arrive per consumer warp once the wgmma reading slot t completed
 //                      (wgmma.wait_group).  Waited by the transform.
 //   Named barriers 1 and 2: the 128 threads of WG1 / WG2 around the writeback staging.
@@ -187,7 +188,7 @@ def header(e, fmt, family, cluster, stages, L):
 
 
 def emit_kernel(fmt, family, cluster, stages):
-    global CL, SPLIT, FUSED
+    global CL, SPLIT, FUSED, BULK
     assert family in ("dense", "fused") and cluster in (1, 2)
     assert family == "dense" or cluster == 1, "the fused pair is not built yet"
     global F16
@@ -198,8 +199,13 @@ def emit_kernel(fmt, family, cluster, stages):
     # every W row 441, c2 splitting the rows and writing the peer's half with
     # st.shared::cluster 204 (and 349 with the transform skipped: the cross-CTA slot
     # protocol itself costs).  So the committed pair does not split; FP4LR_GEN_C2_SPLIT=1
-    # emits the split variant for measurement.
-    SPLIT = cluster == 2 and os.environ.get("FP4LR_GEN_C2_SPLIT", "") == "1"
+    # emits the split variant for measurement.  FP4LR_GEN_C2_SPLIT=bulk splits the rows too,
+    # but each CTA stores only locally and thread 0 sends its 128 converted rows (16 KiB) to
+    # the peer's slot with one cp.async.bulk shared::cta -> shared::cluster per chunk, onto the
+    # peer's tfull (expect_tx armed by the peer's thread 0): a measurement variant, not yet run.
+    split_mode = os.environ.get("FP4LR_GEN_C2_SPLIT", "")
+    SPLIT = cluster == 2 and split_mode in ("1", "bulk")
+    BULK = SPLIT and split_mode == "bulk"
     blk, ka, _, _ = FORMATS[fmt]
     L = layout(fmt, stages)
     e = Emitter(CL)
@@ -276,7 +282,7 @@ def emit_kernel(fmt, family, cluster, stages):
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_lfull+{8*i}], 1;")
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_lempty+{8*i}], 8;")
     for i in range(TSLOTS):
-        e(f"\tmbarrier.init.shared::cta.b64 [%bar_tfull+{8*i}], {(2 if SPLIT else 1) * TRANSFORM_WARPS + (8 if ASSIST else 0)};")
+        e(f"\tmbarrier.init.shared::cta.b64 [%bar_tfull+{8*i}], {(2 if SPLIT and not BULK else 1) * TRANSFORM_WARPS + (8 if ASSIST else 0)};")
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_tempty+{8*i}], {(2 if SPLIT else 1) * 8};")
     sync = ("""\tbarrier.cluster.arrive.release.aligned;      // both CTAs' barriers initialised
 \tbarrier.cluster.wait.acquire.aligned;""" if CL == 2 else "\tbar.sync 0;")
@@ -349,6 +355,10 @@ def cluster_doc():
         return """// Cluster of two: the pair computes a 256x256 tile, rank v rows 128v..128v+127.  Rank 0
 // loads W and SFW once and multicasts them to both CTAs; each CTA converts all of W for
 // its own wgmma.  `empty` counts the readers of both CTAs (rank 0 refills the peer)."""
+    if BULK:
+        return """// Cluster of two, split transform with a bulk copy: rank v converts W rows 128v..128v+127
+// into its own slot, then thread 0 copies those 16 KiB into the peer's slot (cp.async.bulk
+// shared::cta -> shared::cluster) onto the peer's tfull; tempty counts both CTAs' consumer warps."""
     return """// Cluster of two, split transform: as above, but rank v converts W rows 128v..128v+127
 // and writes them into both CTAs' slots; tfull / tempty count both CTAs' warps."""
 
@@ -639,14 +649,14 @@ def transform_rows(e, fmt, h, L, rows=None, halves=(0, 1), regs=TRANSFORM_REGS):
                     outs[(p, c, i)] = regs_out[i]
         for p in rows:
             e(f"\tadd.u32 {t0}, {slot}, %wst{p};")
-            if SPLIT:
+            if SPLIT and not BULK:
                 e(f"\tadd.u32 {t2}, {peer}, %wst{p};")
             for i in range(4):
                 q = 4 * half + i
                 vec = ", ".join(outs[(p, c, i)] for c in range(4))
                 e(f"""\txor.b32 {t1}, {t0}, {q << 4};
 \tst.shared.v4.b32 [{t1}], {{{vec}}};""")
-                if SPLIT:
+                if SPLIT and not BULK:
                     e(f"""\txor.b32 {t1}, {t2}, {q << 4};
 \tst.shared::cluster.v4.b32 [{t1}], {{{vec}}};""")
 
@@ -715,14 +725,34 @@ L_t_k:
         if EXPERIMENT != "skip_transform":
             # with consumer_assist the consumers convert half 1 of every row
             transform_rows(e, fmt, h, L, halves=(0,) if ASSIST else (0, 1))
-        scope = "cluster" if SPLIT else "cta"
-        e(f"""\t// make the generic-proxy stores visible to wgmma, then one arrive per warp
+        if BULK:
+            e(f"""\t// the 128 converted rows of this CTA -> the same rows of the peer's slot, one bulk
+\t// copy (async proxy) onto the peer's tfull; every transform warp has stored its rows
+\tfence.proxy.async.shared::cta;
+\tbar.sync 3, 128;
+\tsetp.eq.u32 %p1, %lane, 0;
+\tmul.lo.u32 %r12, %t, 8;
+\tadd.u32 %r13, %bar_tfull, %r12;
+\t@!%pthr0 bra L_bulk_sent_{h};
+\tmad.lo.u32 %r15, %mrank, 128, %r42;          // rows 128v.. of the slot: 128 B a row
+\tmapa.shared::cluster.u32 %r16, %r15, %peer;
+\tmapa.shared::cluster.u32 %r17, %r13, %peer;
+\tcp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r16], [%r15], {128 * BN // 2}, [%r17];
+\t// this CTA's tfull: the four warps' arrives and the peer's {128 * BN // 2} bytes
+\tmbarrier.arrive.expect_tx.shared::cta.b64 _, [%r13], {128 * BN // 2};
+L_bulk_sent_{h}:
+\tbar.warp.sync 0xffffffff;
+\tand.pred %p2, %p1, !%pthr0;
+\t@%p2 mbarrier.arrive.shared::cta.b64 _, [%r13];""")
+        else:
+            scope = "cluster" if SPLIT else "cta"
+            e(f"""\t// make the generic-proxy stores visible to wgmma, then one arrive per warp
 \tfence.proxy.async.shared::{scope};
 \tbar.warp.sync 0xffffffff;
 \tsetp.eq.u32 %p1, %lane, 0;
 \tmul.lo.u32 %r12, %t, 8;
 \tadd.u32 %r13, %bar_tfull, %r12;""")
-        arrive(e, "%p1", "%r13", "%r14", remote=SPLIT)
+            arrive(e, "%p1", "%r13", "%r14", remote=SPLIT)
         advance(e, "%t", "%tph", TSLOTS)
     e("""\t// both chunks of the stage read: release it (one arrive per warp)
 \tbar.warp.sync 0xffffffff;
