@@ -6,7 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lowrank_params.h"
 #include "support_cmd.h"
+
+#define LRF(name, f) {name, offsetof(fp4lr_lowrank_params, f), sizeof(((fp4lr_lowrank_params *)0)->f)}
+const tsupport_field tsupport_lowrank_fields[TSUPPORT_LOWRANK_FIELDS] = {
+    LRF("p_tmL", tmL),         LRF("p_tmU", tmU),           LRF("p_wc", wc),
+    LRF("p_beta", beta),       LRF("p_N", N),               LRF("p_lora_chunks", chunks),
+    LRF("p_lora_slots", slots), LRF("p_lora_sub", sub),     LRF("p_lora_ksteps", ksteps),
+    LRF("p_lora_wk", wk),      LRF("p_lora_deschi", deschi),
+};
+#undef LRF
 
 void tsupport_kparams_from_gen_abi(const char *key, tsupport_kparams *k)
 {

@@ -31,4 +31,15 @@ void tsupport_kparams_from_ptx(const char *path, const char *entry, tsupport_kpa
 /* The index of parameter `name`; fails the test when there is none. */
 int tsupport_kparams_index(const tsupport_kparams *k, const char *name);
 
+/* A kernel parameter and the struct field the library passes for it. */
+typedef struct tsupport_field {
+    const char *param;
+    size_t offset, size;
+} tsupport_field;
+
+/* The fused family's eleven parameters after the dense ten, in kernel order, as fields of
+ * fp4lr_lowrank_params (both architectures: add the offset of the params struct's `lr`). */
+#define TSUPPORT_LOWRANK_FIELDS 11
+extern const tsupport_field tsupport_lowrank_fields[TSUPPORT_LOWRANK_FIELDS];
+
 #endif

@@ -131,12 +131,9 @@ Test(abi, generated_tables_match_the_kernels_and_cubins)
 
 /* ---- the library's parameter structs follow the kernel order ------------------------------ */
 
-/* The fields of fp4lr_sm90a_params in kernel order; the low-rank ones only in the fused family. */
-#define LR(f) offsetof(fp4lr_sm90a_params, lr) + offsetof(fp4lr_sm90a_lora_params, f)
-static const struct {
-    const char *param;
-    size_t offset, size;
-} lib_fields[] = {
+/* The fields of fp4lr_sm90a_params in kernel order: the dense ten, then (fused family only)
+ * the shared low-rank ones. */
+static const tsupport_field dense_fields[] = {
     {"p_tmA", offsetof(fp4lr_sm90a_params, tmA), sizeof(CUtensorMap)},
     {"p_tmW", offsetof(fp4lr_sm90a_params, tmW), sizeof(CUtensorMap)},
     {"p_tmSFA", offsetof(fp4lr_sm90a_params, tmSFA), sizeof(CUtensorMap)},
@@ -147,18 +144,17 @@ static const struct {
     {"p_tiles_m", offsetof(fp4lr_sm90a_params, tiles_m), sizeof(uint32_t)},
     {"p_tiles_n", offsetof(fp4lr_sm90a_params, tiles_n), sizeof(uint32_t)},
     {"p_group", offsetof(fp4lr_sm90a_params, group), sizeof(uint32_t)},
-    {"p_tmL", LR(tmL), sizeof(CUtensorMap)},
-    {"p_tmU", LR(tmU), sizeof(CUtensorMap)},
-    {"p_wc", LR(wc), sizeof(uint64_t)},
-    {"p_beta", LR(beta), sizeof(uint64_t)},
-    {"p_N", LR(N), sizeof(uint32_t)},
-    {"p_lora_chunks", LR(chunks), sizeof(uint32_t)},
-    {"p_lora_slots", LR(slots), sizeof(uint32_t)},
-    {"p_lora_sub", LR(sub), sizeof(uint32_t)},
-    {"p_lora_ksteps", LR(ksteps), sizeof(uint32_t)},
-    {"p_lora_wk", LR(wk), sizeof(uint32_t)},
-    {"p_lora_deschi", LR(deschi), sizeof(uint32_t)},
 };
+#define N_DENSE ((int)(sizeof dense_fields / sizeof dense_fields[0]))
+
+static tsupport_field lib_field(int i)
+{
+    if (i < N_DENSE)
+        return dense_fields[i];
+    tsupport_field f = tsupport_lowrank_fields[i - N_DENSE];
+    f.offset += offsetof(fp4lr_sm90a_params, lr);
+    return f;
+}
 
 static void expect_struct_order(const char *key, const fp4lr_problem *p, int cluster)
 {
@@ -167,18 +163,19 @@ static void expect_struct_order(const char *key, const fp4lr_problem *p, int clu
     fp4lr_plan plan;
     fp4lr_sm90a_params prm;
     library_launch(p, cluster, &l, &plan, &prm);
-    cr_assert_leq(l.count, (int)(sizeof lib_fields / sizeof lib_fields[0]), "%s has more parameters than the "
+    cr_assert_leq(l.count, N_DENSE + TSUPPORT_LOWRANK_FIELDS, "%s has more parameters than the "
                   "library's struct", key);
     for (int i = 0; i < l.count; i++) {
-        cr_expect_str_eq(l.name[i], lib_fields[i].param, "%s parameter %d", key, i);
-        cr_expect_eq(l.bytes[i], lib_fields[i].size, "%s: %s is %zu bytes in the kernel, %zu in the struct", key,
-                     l.name[i], l.bytes[i], lib_fields[i].size);
-        cr_expect_eq((char *)rec.pointers[i], (char *)&prm + lib_fields[i].offset,
+        const tsupport_field f = lib_field(i);
+        cr_expect_str_eq(l.name[i], f.param, "%s parameter %d", key, i);
+        cr_expect_eq(l.bytes[i], f.size, "%s: %s is %zu bytes in the kernel, %zu in the struct", key,
+                     l.name[i], l.bytes[i], f.size);
+        cr_expect_eq((char *)rec.pointers[i], (char *)&prm + f.offset,
                      "%s: kernelParams[%d] does not point at the struct's field for %s", key, i, l.name[i]);
         if (i > 0)
-            cr_expect_gt(lib_fields[i].offset, lib_fields[i - 1].offset, "struct order differs at %s", l.name[i]);
-        if (lib_fields[i].size == sizeof(CUtensorMap))
-            cr_expect_eq(lib_fields[i].offset % 64, 0, "%s: a CUtensorMap field must be 64-byte aligned", l.name[i]);
+            cr_expect_gt(f.offset, lib_field(i - 1).offset, "struct order differs at %s", l.name[i]);
+        if (f.size == sizeof(CUtensorMap))
+            cr_expect_eq(f.offset % 64, 0, "%s: a CUtensorMap field must be 64-byte aligned", l.name[i]);
     }
 }
 

@@ -360,21 +360,6 @@ static void expect_refused(fp4lr_status st, const char *rule, const char *words)
     cr_expect(strstr(st.msg, words) != NULL, "'%s' not in: %s", words, st.msg);
 }
 
-/* The fused family's parameters after the dense ones, by the kernel's names. */
-static const struct {
-    const char *param;
-    size_t offset, size;
-} lr_fields[] = {
-#define LRF(name, f, size) {name, offsetof(fp4lr_sm100a_params, lr) + offsetof(fp4lr_sm100a_lora_params, f), size}
-    LRF("p_tmL", tmL, sizeof(CUtensorMap)),  LRF("p_tmU", tmU, sizeof(CUtensorMap)),
-    LRF("p_wc", wc, sizeof(uint64_t)),       LRF("p_beta", beta, sizeof(uint64_t)),
-    LRF("p_N", N, 4),                        LRF("p_lora_chunks", chunks, 4),
-    LRF("p_lora_slots", slots, 4),           LRF("p_lora_sub", sub, 4),
-    LRF("p_lora_ksteps", ksteps, 4),         LRF("p_lora_wk", wk, 4),
-    LRF("p_lora_deschi", deschi, 4),
-#undef LRF
-};
-
 /* NVFP4 pair, M 300, N 520, K 512, r = 48, wc without beta: the solver's chunk is 48, so the
  * kernel's rc is 32 (2 chunks of 32 ranks: 48 rounded up), the ring holds stages_lora x 48
  * ranks in 32-rank slots; L box {32, 128} and U box {32, 128} (the CTA's half of N), 64-byte
@@ -396,11 +381,12 @@ Test(sm100a_launch, fused_pair_lowrank_maps_and_scalars)
     st = fp4lr_sm100a_launch(&fake_ctx, FAKE_FN, &plan, &prm, 148, NULL);
     cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
 
-    const int nlr = (int)(sizeof lr_fields / sizeof lr_fields[0]);
-    cr_assert_eq(k.count, NFIELDS + nlr, "%s declares %d parameters", plan.entry, k.count);
+    const tsupport_field *lr_fields = tsupport_lowrank_fields;
+    cr_assert_eq(k.count, NFIELDS + TSUPPORT_LOWRANK_FIELDS, "%s declares %d parameters", plan.entry, k.count);
     for (int i = 0; i < k.count; i++) {
         const char *want = i < NFIELDS ? fields[i].param : lr_fields[i - NFIELDS].param;
-        size_t off = i < NFIELDS ? fields[i].offset : lr_fields[i - NFIELDS].offset;
+        size_t off = i < NFIELDS ? fields[i].offset
+                                 : offsetof(fp4lr_sm100a_params, lr) + lr_fields[i - NFIELDS].offset;
         size_t size = i < NFIELDS ? fields[i].size : lr_fields[i - NFIELDS].size;
         cr_expect_str_eq(k.name[i], want, "%s parameter %d", plan.entry, i);
         cr_expect_eq(k.bytes[i], size, "%s: %s", plan.entry, k.name[i]);
