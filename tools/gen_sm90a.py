@@ -548,7 +548,7 @@ def fp4x8_to_f16_placed(e, w, outs, tmp):
 
 def shift_left(e, dst, src, k, why):
     """dst = src << k: a left shift as an integer multiply (IMAD, the FMA pipe), a right
-    shift (k < 0) as a shift (the ALU pipe; mul.hi's IMAD.HI measured ~4 % slower)."""
+    shift (k < 0) as a X."""
     if k >= 0:
         e(f"\tmul.lo.u32 {dst}, {src}, {1 << k};{' ' * (12 - len(str(1 << k)))}// {why}")
     else:
