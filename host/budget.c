@@ -17,9 +17,14 @@
 #define WB_CHUNK_BYTES 128
 #define WB_STAGES 2
 /* sm_90a: the transform warps dequantize W to bf16 64 K-columns at a time,
- * double-buffered. */
+ * double-buffered (a measurement build may define FP4LR_SM90A_TRANSFORM_STAGES
+ * together with kernels generated for it: FP4LR_GEN_EXPERIMENT=tslots3). */
 #define TRANSFORM_K 64
+#ifdef FP4LR_SM90A_TRANSFORM_STAGES
+#define TRANSFORM_STAGES FP4LR_SM90A_TRANSFORM_STAGES
+#else
 #define TRANSFORM_STAGES 2
+#endif
 /* Low-rank ring: chunks of at most 128 ranks; up to 4 stages. */
 #define LORA_CHUNK_MAX 128
 #define LORA_STAGES_MAX 4

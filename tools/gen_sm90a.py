@@ -52,6 +52,8 @@ THREADS = 384
 REG_WG0, REG_CONSUMER = 104, 200
 TRANSFORM_WARPS = 4
 TSLOTS = 2          # bf16 transform ring: 2 slots of BN x 64 bf16 (32 KiB each)
+if "tslots3" in EXPERIMENTS:   # measurement: 3 slots (host built with -DFP4LR_SM90A_TRANSFORM_STAGES=3)
+    TSLOTS = 3
 WB_STAGES = 2       # writeback staging: 2 buffers of BM x 64 bf16 (16 KiB each)
 
 FORMATS = {
