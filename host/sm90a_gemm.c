@@ -42,10 +42,6 @@ fp4lr_status fp4lr_sm90a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *pla
     const fp4lr_problem *p = &plan->problem;
     if (plan->arch != FP4LR_ARCH_SM90A)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM90A_PLAN", "plan %s is not an sm_90a plan", plan->entry);
-    if (plan->family == FP4LR_FAMILY_FUSED && plan->cluster != 1)
-        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM90A_FUSED_CLUSTER",
-                          "the sm_90a fused kernel is built for cluster 1 only; the plan asks cluster %d",
-                          plan->cluster);
     if ((plan->cluster != 1 && plan->cluster != 2) || plan->tile_m != TILE_M * plan->cluster ||
         plan->tile_n != TILE_N || plan->tile_k != TILE_K)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM90A_DENSE_TILE",

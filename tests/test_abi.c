@@ -346,7 +346,7 @@ Test(abi, raw_launch_packs_every_sm90a_family_as_generated)
         cr_expect_str_eq(got, want, "raw_launch packs %s differently from the kernels", key);
         checked++;
     }
-    cr_expect_eq(checked, 3, "expected the families sm90a_dense_c1, sm90a_dense_c2, sm90a_fused_c1");
+    cr_expect_eq(checked, 4, "expected the families sm90a_dense_c1, sm90a_dense_c2, sm90a_fused_c1, sm90a_fused_c2");
     snprintf(cmd, sizeof cmd, "'%s/bin/raw_launch' --print-params sm90a_nope 2>/dev/null", dir);
     cr_expect_eq(tsupport_run_capture(cmd, got, sizeof got), 2, "an unknown family is a usage error");
 }

@@ -13,6 +13,7 @@
 #include "devbuf.h"
 #include "scale_atom.h"
 #include "shapes.h"
+#include "support_gpu.h"
 #include "support_gpu_case.h"
 
 static fp4lr_problem fused(int64_t M, int64_t N, int64_t K, int64_t r, fp4lr_format f, int affine)
@@ -136,6 +137,18 @@ Test(gemm_fused, one_runtime_two_ring_sizes, .timeout = 300)
 
 /* ---- determinism ---- */
 
+/* Runs the case once more and expects the output bit for bit as the previous run left it. */
+static void expect_rerun_identical(tsupport_case *g)
+{
+    size_t bytes = g->dev.sizes.Y;
+    void *first = malloc(bytes);
+    cr_assert(first);
+    memcpy(first, g->host.Y, bytes);
+    tsupport_case_run(g);
+    cr_expect_eq(memcmp(first, g->host.Y, bytes), 0, "two runs of %s differ", g->plan.entry);
+    free(first);
+}
+
 Test(gemm_fused, deterministic, .timeout = 300)
 {
     fp4lr_ctx *ctx = tsupport_gemm_or_skip(FP4LR_FAMILY_FUSED);
@@ -143,18 +156,28 @@ Test(gemm_fused, deterministic, .timeout = 300)
     tsupport_case g;
     tsupport_case_setup(&g, ctx, &p, 78, FP4LR_PGEN_SCALES_REALISTIC, 64, NULL);
     tsupport_case_run(&g);
-    size_t bytes = g.dev.sizes.Y;
-    void *first = malloc(bytes);
-    cr_assert(first);
-    memcpy(first, g.host.Y, bytes);
-    tsupport_case_run(&g);
-    cr_expect_eq(memcmp(first, g.host.Y, bytes), 0, "two runs differ");
-    free(first);
+    expect_rerun_identical(&g);
     tsupport_case_teardown(&g);
     fp4lr_ctx_destroy(ctx);
 }
 
 /* ---- the suite's sensitivity ---- */
+
+/* Zeroes rank `col` of U on the device, expects the comparison to fail, restores U. */
+static void expect_dropped_u_column_fails(fp4lr_ctx *ctx, tsupport_case *g, int64_t col, const char *what)
+{
+    size_t ubytes = g->dev.sizes.U;
+    uint16_t *u = malloc(ubytes);
+    cr_assert(u);
+    memcpy(u, g->host.U, ubytes);
+    for (int64_t n = 0; n < g->host.p.N; n++)
+        u[n * g->host.p.ldU + col] = 0;
+    cr_assert_eq(fp4lr_dev_upload(ctx, g->dev.U, u, ubytes).code, FP4LR_OK);
+    tsupport_case_run(g);
+    tsupport_case_expect_fail(g, what);
+    cr_assert_eq(fp4lr_dev_upload(ctx, g->dev.U, g->host.U, ubytes).code, FP4LR_OK);
+    free(u);
+}
 
 Test(gemm_fused, fault_injection_is_caught, .timeout = 300)
 {
@@ -167,17 +190,7 @@ Test(gemm_fused, fault_injection_is_caught, .timeout = 300)
         tsupport_case_expect_pass(&g);
 
         /* one low-rank column dropped: rank 7 of U zeroed on the device */
-        size_t ubytes = g.dev.sizes.U;
-        uint16_t *u = malloc(ubytes);
-        cr_assert(u);
-        memcpy(u, g.host.U, ubytes);
-        for (int64_t n = 0; n < p.N; n++)
-            u[n * g.host.p.ldU + 7] = 0;
-        cr_assert_eq(fp4lr_dev_upload(ctx, g.dev.U, u, ubytes).code, FP4LR_OK);
-        tsupport_case_run(&g);
-        tsupport_case_expect_fail(&g, "one low-rank column dropped");
-        cr_assert_eq(fp4lr_dev_upload(ctx, g.dev.U, g.host.U, ubytes).code, FP4LR_OK);
-        free(u);
+        expect_dropped_u_column_fails(ctx, &g, 7, "one low-rank column dropped");
 
         /* one scale byte changed */
         int64_t kv = p.K / fp4lr_format_block((fp4lr_format)f);
@@ -198,5 +211,65 @@ Test(gemm_fused, fault_injection_is_caught, .timeout = 300)
         tsupport_case_expect_fail(&g, "one output row unwritten");
         tsupport_case_teardown(&g);
     }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- the sm_90a pair (cluster 2: W and U multicast by rank 0, L per CTA) ---- */
+
+/* A fused case on the sm_90a pair, the plan forced to cluster 2 (256-row cluster tile): set
+ * up, run, expect a pass; the caller tears `g` down. */
+static void pair_case(tsupport_case *g, fp4lr_ctx *ctx, fp4lr_problem p, uint64_t seed, int64_t rows)
+{
+    fp4lr_plan_opts o = {.cluster = 2, .tile_m = 256};
+    tsupport_case_setup(g, ctx, &p, seed, FP4LR_PGEN_SCALES_REALISTIC, rows, &o);
+    cr_assert_eq(g->plan.family, FP4LR_FAMILY_FUSED, "%s", g->plan.entry);
+    cr_assert(strstr(g->plan.entry, "_fused_m256n256k128_c2_"), "%s", g->plan.entry);
+    tsupport_case_run(g);
+    tsupport_case_expect_pass(g);
+}
+
+static void check_pair(fp4lr_ctx *ctx, fp4lr_problem p, uint64_t seed)
+{
+    tsupport_case g;
+    pair_case(&g, ctx, p, seed, 0);
+    tsupport_case_teardown(&g);
+}
+
+Test(gemm_fused, sm90a_pair_ranks_edges_and_sensitivity, .timeout = 900)
+{
+    fp4lr_ctx *ctx = tsupport_gemm_or_skip(FP4LR_FAMILY_FUSED);
+    tsupport_gpu_arch_or_skip(ctx, "sm90a");
+    /* ranks with and without the affine, both formats; M not a multiple of the pair's 256
+     * rows, so the odd CTA of the last pair has few rows or none (M = 1, 129) */
+    static const int64_t pr[] = {0, 16, 32, 128, 1024};
+    uint64_t seed = 3000;
+    for (int f = 0; f < 2; f++)
+        for (size_t i = 0; i < sizeof pr / sizeof pr[0]; i++)
+            for (int affine = 0; affine < 2; affine++) {
+                if (pr[i] == 0 && !affine)
+                    continue;
+                check_pair(ctx, fused(300, 520, 512, pr[i], (fp4lr_format)f, affine), seed++);
+            }
+    static const int64_t mn[] = {1, 129, 257, 1000};
+    for (size_t i = 0; i < 4; i++)
+        for (size_t j = 0; j < 4; j++)
+            check_pair(ctx, fused(mn[i], mn[j], 384, 32, (fp4lr_format)((i + j) % 2), 1), seed++);
+
+    /* sensitivity: a low-rank column dropped from U (which rank 0 multicasts) must fail */
+    tsupport_case g;
+    pair_case(&g, ctx, fused(256, 300, 512, 32, FP4LR_NVFP4, 1), 3900, 0);
+    expect_dropped_u_column_fails(ctx, &g, 5, "one low-rank column dropped (pair)");
+    tsupport_case_teardown(&g);
+    fp4lr_ctx_destroy(ctx);
+}
+
+Test(gemm_fused, sm90a_pair_deterministic, .timeout = 300)
+{
+    fp4lr_ctx *ctx = tsupport_gemm_or_skip(FP4LR_FAMILY_FUSED);
+    tsupport_gpu_arch_or_skip(ctx, "sm90a");
+    tsupport_case g;
+    pair_case(&g, ctx, fused(700, 900, 1024, 128, FP4LR_MXFP4, 1), 3950, 64);
+    expect_rerun_identical(&g);
+    tsupport_case_teardown(&g);
     fp4lr_ctx_destroy(ctx);
 }

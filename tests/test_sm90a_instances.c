@@ -104,7 +104,9 @@ Test(sm90a_instances, entries_match_the_solver)
     }
 }
 
-Test(sm90a_instances, every_default_plan_is_built)
+/* Every plan of the family over ranks x affine x formats, with the host's default options
+ * (o = NULL) or forced ones, has a built kernel whose low-rank ring fits the plan. */
+static void every_plan_is_built(const fp4lr_plan_opts *o)
 {
     instance in[64];
     int n = load_instances(in, 64);
@@ -117,13 +119,13 @@ Test(sm90a_instances, every_default_plan_is_built)
                 if (k >= nr)
                     p.has_wc = p.has_beta = 0;
                 fp4lr_plan plan;
-                fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, NULL, &plan);
+                fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, o, &plan);
                 cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
                 int found = -1;
                 for (int i = 0; i < n; i++)
                     if (strcmp(in[i].entry, plan.entry) == 0)
                         found = i;
-                cr_expect(found >= 0, "the default plan %s (r = %lld) has no built kernel", plan.entry,
+                cr_expect(found >= 0, "the plan %s (r = %lld) has no built kernel", plan.entry,
                           (long long)p.r);
                 if (found < 0 || !fused || p.r == 0)
                     continue;
@@ -135,6 +137,16 @@ Test(sm90a_instances, every_default_plan_is_built)
                 cr_expect_leq(need, plan.smem_bytes, "%s r=%lld affine %d: kernel needs %lld B, plan gives %lld B",
                               plan.entry, (long long)p.r, p.has_wc, (long long)need, (long long)plan.smem_bytes);
             }
+}
+
+Test(sm90a_instances, every_default_plan_is_built) { every_plan_is_built(NULL); }
+
+/* The pair (cluster 2, 256-row cluster tile), dense and fused: nothing is split on Hopper, so
+ * its per-CTA budget is one CTA's and every rank's plan has a built instance. */
+Test(sm90a_instances, every_pair_plan_is_built)
+{
+    fp4lr_plan_opts o = {.cluster = 2, .tile_m = 256};
+    every_plan_is_built(&o);
 }
 
 Test(sm90a_instances, generator_output_is_reproducible)

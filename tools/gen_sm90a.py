@@ -81,6 +81,12 @@ INSTANCES = [
     ("mxfp4", "fused", 1, 5),
     ("mxfp4", "fused", 1, 4),
     ("mxfp4", "fused", 1, 3),
+    # the fused pair: W and U multicast by rank 0, the same per-CTA budget as one CTA
+    ("nvfp4", "fused", 2, 4),
+    ("nvfp4", "fused", 2, 3),
+    ("mxfp4", "fused", 2, 5),
+    ("mxfp4", "fused", 2, 4),
+    ("mxfp4", "fused", 2, 3),
 ]
 
 
@@ -210,7 +216,6 @@ def header(e, fmt, family, cluster, stages, L):
 def emit_kernel(fmt, family, cluster, stages):
     global CL, SPLIT, FUSED, BULK
     assert family in ("dense", "fused") and cluster in (1, 2)
-    assert family == "dense" or cluster == 1, "the fused pair is not built yet"
     global F16
     CL = cluster
     FUSED = family == "fused"
@@ -300,7 +305,7 @@ def emit_kernel(fmt, family, cluster, stages):
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_empty+{8*i}], {CL * (TRANSFORM_WARPS + 8)};")
     for i in range(LORA_SLOTS if FUSED else 0):
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_lfull+{8*i}], 1;")
-        e(f"\tmbarrier.init.shared::cta.b64 [%bar_lempty+{8*i}], 8;")
+        e(f"\tmbarrier.init.shared::cta.b64 [%bar_lempty+{8*i}], {8 * CL};")
     for i in range(TSLOTS):
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_tfull+{8*i}], {(2 if SPLIT and not BULK else 1) * TRANSFORM_WARPS + (8 if ASSIST else 0)};")
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_tempty+{8*i}], {(2 if SPLIT else 1) * 8};")
@@ -351,6 +356,9 @@ def lora_doc(L):
 
 
 def fused_doc():
+    pair_note = " (both CTAs'\n//                      warps arrive on both CTAs' lempty, as for `empty`)" if CL == 2 else ""
+    pair_u = ("\n// Pair: each CTA loads its own L rows; rank 0 multicasts the U box to both CTAs (each\n"
+              "// still holds a full 256-row U tile: nothing is split on Hopper), like W.") if CL == 2 else ""
     if not FUSED:
         return "// Family: dense (no low-rank, no affine)."
     return f"""// Family: fused, the whole operator in OPERATOR.md section 1's order:
@@ -363,9 +371,9 @@ def fused_doc():
 // one box per chunk (the host caps rc at 64), 2*rc-byte rows with the matching
 // 32/64/128-byte swizzle.
 //   lfull[j]  count 1  thread 0 of WG1 arms it with the chunk's bytes; TMA complete_tx.
-//   lempty[j] count 8  one arrive per consumer warp after its low-rank wgmmas of the slot.
+//   lempty[j] count {8 * CL:<2d} one arrive per consumer warp after its low-rank wgmmas of the slot{pair_note}.
 // Thread 0 of WG1 requests a tile's first chunks when the tile starts (they land during the
-// K loop) and each later chunk as soon as a slot frees (ranks beyond the ring stream)."""
+// K loop) and each later chunk as soon as a slot frees (ranks beyond the ring stream).{pair_u}"""
 
 
 def cluster_doc():
@@ -989,6 +997,18 @@ def fused_consumer_setup(e):
 \tsetp.eq.u32 %plissue, %r40, 0;            // thread 0 of WG1 issues the low-rank loads""")
 
 
+def u_load(tag):
+    """The U box of a low-rank chunk: one CTA loads its own; in the pair rank 0 multicasts
+    it to both CTAs (same slot offset; each CTA's lfull, armed by its own issuer with the
+    L + U bytes, receives them), like W."""
+    copy = "\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+    if CL == 1:
+        return f"{copy} [%r16], [%tmU, {{%r17, %n0}}], [%r13];\n"
+    return (f"\t@!%prank0 bra L_lissue_nou_{tag};\n"
+            f"{copy}.multicast::cluster [%r16], [%tmU, {{%r17, %n0}}], [%r13], %mask;\n"
+            f"L_lissue_nou_{tag}:\n")
+
+
 def lora_issue(e, tag):
     """Thread 0 of WG1 loads chunk %li of this tile's L and U into ring slot %lis (after
     both warpgroups released it), onto lfull with the chunk's byte count."""
@@ -1010,8 +1030,7 @@ def lora_issue(e, tag):
 \tmov.u32 %r18, 0;
 L_lissue_box_{tag}:
 \tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r15], [%tmL, {{%r17, %m0}}], [%r13];
-\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r16], [%tmU, {{%r17, %n0}}], [%r13];
-\tadd.u32 %r15, %r15, %lsub_l;
+{u_load(tag)}\tadd.u32 %r15, %r15, %lsub_l;
 \tadd.u32 %r16, %r16, %lsub_u;
 \tadd.u32 %r17, %r17, %lwk;
 \tadd.u32 %r18, %r18, 1;
@@ -1097,9 +1116,9 @@ L_lr_chunk:
 \t// slot read: one arrive per warp, then the issuer refills it with a later chunk
 \tbar.warp.sync 0xffffffff;
 \tmul.lo.u32 %r10, %ls, 8;
-\tadd.u32 %r11, %bar_lempty, %r10;
-\t@%p1 mbarrier.arrive.shared::cta.b64 _, [%r11];
-\tadd.u32 %ls, %ls, 1;
+\tadd.u32 %r11, %bar_lempty, %r10;""")
+    arrive(e, "%p1", "%r11", "%r12")
+    e("""\tadd.u32 %ls, %ls, 1;
 \tsetp.eq.u32 %p5, %ls, %lslots;
 \t@%p5 mov.u32 %ls, 0;
 \t@%p5 xor.b32 %lph, %lph, 1;""")

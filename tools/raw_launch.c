@@ -68,6 +68,7 @@ static const struct {
     {"sm90a_dense_c1", P_DENSE_COUNT},
     {"sm90a_dense_c2", P_DENSE_COUNT},
     {"sm90a_fused_c1", P_FUSED_COUNT},
+    {"sm90a_fused_c2", P_FUSED_COUNT},
 };
 
 /* One launch's parameters: the packed buffer, and a pointer array into it. */
@@ -113,7 +114,7 @@ static int print_params(const char *key)
         return EXIT_PASS;
     }
     fprintf(stderr, "raw_launch: --print-params %s: no such family (sm90a_dense_c1, sm90a_dense_c2, "
-                    "sm90a_fused_c1)\n", key);
+                    "sm90a_fused_c1, sm90a_fused_c2)\n", key);
     return EXIT_USAGE;
 }
 
@@ -142,7 +143,8 @@ static void usage(FILE *f)
             "  --kernel-dir DIR    kernel directory (default build/ptx; $FP4LR_KERNEL_DIR overrides)\n"
             "  --require-gpu       exit 3 instead of 0 when no sm_90 GPU is there\n"
             "  --print-params KEY  print the packed layout of family KEY (sm90a_dense_c1, sm90a_dense_c2,\n"
-            "                      sm90a_fused_c1) as 'name offset bytes' lines, then 'total BYTES'\n"
+            "                      sm90a_fused_c1, sm90a_fused_c2) as 'name offset bytes' lines, then\n"
+            "                      'total BYTES'\n"
             "Exit status: 0 pass, 1 validation failed or outputs differ, 2 bad arguments, 3 other error.\n");
 }
 
