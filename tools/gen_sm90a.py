@@ -39,6 +39,10 @@ F16 = False   # set per kernel by emit_kernel
 # the H200 (same run, flux-qkv / square-r0 / qwen-fc1-r128): NVFP4 dense +9.4 %, fused +7.3 %;
 # MXFP4 dense +8.1 %, fused +5.7 %.  FP4LR_GEN_EXPERIMENT=lut emits the tables again.
 PLACED = "lut" not in EXPERIMENTS
+# FP4LR_GEN_EXPERIMENT=affine_fast: on tiles inside N with wc and beta given, the fused
+# affine loads wc / beta without the per-column bounds checks and predicates (about a third
+# of its instructions); ptxas-clean, not yet measured.
+AFFINE_FAST = "affine_fast" in EXPERIMENTS
 OUTDIR = os.path.join(os.path.dirname(HERE), "ptx", "sm90a")
 
 # Tile of one CTA: 128 x 256 outputs, a K stage of 128 fp4 elements (64 bytes a row),
@@ -1046,6 +1050,16 @@ L_lissue_skip_{tag}:
 \tbar.warp.sync 0xffffffff;""")
 
 
+def affine_group(e, jj):
+    """acc = fma(alpha * acc, wc, beta) on accumulators 4jj..4jj+3 (columns n, n+1 for
+    rows r and r+8), wc in %f4/%f5, beta in %f6/%f7."""
+    for k in range(4):
+        i = 4 * jj + k
+        w, b = ("%f4", "%f6") if k % 2 == 0 else ("%f5", "%f7")
+        e(f"""{unscale(i)}\tmul.f32 %acc{i}, %acc{i}, %alpha;
+\tfma.rn.f32 %acc{i}, %acc{i}, {w}, {b};""")
+
+
 def emit_affine_and_lowrank(e):
     """After the K loop: acc = fma(alpha*acc, wc[n], beta[n]) in fp32 (absent wc = 1,
     beta = 0; columns past N read nothing), then acc += L . U^T over the tile's low-rank
@@ -1053,6 +1067,26 @@ def emit_affine_and_lowrank(e):
     e("""\t// ---- affine: acc = wc[n] * (alpha * acc) + beta[n] ----
 \tshl.b32 %r50, %r21, 1;
 \tadd.u32 %r50, %r50, %n0;                    // first column of this thread: n0 + 2c""")
+    if AFFINE_FAST:
+        e("""\t// a tile inside N with both wc and beta given loads them without per-column checks
+\tadd.u32 %r51, %n0, 256;
+\tsetp.gt.u32 %p5, %r51, %ncols;
+\t@%p5 bra L_aff_edge;
+\tnot.pred %p5, %pwc;
+\t@%p5 bra L_aff_edge;
+\tnot.pred %p5, %pbeta;
+\t@%p5 bra L_aff_edge;
+\tmul.wide.u32 %rd2, %r50, 4;""")
+        for jj in range(32):
+            e(f"""\tadd.s64 %rd3, %wcp, %rd2;
+\tld.global.nc.f32 %f4, [%rd3+{32 * jj}];
+\tld.global.nc.f32 %f5, [%rd3+{32 * jj + 4}];
+\tadd.s64 %rd3, %betap, %rd2;
+\tld.global.nc.f32 %f6, [%rd3+{32 * jj}];
+\tld.global.nc.f32 %f7, [%rd3+{32 * jj + 4}];""")
+            affine_group(e, jj)
+        e("""\tbra L_aff_done;
+L_aff_edge:""")
     for jj in range(32):
         e(f"""\tadd.u32 %r51, %r50, {8 * jj};
 \tadd.u32 %r52, %r51, 1;
@@ -1073,11 +1107,9 @@ def emit_affine_and_lowrank(e):
 \t@%p4 ld.global.nc.f32 %f6, [%rd3];
 \tand.pred %p4, %p3, %pbeta;
 \t@%p4 ld.global.nc.f32 %f7, [%rd3+4];""")
-        for k in range(4):
-            i = 4 * jj + k
-            w, b = ("%f4", "%f6") if k % 2 == 0 else ("%f5", "%f7")
-            e(f"""{unscale(i)}\tmul.f32 %acc{i}, %acc{i}, %alpha;
-\tfma.rn.f32 %acc{i}, %acc{i}, {w}, {b};""")
+        affine_group(e, jj)
+    if AFFINE_FAST:
+        e("L_aff_done:")
     e("""\t// ---- low-rank: acc += L . U^T, chunk by chunk through the ring ----
 \tmov.u32 %r53, 0;                          // chunk
 \tmul.lo.u32 %r54, %r42, %lrowb;
