@@ -168,7 +168,7 @@ def header(e, fmt, family, cluster, stages, L):
 //
 // Tile: one CTA computes {BM} x {BN} outputs; the K loop moves {BK} elements ({BK//2} bytes
 // a row) per main stage, converted and multiplied {CHUNK_K} at a time (two chunks a stage).
-// Persistent: each CTA walks tiles blockIdx.x, +gridDim.x, ... of a grouped raster order
+// Persistent: each {"cluster walks cluster tiles %clusterid.x, +%nclusterid.x" if CL == 2 else "CTA walks tiles blockIdx.x, +gridDim.x"}, ... of a grouped raster order
 // (groups of `group` tile rows along M share W tiles in L2).
 //
 // Warp roles ({THREADS} threads, three warpgroups; registers moved with setmaxnreg):
@@ -212,7 +212,7 @@ def header(e, fmt, family, cluster, stages, L):
 //   [{L['t']:6d} + t*{L['tslot']}]  W bf16 transform ring, {TSLOTS} slots of {BN} x 64, swizzle 128B
 //   [{L['wb']:6d} + b*{L['wbuf']}]  writeback staging, {WB_STAGES} buffers of {BM} x 64 bf16, swizzle 128B
 //                                   (rows 0-63 for WG1 at +0, rows 64-127 for WG2 at +8192)
-//   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{TSLOTS}], tempty[{TSLOTS}]
+//   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{TSLOTS}], tempty[{TSLOTS}]{f", lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}]" if FUSED else ""}
 //   total {L['total']} bytes (host/budget.c charges the same objects).{lora_doc(L)}
 //""")
 
@@ -301,7 +301,7 @@ def emit_kernel(fmt, family, cluster, stages):
 \tadd.u32 %bar_tfull, %bar_empty, {8 * stages};
 \tadd.u32 %bar_tempty, %bar_tfull, {8 * TSLOTS};
 {fused_setup(L, stages) if FUSED else ""}\tsetp.eq.u32 %ptrue, 0, 0;
-{cluster_setup()}\t// ---- barrier init (thread 0), made visible to the async proxy, then one CTA barrier ----
+{cluster_setup()}\t// ---- barrier init (thread 0), made visible to the async proxy, then {"a cluster" if CL == 2 else "one CTA"} barrier ----
 \tsetp.ne.u32 %p0, %thr, 0;
 \t@%p0 bra L_init_done;""")
     for i in range(stages):
@@ -362,7 +362,13 @@ def lora_doc(L):
 def fused_doc():
     pair_note = " (both CTAs'\n//                      warps arrive on both CTAs' lempty, as for `empty`)" if CL == 2 else ""
     pair_u = ("\n// Pair: each CTA loads its own L rows; rank 0 multicasts the U box to both CTAs (each\n"
-              "// still holds a full 256-row U tile: nothing is split on Hopper), like W.") if CL == 2 else ""
+              "// still holds a full 256-row U tile: nothing is split on Hopper), like W; rank 1's lfull\n"
+              "// is armed by its own issuer with the L + U bytes and receives U from rank 0 (the bytes\n"
+              "// may land before the arm: the phase still waits for its one arrival).  Why reuse is\n"
+              "// safe: a warp's arrival for lap n+1 of a slot needs that lap's lfull, which needs rank\n"
+              "// 0's U, which rank 0 issues only after lempty lap n completed on rank 0; so no phase n of\n"
+              "// either CTA's lempty can complete without all 16 lap-n arrivals (reviewed, not yet run).\n"
+              "// Cost: the issuer's wait at a tile start now also waits for the peer's low-rank phase.") if CL == 2 else ""
     if not FUSED:
         return "// Family: dense (no low-rank, no affine)."
     return f"""// Family: fused, the whole operator in OPERATOR.md section 1's order:
