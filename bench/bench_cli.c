@@ -14,8 +14,9 @@ void fp4lr_bench_usage(FILE *f)
 {
     fprintf(f,
             "usage: fp4lr-bench [options]\n"
-            "Times fp4lr's kernels - dense 1-CTA and 2-CTA, the whole operator (fused), on sm_100a the\n"
-            "naive-policy pair - against cuBLASLt bf16 and fp8 on the shape table.  Each fp4lr variant\n"
+            "Times fp4lr's kernels - dense 1-CTA and 2-CTA, the whole operator (fused; on sm_90a also on\n"
+            "the pair, fused-c2), on sm_100a the naive-policy pair - against cuBLASLt bf16 and fp8 on the\n"
+            "shape table.  Each fp4lr variant\n"
             "is validated on %d sampled rows before it is timed.\n\n"
             "  --shape NAME      a row of the shape table (repeatable)\n"
             "  --list-shapes     list the table (large shapes marked) and stop\n"
@@ -23,7 +24,7 @@ void fp4lr_bench_usage(FILE *f)
             "                    default: every large shape of the table\n"
             "  --format F        nvfp4, mxfp4 or both (default both)\n"
             "  --variants LIST   comma-separated: dense, dense-c2, naive (dense-c2-naive: sm_100a only),\n"
-            "                    fused, peers, all (default all)\n"
+            "                    fused, fused-c2 (sm_90a only), peers, all (default all)\n"
             "  --no-peers        skip cuBLASLt (no ratios vs cuBLAS)\n"
             "  --iters N         timed launches per variant (default %d; at least %d unless --quick)\n"
             "  --warmup N        untimed launches first (default %d)\n"
@@ -74,7 +75,7 @@ static int bad(char *err, size_t errlen, const char *fmt, ...)
  * earlier one's M, N, K points at it in same_mnk. */
 static void select_shapes(fp4lr_bench_opts *o, const fp4lr_shape *req, int nreq)
 {
-    int by_rank = (o->variants & FP4LR_BENCH_BIT(FP4LR_BENCH_FUSED)) != 0;
+    int by_rank = (o->variants & (FP4LR_BENCH_BIT(FP4LR_BENCH_FUSED) | FP4LR_BENCH_BIT(FP4LR_BENCH_FUSED_C2))) != 0;
     o->nshapes = o->ndups = 0;
     for (int q = 0; q < nreq; q++) {
         const fp4lr_shape *s = &req[q];
@@ -219,7 +220,7 @@ int fp4lr_bench_variants_parse(const char *list, int *mask, char *err, size_t er
         char item[32];
         if (len == 0 || len >= sizeof item)
             return bad(err, errlen, "--variants %s: empty or overlong item (expected dense, dense-c2, naive, fused, "
-                       "peers or all)", list);
+                       "fused-c2, peers or all)", list);
         memcpy(item, p, len);
         item[len] = '\0';
         int found = -1;
@@ -231,8 +232,8 @@ int fp4lr_bench_variants_parse(const char *list, int *mask, char *err, size_t er
         if (!strcmp(item, "all"))
             m |= FP4LR_BENCH_VARIANTS_DEFAULT;
         else if (found < 0)
-            return bad(err, errlen, "--variants: unknown variant '%s' (expected dense, dense-c2, naive, fused, peers "
-                       "or all)", item);
+            return bad(err, errlen, "--variants: unknown variant '%s' (expected dense, dense-c2, naive, fused, "
+                       "fused-c2, peers or all)", item);
         else
             m |= FP4LR_BENCH_BIT(found);
         if (!p[len])
@@ -257,13 +258,17 @@ void fp4lr_bench_variants_format(int mask, char *out, size_t cap)
 
 int fp4lr_bench_variant_runs_on(fp4lr_bench_variant v, fp4lr_arch arch)
 {
-    return v != FP4LR_BENCH_NAIVE || arch == FP4LR_ARCH_SM100A;
+    if (v == FP4LR_BENCH_NAIVE)
+        return arch == FP4LR_ARCH_SM100A;
+    if (v == FP4LR_BENCH_FUSED_C2) /* sm_100a's fused kernel is the pair already */
+        return arch == FP4LR_ARCH_SM90A;
+    return 1;
 }
 
 fp4lr_problem fp4lr_bench_variant_problem(fp4lr_bench_variant v, const fp4lr_shape *s, fp4lr_format f)
 {
     fp4lr_problem p = {.M = s->M, .N = s->N, .K = s->K, .format = f, .out = FP4LR_OUT_BF16};
-    if (v == FP4LR_BENCH_FUSED) {
+    if (fp4lr_bench_variant_fused(v)) {
         p.r = s->r;
         p.has_wc = p.has_beta = 1;
     }
@@ -277,7 +282,7 @@ fp4lr_plan_opts fp4lr_bench_variant_opts(fp4lr_bench_variant v, int64_t smem_cap
     fp4lr_plan_opts po = {.smem_capacity = smem_capacity, .force_main_stages = force_stages};
     if (v == FP4LR_BENCH_DENSE)
         po.cluster = 1;
-    if (v == FP4LR_BENCH_DENSE_C2 || v == FP4LR_BENCH_NAIVE)
+    if (v == FP4LR_BENCH_DENSE_C2 || v == FP4LR_BENCH_NAIVE || v == FP4LR_BENCH_FUSED_C2)
         po.cluster = 2, po.tile_m = 256;
     if (v == FP4LR_BENCH_NAIVE)
         po.policy = FP4LR_POLICY_NAIVE;
@@ -286,7 +291,7 @@ fp4lr_plan_opts fp4lr_bench_variant_opts(fp4lr_bench_variant v, int64_t smem_cap
 
 void fp4lr_bench_variant_label(fp4lr_bench_variant v, fp4lr_format f, char *out, size_t cap)
 {
-    static const char *const suffix[FP4LR_BENCH_VARIANTS] = {"", "-c2", "-c2-naive", "-fused", ""};
+    static const char *const suffix[FP4LR_BENCH_VARIANTS] = {"", "-c2", "-c2-naive", "-fused", "-fused-c2", ""};
     snprintf(out, cap, "fp4lr-%s%s", fp4lr_format_name(f), v < FP4LR_BENCH_VARIANTS ? suffix[v] : "");
 }
 
@@ -426,7 +431,7 @@ fp4lr_status fp4lr_bench_jobs_make(const fp4lr_bench_opts *o, const fp4lr_bench_
                 continue;
             for (int v = 0; v < FP4LR_BENCH_PEERS && st.code == FP4LR_OK; v++)
                 if (o->variants & FP4LR_BENCH_BIT(v) && fp4lr_bench_variant_runs_on((fp4lr_bench_variant)v, t->arch) &&
-                    (v == FP4LR_BENCH_FUSED || o->same_mnk[i] < 0))
+                    (fp4lr_bench_variant_fused((fp4lr_bench_variant)v) || o->same_mnk[i] < 0))
                     st = variant_jobs(out, o, t, s, (fp4lr_format)f, (fp4lr_bench_variant)v);
         }
         if (!(o->variants & FP4LR_BENCH_BIT(FP4LR_BENCH_PEERS)) || o->same_mnk[i] >= 0)

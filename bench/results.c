@@ -17,6 +17,7 @@ const char *fp4lr_bench_variant_name(fp4lr_bench_variant v)
     case FP4LR_BENCH_DENSE_C2: return "dense-c2";
     case FP4LR_BENCH_NAIVE: return "dense-c2-naive";
     case FP4LR_BENCH_FUSED: return "fused";
+    case FP4LR_BENCH_FUSED_C2: return "fused-c2";
     case FP4LR_BENCH_PEERS: return "peers";
     case FP4LR_BENCH_VARIANTS: break;
     }
@@ -98,6 +99,11 @@ static const fp4lr_bench_row *reference(const fp4lr_bench_row *rows, int n, cons
     return NULL;
 }
 
+int fp4lr_bench_variant_fused(fp4lr_bench_variant v)
+{
+    return v == FP4LR_BENCH_FUSED || v == FP4LR_BENCH_FUSED_C2;
+}
+
 static int is_bf16_peer(const fp4lr_bench_row *ref, const fp4lr_bench_row *r)
 {
     (void)r;
@@ -108,7 +114,7 @@ static int is_bf16_peer(const fp4lr_bench_row *ref, const fp4lr_bench_row *r)
  * sweep point), one CTA - or, for the fused kernel, as many as it runs with. */
 static int is_dense_of(const fp4lr_bench_row *ref, const fp4lr_bench_row *r)
 {
-    int cluster = r->kind == FP4LR_BENCH_FUSED && r->has_plan ? r->budget.req.cluster : 1;
+    int cluster = fp4lr_bench_variant_fused(r->kind) && r->has_plan ? r->budget.req.cluster : 1;
     return (ref->kind == FP4LR_BENCH_DENSE || ref->kind == FP4LR_BENCH_DENSE_C2) && !ref->sweep && ref->has_plan &&
            ref->budget.req.cluster == cluster && strcmp(ref->format, r->format) == 0;
 }

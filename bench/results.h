@@ -28,12 +28,16 @@ typedef enum fp4lr_bench_variant {
     FP4LR_BENCH_DENSE_C2,  /* the dense kernel, 2-CTA cluster (tile_m 256) */
     FP4LR_BENCH_NAIVE,     /* dense, 2-CTA, naive budget policy: the sm_100a diagnostic */
     FP4LR_BENCH_FUSED,     /* the whole operator: the shape's r, wc and beta */
+    FP4LR_BENCH_FUSED_C2,  /* the whole operator on the sm_90a pair (sm_100a's fused kernel is one) */
     FP4LR_BENCH_PEERS,     /* cuBLASLt bf16 and fp8 */
     FP4LR_BENCH_VARIANTS
 } fp4lr_bench_variant;
 
-/* "dense", "dense-c2", "dense-c2-naive", "fused", "peers" ("?" otherwise). */
+/* "dense", "dense-c2", "dense-c2-naive", "fused", "fused-c2", "peers" ("?" otherwise). */
 const char *fp4lr_bench_variant_name(fp4lr_bench_variant v);
+
+/* 1 for the variants that run the whole operator (the shape's r, wc and beta). */
+int fp4lr_bench_variant_fused(fp4lr_bench_variant v);
 
 /* What became of one (shape, variant). */
 typedef enum fp4lr_row_state {

@@ -704,9 +704,14 @@ Test(bench_cli, variants_parse_and_format)
     cr_expect_eq(m, FP4LR_BENCH_BIT(FP4LR_BENCH_NAIVE) | FP4LR_BENCH_BIT(FP4LR_BENCH_DENSE_C2) |
                         FP4LR_BENCH_BIT(FP4LR_BENCH_PEERS));
     cr_assert_eq(fp4lr_bench_variants_parse("all", &m, err, sizeof err), 0);
-    cr_expect_eq(m, 0x1F);
+    cr_expect_eq(m, 0x3F);
     fp4lr_bench_variants_format(m, out, sizeof out);
-    cr_expect_str_eq(out, "dense,dense-c2,dense-c2-naive,fused,peers");
+    cr_expect_str_eq(out, "dense,dense-c2,dense-c2-naive,fused,fused-c2,peers");
+    cr_assert_eq(fp4lr_bench_variants_parse("fused-c2", &m, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(m, FP4LR_BENCH_BIT(FP4LR_BENCH_FUSED_C2));
+    cr_expect(fp4lr_bench_variant_runs_on(FP4LR_BENCH_FUSED_C2, FP4LR_ARCH_SM90A));
+    cr_expect(!fp4lr_bench_variant_runs_on(FP4LR_BENCH_FUSED_C2, FP4LR_ARCH_SM100A),
+              "sm_100a's fused kernel is the pair already");
     m = 7;
     cr_expect_eq(fp4lr_bench_variants_parse("dense,,fused", &m, err, sizeof err), 2);
     cr_expect_eq(fp4lr_bench_variants_parse("", &m, err, sizeof err), 2);
@@ -891,9 +896,9 @@ Test(bench_cli, jobs_variants_repeats_formats_peers)
                  "%s", err);
     fp4lr_bench_jobs j;
     make_jobs(&o, FP4LR_ARCH_SM90A, dir, &j);
-    /* per shape: 2 formats x (dense, dense-c2, fused) + 2 peers; no naive on sm_90a; the
-     * repeat has its fused variants only */
-    cr_assert_eq(j.n, 8 + 8 + 2);
+    /* per shape: 2 formats x (dense, dense-c2, fused, fused-c2) + 2 peers; no naive on
+     * sm_90a; the repeat has its fused variants only */
+    cr_assert_eq(j.n, 10 + 10 + 4);
     int naive = 0, skipped_k = 0, peers = 0;
     for (int i = 0; i < j.n; i++) {
         naive += j.row[i].kind == FP4LR_BENCH_NAIVE;
@@ -904,18 +909,23 @@ Test(bench_cli, jobs_variants_repeats_formats_peers)
         }
     }
     cr_expect_eq(naive, 0);
-    cr_expect_eq(skipped_k, 3, "one line per fp4lr variant of sana-qkv in MXFP4");
+    cr_expect_eq(skipped_k, 4, "one line per fp4lr variant of sana-qkv in MXFP4");
     cr_expect_eq(peers, 4);
-    cr_expect_str_eq(j.row[3].variant, "fp4lr-mxfp4");
-    cr_expect_str_eq(j.row[6].variant, "cublas-bf16");
-    cr_expect_str_eq(j.row[7].variant, "cublas-fp8");
-    cr_expect_str_eq(j.row[7].format, "e4m3");
-    cr_expect_str_eq(j.row[16].shape, "qwen-qkv-r128");
-    cr_expect_str_eq(j.row[16].variant, "fp4lr-nvfp4-fused");
-    cr_expect_eq(j.row[16].r, 128);
-    cr_expect_eq(j.row[16].stages_main, 3, "r = 128 leaves 3 main stages (low-rank ring 2 x 32 ranks)");
-    cr_expect_str_eq(j.row[17].variant, "fp4lr-mxfp4-fused");
-    cr_expect(strstr(j.row[16].note, "not built") != NULL, "nothing is built in the directory");
+    cr_expect_str_eq(j.row[3].variant, "fp4lr-nvfp4-fused-c2");
+    cr_expect_str_eq(j.row[4].variant, "fp4lr-mxfp4");
+    cr_expect_str_eq(j.row[8].variant, "cublas-bf16");
+    cr_expect_str_eq(j.row[9].variant, "cublas-fp8");
+    cr_expect_str_eq(j.row[9].format, "e4m3");
+    cr_expect_str_eq(j.row[20].shape, "qwen-qkv-r128");
+    cr_expect_str_eq(j.row[20].variant, "fp4lr-nvfp4-fused");
+    cr_expect_eq(j.row[20].r, 128);
+    cr_expect_eq(j.row[20].stages_main, 3, "r = 128 leaves 3 main stages (low-rank ring 2 x 32 ranks)");
+    cr_expect_str_eq(j.row[21].variant, "fp4lr-nvfp4-fused-c2");
+    cr_expect_eq(j.row[21].r, 128);
+    cr_expect_eq(j.row[21].stages_main, 3, "the pair's per-CTA budget is one CTA's");
+    cr_expect_str_eq(j.job[21].plan.entry, "fp4lr_sm90a_nvfp4_fused_m256n256k128_c2_s3");
+    cr_expect_str_eq(j.row[22].variant, "fp4lr-mxfp4-fused");
+    cr_expect(strstr(j.row[20].note, "not built") != NULL, "nothing is built in the directory");
     fp4lr_bench_jobs_free(&j);
 
     /* sm_100a: the naive pair is planned; its 3-stage entry is not built */

@@ -362,7 +362,7 @@ static int count_steps(const bench *b)
 /* What the selection leaves out, and why, before the table. */
 static void print_notes(const fp4lr_bench_opts *o, fp4lr_arch arch)
 {
-    int fused = (o->variants & FP4LR_BENCH_BIT(FP4LR_BENCH_FUSED)) != 0;
+    int fused = (o->variants & (FP4LR_BENCH_BIT(FP4LR_BENCH_FUSED) | FP4LR_BENCH_BIT(FP4LR_BENCH_FUSED_C2))) != 0;
     for (int i = 0; i < o->ndups; i++)
         printf("note: %s has the M, N, K%s of %s: measured once\n", o->dups[i].dropped, fused ? " and r" : "",
                o->dups[i].kept);
@@ -375,8 +375,15 @@ static void print_notes(const fp4lr_bench_opts *o, fp4lr_arch arch)
         printf("note: dense-c2-naive (the diagnostic curve: 1-CTA, 2-CTA naive, 2-CTA split) runs on sm_100a only; "
                "%s splits nothing between a pair, so its naive and split budgets agree: skipped\n",
                fp4lr_arch_name(arch));
-    if (fused && !(o->variants & FP4LR_BENCH_BIT(FP4LR_BENCH_DENSE)))
+    if ((o->variants & FP4LR_BENCH_BIT(FP4LR_BENCH_FUSED)) && !(o->variants & FP4LR_BENCH_BIT(FP4LR_BENCH_DENSE)))
         printf("note: fused without dense: no fused/dense ratio\n");
+    if (o->variants & FP4LR_BENCH_BIT(FP4LR_BENCH_FUSED_C2)) {
+        if (!fp4lr_bench_variant_runs_on(FP4LR_BENCH_FUSED_C2, arch))
+            printf("note: fused-c2 runs on sm_90a only; %s's fused kernel is the pair already: skipped\n",
+                   fp4lr_arch_name(arch));
+        else if (!(o->variants & FP4LR_BENCH_BIT(FP4LR_BENCH_DENSE_C2)))
+            printf("note: fused-c2 without dense-c2: no fused-c2/dense-c2 ratio\n");
+    }
 }
 
 /* ---- without a GPU: what would run ------------------------------------------------------------ */

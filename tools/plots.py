@@ -49,6 +49,7 @@ COLOURS = {
     "fp4lr-nvfp4-c2": "#1b7a3a", "fp4lr-mxfp4-c2": "#7cc48f",
     "fp4lr-nvfp4-c2-naive": "#c0661a", "fp4lr-mxfp4-c2-naive": "#efa869",
     "fp4lr-nvfp4-fused": "#6a2c91", "fp4lr-mxfp4-fused": "#b48ad0",
+    "fp4lr-nvfp4-fused-c2": "#8c1d40", "fp4lr-mxfp4-fused-c2": "#d98ba4",
     "cublas-bf16": "#555555", "cublas-fp8": "#a8a8a8",
 }
 SPARE = ["#b2182b", "#2166ac", "#8c510a", "#01665e", "#762a83", "#e08214"]
@@ -227,8 +228,8 @@ def plot_throughput(data, work, svg):
 
 
 def variant_order(label):
-    """Table order of a variant label: format, then dense, -c2, -c2-naive, -fused, then the rest."""
-    suffixes = ["", "-c2", "-c2-naive", "-fused"]
+    """Table order of a variant label: format, then dense, -c2, -c2-naive, -fused, -fused-c2, then the rest."""
+    suffixes = ["", "-c2", "-c2-naive", "-fused", "-fused-c2"]
     for f, fmt in enumerate(["nvfp4", "mxfp4"]):
         for i, suf in enumerate(suffixes):
             if label == f"fp4lr-{fmt}{suf}":
