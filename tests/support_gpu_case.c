@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devbuf.h"
 #include "reference.h"
+#include "scale_atom.h"
 #include "support_gpu.h"
 
 fp4lr_ctx *tsupport_gemm_or_skip(fp4lr_family family)
@@ -96,6 +98,19 @@ void tsupport_case_expect_fail(tsupport_case *g, const char *what)
     fp4lr_compare_report rep;
     fp4lr_status st = tsupport_case_compare(g, &rep);
     cr_expect_eq(st.code, FP4LR_E_MISMATCH, "planted fault not caught: %s (%s)", what, g->plan.entry);
+}
+
+void tsupport_case_expect_sfw_flip_fails(tsupport_case *g, int64_t n, int64_t kb)
+{
+    int64_t kv = g->host.p.K / fp4lr_format_block(g->host.p.format);
+    size_t off = fp4lr_sf_offset(n, kb, kv);
+    uint8_t saved = g->host.SFW[off];
+    g->host.SFW[off] = (uint8_t)(saved ^ 1);
+    cr_assert_eq(fp4lr_dev_upload(g->ctx, g->dev.SFW, g->host.SFW, g->dev.sizes.SFW).code, FP4LR_OK);
+    tsupport_case_run(g);
+    tsupport_case_expect_fail(g, "one scale byte changed");
+    g->host.SFW[off] = saved;
+    cr_assert_eq(fp4lr_dev_upload(g->ctx, g->dev.SFW, g->host.SFW, g->dev.sizes.SFW).code, FP4LR_OK);
 }
 
 void tsupport_case_teardown(tsupport_case *g)

@@ -42,6 +42,9 @@ fp4lr_status tsupport_case_compare(tsupport_case *g, fp4lr_compare_report *rep);
 /* Criterion expectations on the comparison (the report is printed on a failure). */
 void tsupport_case_expect_pass(tsupport_case *g);
 void tsupport_case_expect_fail(tsupport_case *g, const char *what);
+/* Planted fault: flips the low bit of the W scale byte of row n, scale block kb on the
+ * device, runs, expects the comparison to fail, and restores the byte. */
+void tsupport_case_expect_sfw_flip_fails(tsupport_case *g, int64_t n, int64_t kb);
 void tsupport_case_teardown(tsupport_case *g);
 
 #endif
