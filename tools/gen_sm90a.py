@@ -34,7 +34,7 @@ ASSIST = "consumer_assist" in EXPERIMENTS
 # over bf16.  MXFP4 stays bf16: ue8m0 scales reach 2^+-127, beyond f16.
 # FP4LR_GEN_EXPERIMENT=bf16 emits the NVFP4 bf16 path again, for measurement.
 F16 = False   # set per kernel by emit_kernel
-# e2m1 -> f16 / bf16 by bit placement (fp4x8_to_f16_placed, fp4x8_to_bf16_placed): half the
+# e2m1 -> f16 / bf16 by bit placement (fp4x8_to_placed): half the
 # ALU operations of the byte-permute tables, the shifts moved to the FMA pipe.  Measured on
 # the H200 (same run, flux-qkv / square-r0 / qwen-fc1-r128): NVFP4 dense +9.4 %, fused +7.3 %;
 # MXFP4 dense +8.1 %, fused +5.7 %.  FP4LR_GEN_EXPERIMENT=lut emits the tables again.
@@ -140,7 +140,7 @@ def header(e, fmt, family, cluster, stages, L):
                   "; ue8m0 scales reach 2^+-127, beyond f16")
     optype_note = ("\n// Below, \"bf16\" of W's staging ring and of the fragments reads f16." if F16 else "")
     if PLACED:
-        optype_note += ("\n// Conversion by bit placement (fp4x8_to_f16_placed / _bf16_placed in the generator):\n"
+        optype_note += ("\n// Conversion by bit placement (fp4x8_to_placed in the generator):\n"
                         "// the sign to bit 15 and (e1 e0 m) to the low exponent / top mantissa bits give the\n"
                         + ("// f16 pattern of value * 2^-14; the scale multiply keeps products exact (the\n"
                            "// smallest, 2^-24, is the f16 subnormal unit), so the accumulators hold\n"
@@ -540,57 +540,42 @@ def fp4x8_to_f16(e, w, outs, tmp):
 \tprmt.b32 {outs[3]}, {hi}, 0, 0x3424;""")
 
 
-def fp4x8_to_f16_placed(e, w, outs, tmp):
-    """8 e2m1 codes in word `w` -> 4 f16x2 words `outs`, outs[a] = (element a, element a+4),
-    each value times 2^-14: the sign bit goes to f16 bit 15 and the 3 magnitude bits
-    (e1 e0 m) to bits 9-11, which IS the f16 pattern of (e2m1 value) * 2^-14 (code 001 lands
-    on the f16 subnormal 2^-15 = 0.5 * 2^-14).  Pairing a with a+4 puts both elements of a
-    word at the same shift (nibbles 16 bits apart), so each output is two shifted copies of
-    `w` under two masks: the shifts are integer multiplies (the FMA pipe) and the masks two
-    logic operations (the ALU pipe), 8 ALU + 7 FMA-pipe operations per word instead of 15
-    ALU.  The scale multiply that follows leaves products * 2^-14 (exact: the smallest,
-    0.5 * 2^-9 * 2^-14 = 2^-24, is the f16 subnormal unit) and the accumulators are
-    multiplied by 2^28 before alpha (unscale)."""
-    for a in range(4):
-        x, y = tmp[2 * (a % 2)], tmp[2 * (a % 2) + 1]
-        if a < 3:
-            e(f"\tmul.lo.u32 {x}, {w}, {1 << (9 - 4 * a)};            // element {a}: e1 e0 m -> bits 9-11")
-        else:
-            shift_left(e, x, w, -3, "element 3: e1 e0 m -> bits 9-11")
-        ysrc = w
-        if a < 3:
-            e(f"\tmul.lo.u32 {y}, {w}, {1 << (12 - 4 * a)};           // sign -> bit 15")
-            ysrc = y
-        e(f"""\tand.b32 {x}, {x}, 0x0E000E00;
-\tand.b32 {y}, {ysrc}, 0x80008000;
-\tor.b32 {outs[a]}, {x}, {y};                   // (element {a}, element {a + 4}) * 2^-14""")
-
-
 def shift_left(e, dst, src, k, why):
     """dst = src << k: a left shift as an integer multiply (IMAD, the FMA pipe), a right
-    shift (k < 0) as a X."""
+    shift (k < 0) as a shift (the ALU pipe: mul.hi's IMAD.HI made NVFP4 12 % slower)."""
     if k >= 0:
         e(f"\tmul.lo.u32 {dst}, {src}, {1 << k};{' ' * (12 - len(str(1 << k)))}// {why}")
     else:
         e(f"\tshr.u32 {dst}, {src}, {-k};{' ' * (12 - len(str(-k)))}// {why}")
 
 
-def fp4x8_to_bf16_placed(e, w, outs, tmp):
-    """8 e2m1 codes in word `w` -> 4 bf16x2 words `outs`, outs[a] = (element a, element a+4):
-    the sign bit to bf16 bit 15 and (e1 e0 m) to bits 6-8 is the bf16 pattern of
-    (e2m1 value) * 2^-126 (code 001: the subnormal 2^-127); one multiply by 2^126 makes it
-    the exact e2m1 value.  Same pairing and pipe split as fp4x8_to_f16_placed."""
+def fp4x8_to_placed(e, w, outs, tmp):
+    """8 e2m1 codes in word `w` -> 4 f16x2 (F16) or bf16x2 words `outs`, outs[a] = (element a,
+    element a+4), by bit placement: the sign bit to bit 15 and the 3 magnitude bits (e1 e0 m)
+    to the exponent/mantissa boundary, bits 9-11 in f16 and 6-8 in bf16, which IS the pattern
+    of (e2m1 value) * 2^-14 (f16) or * 2^-126 (bf16); code 001 lands on the subnormal half
+    unit.  Pairing a with a+4 puts both elements of a word at the same shift (nibbles 16 bits
+    apart), so each output is two shifted copies of `w` under two masks: the shifts are
+    integer multiplies (the FMA pipe), the masks two logic operations (the ALU pipe), 8 ALU +
+    7 FMA-pipe operations per word instead of 15-17 ALU.
+    f16: the scale multiply that follows leaves products * 2^-14 (exact: the smallest,
+    0.5 * 2^-9 * 2^-14 = 2^-24, is the f16 subnormal unit) and the accumulators are multiplied
+    by 2^28 before alpha (unscale).  bf16: one multiply by 2^126 makes the exact value (ue8m0
+    scales would underflow the 2^-126 otherwise)."""
+    low, unit = (9, "2^-14") if F16 else (6, "2^-126")
+    mask = (7 << low) * 0x10001
     for a in range(4):
         x, y = tmp[2 * (a % 2)], tmp[2 * (a % 2) + 1]
-        shift_left(e, x, w, 6 - 4 * a, f"element {a}: e1 e0 m -> bits 6-8")
+        shift_left(e, x, w, low - 4 * a, f"element {a}: e1 e0 m -> bits {low}-{low + 2}")
         ysrc = w
         if a < 3:
             shift_left(e, y, w, 12 - 4 * a, "sign -> bit 15")
             ysrc = y
-        e(f"""\tand.b32 {x}, {x}, 0x01C001C0;
+        e(f"""\tand.b32 {x}, {x}, 0x{mask:08X};
 \tand.b32 {y}, {ysrc}, 0x80008000;
-\tor.b32 {outs[a]}, {x}, {y};                   // (element {a}, element {a + 4}) * 2^-126
-\tmul.rn.bf16x2 {outs[a]}, {outs[a]}, %bfx126;   // * 2^126: exact""")
+\tor.b32 {outs[a]}, {x}, {y};                   // (element {a}, element {a + 4}) * {unit}""")
+        if not F16:
+            e(f"\tmul.rn.bf16x2 {outs[a]}, {outs[a]}, %bfx126;   // * 2^126: exact")
 
 
 def unscale(i):
@@ -603,11 +588,8 @@ def unscale(i):
 
 def fp4x8_to(e, w, outs, tmp):
     """The operand type's conversion: f16 (F16) or bf16."""
-    if F16 and PLACED:
-        fp4x8_to_f16_placed(e, w, outs, tmp)
-        return
     if PLACED:
-        fp4x8_to_bf16_placed(e, w, outs, tmp)
+        fp4x8_to_placed(e, w, outs, tmp)
         return
     (fp4x8_to_f16 if F16 else fp4x8_to_bf16)(e, w, outs, tmp)
 
