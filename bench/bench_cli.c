@@ -30,6 +30,7 @@ void fp4lr_bench_usage(FILE *f)
             "  --warmup N        untimed launches first (default %d)\n"
             "  --quick           allow fewer iterations (default %d, warm-up %d): a smoke run, not a measurement\n"
             "  --stages N        force the main stage count of every fp4lr variant\n"
+            "  --schedule S      sm_90a tile walk: auto (default), dp (whole tiles), sk (stream-K)\n"
             "  --sweep-stages    also run every main stage count from 1 to the solver's (dense, dense-c2,\n"
             "                    fused); counts without a built kernel are reported as not built\n"
             "  --arch A          sm90a or sm100a: the plans listed without a GPU (default sm90a)\n"
@@ -169,6 +170,11 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
             if (parse_ll(v, 0, FP4LR_BENCH_ITERS_MAX, &x))
                 return bad(err, errlen, "--warmup %s: expected 0..%d", v, FP4LR_BENCH_ITERS_MAX);
             warmup = (int)x, i++;
+        } else if (!strcmp(a, "--schedule")) {
+            const int sch = fp4lr_schedule_parse(v);
+            if (sch < 0)
+                return bad(err, errlen, "--schedule %s: expected auto, dp or sk", v);
+            o->schedule = (fp4lr_schedule)sch, i++;
         } else if (!strcmp(a, "--stages")) {
             if (parse_ll(v, 1, FP4LR_BENCH_MAX_STAGES, &x))
                 return bad(err, errlen, "--stages %s: expected 1..%d", v, FP4LR_BENCH_MAX_STAGES);
@@ -379,6 +385,7 @@ static fp4lr_status variant_jobs(fp4lr_bench_jobs *j, const fp4lr_bench_opts *o,
     }
     fp4lr_plan solver;
     fp4lr_plan_opts po = fp4lr_bench_variant_opts(v, t->smem_capacity, 0);
+    po.schedule = o->schedule;
     fp4lr_status st = fp4lr_plan_make(&p, t->arch, &po, &solver);
     int points[FP4LR_BENCH_MAX_STAGES];
     int npoints = st.code == FP4LR_OK ? fp4lr_bench_stage_points(o, v, solver.budget.stages_main, points,

@@ -605,6 +605,7 @@ fp4lr_status fp4lr_results_write_record(FILE *f, const fp4lr_run_info *run, cons
     put_int(&set, "seed", (long long)run->seed);
     put_int(&set, "force_stages", run->force_stages);
     put_bool(&set, "sweep_stages", run->sweep_stages);
+    put_str(&set, "schedule", run->schedule[0] ? run->schedule : "auto");
     put_str(&set, "variants", run->variants);
     put_int(&set, "validate_rows", run->validate_rows);
     obj_close(&set);

@@ -158,6 +158,7 @@ typedef struct fp4lr_run_info {
     unsigned long long seed;
     int force_stages;            /* 0 = the solver's */
     int sweep_stages;            /* --sweep-stages */
+    char schedule[8];            /* the sm_90a tile walk asked for: auto, dp, sk */
     char variants[96];           /* the variants asked for, e.g. "dense,dense-c2,fused,peers" */
     char arch[16];               /* the architecture planned for, "sm90a" / "sm100a" */
     int validate_rows;

@@ -63,6 +63,7 @@
     X(cuStreamSynchronize, 2000, "cuStreamSynchronize")                                                 \
     X(cuEventCreate, 2000, "cuEventCreate")                                                             \
     X(cuEventRecord, 2000, "cuEventRecord")                                                             \
+    X(cuStreamWaitEvent, 3020, "cuStreamWaitEvent")                                                     \
     X(cuEventSynchronize, 2000, "cuEventSynchronize")                                                   \
     X(cuEventElapsedTime, 2000, "cuEventElapsedTime")                                                   \
     X(cuEventDestroy, 4000, "cuEventDestroy_v2")                                                        \

@@ -29,7 +29,7 @@
 /* Digest of the kernel parameter lists of every entry family (ptx/ABI.md).
  * Written by `tools/gen_abi.py --write`; `--check` fails when it no longer
  * matches the kernels, so it changes exactly when the kernel ABI does. */
-#define FP4LR_KERNEL_ABI "f0372ee0ec4e5f5f"
+#define FP4LR_KERNEL_ABI "650ac4f4fcd7d3fe"
 
 #ifdef __cplusplus
 extern "C" {

@@ -24,6 +24,56 @@ void fp4lr_runtime_release(fp4lr_runtime *rt)
     for (int i = 0; i < rt->nkernels; i++)
         fp4lr_module_unload(&rt->kernels[i].module);
     rt->nkernels = 0;
+    const fp4lr_driver *drv = rt->ctx ? rt->ctx->drv : NULL;
+    if (drv && (rt->sk.ptr || rt->sk.done)) {
+        drv->cuCtxSynchronize(); /* a split launch may still read the slots */
+        if (rt->sk.ptr)
+            drv->cuMemFree(rt->sk.ptr);
+        if (rt->sk.done)
+            drv->cuEventDestroy(rt->sk.done);
+    }
+    memset(&rt->sk, 0, sizeof rt->sk);
+}
+
+/* The workspace of a split launch over `ctas` CTAs, and this launch's flag value; orders
+ * the launch after the last split launch when that ran on another stream. */
+static fp4lr_status sk_workspace(fp4lr_runtime *rt, int ctas, CUstream stream, CUdeviceptr *ws, uint32_t *epoch)
+{
+    const fp4lr_driver *drv = rt->ctx->drv;
+    fp4lr_sk_workspace *w = &rt->sk;
+    const size_t need = fp4lr_sm90a_sk_workspace_bytes(ctas);
+    if (w->bytes < need) {
+        if (w->ptr) {
+            FP4LR_CU(drv, drv->cuCtxSynchronize());
+            FP4LR_CU(drv, drv->cuMemFree(w->ptr));
+            w->ptr = 0;
+            w->bytes = 0;
+        }
+        FP4LR_CU(drv, drv->cuMemAlloc(&w->ptr, need));
+        /* flags start at 0, which no launch uses; synchronous, before any launch reads them */
+        FP4LR_CU(drv, drv->cuMemsetD8(w->ptr, 0, need));
+        FP4LR_CU(drv, drv->cuCtxSynchronize());
+        w->bytes = need;
+        w->epoch = 0;
+        w->have_last = 0;
+    }
+    if (!w->done)
+        FP4LR_CU(drv, drv->cuEventCreate(&w->done, CU_EVENT_DISABLE_TIMING));
+    if (w->have_last && w->last != stream)
+        FP4LR_CU(drv, drv->cuStreamWaitEvent(stream, w->done, 0));
+    w->epoch = w->epoch == UINT32_MAX ? 1 : w->epoch + 1;
+    *ws = w->ptr;
+    *epoch = w->epoch;
+    return fp4lr_ok();
+}
+
+static fp4lr_status sk_launched(fp4lr_runtime *rt, CUstream stream)
+{
+    const fp4lr_driver *drv = rt->ctx->drv;
+    FP4LR_CU(drv, drv->cuEventRecord(rt->sk.done, stream));
+    rt->sk.last = stream;
+    rt->sk.have_last = 1;
+    return fp4lr_ok();
 }
 
 fp4lr_status fp4lr_runtime_plan(const fp4lr_runtime *rt, const fp4lr_problem *p,
@@ -90,6 +140,20 @@ fp4lr_status fp4lr_runtime_kernel(fp4lr_runtime *rt, const fp4lr_plan *plan, fp4
     return fp4lr_ok();
 }
 
+fp4lr_status fp4lr_runtime_walk(fp4lr_runtime *rt, const fp4lr_plan *plan, fp4lr_sm90a_sk *out)
+{
+    if (!rt || !plan || !out)
+        return fp4lr_fail(FP4LR_E_INVALID, "NULL_POINTER", "fp4lr_runtime_walk: runtime, plan and output are required");
+    if (plan->arch != FP4LR_ARCH_SM90A)
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "WALK_ARCH", "tile walks are chosen on sm_90a only");
+    fp4lr_kernel *k = NULL;
+    FP4LR_TRY(fp4lr_runtime_kernel(rt, plan, &k));
+    const fp4lr_problem *p = &plan->problem;
+    const int64_t tiles = ((p->M + plan->tile_m - 1) / plan->tile_m) * ((p->N + plan->tile_n - 1) / plan->tile_n);
+    return fp4lr_sm90a_schedule(plan->schedule, tiles, (p->K + plan->tile_k - 1) / plan->tile_k,
+                                k->max_ctas / plan->cluster, out);
+}
+
 fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *dev, CUstream stream)
 {
     if (!rt || !plan || !dev)
@@ -101,7 +165,13 @@ fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_a
         FP4LR_TRY(fp4lr_sm90a_params_make(rt->ctx, plan, dev, &prm));
         fp4lr_kernel *k = NULL;
         FP4LR_TRY(fp4lr_runtime_kernel(rt, plan, &k));
-        return fp4lr_sm90a_launch(rt->ctx, k->fn, plan, &prm, k->max_ctas, stream);
+        FP4LR_TRY(fp4lr_sm90a_schedule(plan->schedule, (int64_t)prm.tiles_m * prm.tiles_n, prm.num_k_stages,
+                                       k->max_ctas / plan->cluster, &prm.sk));
+        if (!prm.sk.split)
+            return fp4lr_sm90a_launch(rt->ctx, k->fn, plan, &prm, k->max_ctas, stream);
+        FP4LR_TRY(sk_workspace(rt, prm.sk.clusters * plan->cluster, stream, &prm.sk_ws, &prm.sk_epoch));
+        FP4LR_TRY(fp4lr_sm90a_launch(rt->ctx, k->fn, plan, &prm, k->max_ctas, stream));
+        return sk_launched(rt, stream);
     }
     if (plan->arch == FP4LR_ARCH_SM100A) {
         /* dense and fused (not executed: no Blackwell GPU has run these launches) */

@@ -10,6 +10,7 @@
 #include "module.h"
 #include "plan.h"
 #include "problem.h"
+#include "sm90a_gemm.h"
 
 #define FP4LR_RUNTIME_MAX_KERNELS 32
 
@@ -22,11 +23,24 @@ typedef struct fp4lr_kernel {
     int dyn_smem;        /* the dynamic shared memory the function is prepared for */
 } fp4lr_kernel;
 
+/* The sm_90a stream-K workspace (sm90a_gemm.h): allocated on the first split launch and
+ * kept; a split launch on another stream than the last one first waits for it (the
+ * launches share the slots), so concurrent streams stay correct, only serialised. */
+typedef struct fp4lr_sk_workspace {
+    CUdeviceptr ptr;
+    size_t bytes;
+    uint32_t epoch;      /* the last split launch's flag value */
+    CUevent done;        /* recorded after every split launch */
+    CUstream last;       /* the stream of the last split launch */
+    int have_last;
+} fp4lr_sk_workspace;
+
 typedef struct fp4lr_runtime {
     fp4lr_ctx *ctx;      /* not owned */
     const char *kernel_dir;
     fp4lr_kernel kernels[FP4LR_RUNTIME_MAX_KERNELS];
     int nkernels;
+    fp4lr_sk_workspace sk;
 } fp4lr_runtime;
 
 /* kernel_dir NULL: $FP4LR_KERNEL_DIR or build/ptx. */
@@ -42,8 +56,13 @@ fp4lr_status fp4lr_runtime_plan(const fp4lr_runtime *rt, const fp4lr_problem *p,
  * shared memory against the plan. */
 fp4lr_status fp4lr_runtime_kernel(fp4lr_runtime *rt, const fp4lr_plan *plan, fp4lr_kernel **out);
 
+/* The sm_90a tile walk fp4lr_gemm would launch for the plan on this device (loads the
+ * kernel to size the persistent grid); FP4LR_E_UNSUPPORTED for other architectures. */
+fp4lr_status fp4lr_runtime_walk(fp4lr_runtime *rt, const fp4lr_plan *plan, fp4lr_sm90a_sk *out);
+
 /* Runs the plan on device buffers `dev` (device addresses in the pointers),
- * asynchronously on `stream`. */
+ * asynchronously on `stream`.  On sm_90a the plan's schedule picks the tile walk; a split
+ * (stream-K) walk uses the runtime's workspace (allocated on first use, synchronously). */
 fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *dev, CUstream stream);
 
 #endif

@@ -49,6 +49,10 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
     pl->tile_n = or_default(o->tile_n, pl->tile_n);
     pl->tile_k = or_default(o->tile_k, pl->tile_k);
     pl->policy = o->policy;
+    if (!fp4lr_schedule_name(o->schedule))
+        return fp4lr_fail(FP4LR_E_INVALID, "SCHEDULE", "schedule %d is not auto (0), dp (1) or sk (2)",
+                          (int)o->schedule);
+    pl->schedule = o->schedule;
 
     const fp4lr_budget_req req = {
         .arch = arch,
@@ -77,6 +81,24 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
     return fp4lr_ok();
 }
 
+const char *fp4lr_schedule_name(fp4lr_schedule s)
+{
+    switch (s) {
+    case FP4LR_SCHEDULE_AUTO: return "auto";
+    case FP4LR_SCHEDULE_DP: return "dp";
+    case FP4LR_SCHEDULE_SK: return "sk";
+    }
+    return NULL;
+}
+
+int fp4lr_schedule_parse(const char *name)
+{
+    for (int s = FP4LR_SCHEDULE_AUTO; s <= FP4LR_SCHEDULE_SK; s++)
+        if (name && !strcmp(name, fp4lr_schedule_name((fp4lr_schedule)s)))
+            return s;
+    return -1;
+}
+
 fp4lr_status fp4lr_plan_print(FILE *f, const fp4lr_plan *pl)
 {
     if (!f || !pl)
@@ -87,6 +109,9 @@ fp4lr_status fp4lr_plan_print(FILE *f, const fp4lr_plan *pl)
             p->M, p->N, p->K, p->r, fp4lr_format_name(p->format), fp4lr_out_name(p->out), p->ldL,
             p->ldU, p->ldY, p->has_wc ? "yes" : "no", p->has_beta ? "yes" : "no");
     fprintf(f, "entry: %s\n", pl->entry);
+    if (pl->arch == FP4LR_ARCH_SM90A)
+        fprintf(f, "schedule: %s (tile walk: auto splits the last waves along K when whole tiles leave "
+                   "SMs idle)\n", fp4lr_schedule_name(pl->schedule));
     fprintf(f, "launch: %d threads per CTA, cluster %d, %" PRId64 " B dynamic shared memory, "
                "%" PRId64 " tiles of %dx%d\n",
             pl->block_threads, pl->cluster, pl->smem_bytes, pl->tiles, pl->tile_m, pl->tile_n);

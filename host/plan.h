@@ -18,6 +18,20 @@
 #define FP4LR_SM90A_THREADS 384
 #define FP4LR_SM100A_THREADS 256
 
+/* The sm_90a tile walk.  DP: every CTA takes whole tiles (b, b+G, ...).  SK (stream-K):
+ * the tiles of the last one or two waves are split along K so that every CTA gets the
+ * same number of K iterations; a tile's partial sums meet in a workspace the runtime owns.
+ * AUTO: stream-K when whole tiles would leave SMs idle (FP4LR_SM90A_SK_AUTO_EFFICIENCY). */
+typedef enum fp4lr_schedule {
+    FP4LR_SCHEDULE_AUTO = 0,
+    FP4LR_SCHEDULE_DP = 1,
+    FP4LR_SCHEDULE_SK = 2,
+} fp4lr_schedule;
+
+/* "auto", "dp", "sk" (NULL for a value out of range) and back (-1 for an unknown name). */
+const char *fp4lr_schedule_name(fp4lr_schedule s);
+int fp4lr_schedule_parse(const char *name);
+
 /* Overrides; a 0 field (or NULL opts) takes the architecture's default. */
 typedef struct fp4lr_plan_opts {
     int tile_m, tile_n, tile_k;
@@ -29,6 +43,8 @@ typedef struct fp4lr_plan_opts {
      * compute capability 10.x part) instead of the arch-specific ones (10.0 only).  The
      * runtime sets it from the device. */
     int family_target;
+    /* sm_90a: how the persistent grid walks the tiles (sm90a_gemm.h); AUTO (0) by default */
+    fp4lr_schedule schedule;
 } fp4lr_plan_opts;
 
 #define FP4LR_ENTRY_NAME_LEN 96
@@ -43,6 +59,7 @@ typedef struct fp4lr_plan {
     fp4lr_policy policy;
     fp4lr_budget budget;
     int family_target;       /* the entry is an sm_100f (family-target) kernel */
+    fp4lr_schedule schedule; /* sm_90a tile walk: auto, data-parallel or stream-K */
     /* "fp4lr_<target>_<format>_<family>_m<TM>n<TN>k<TK>_c<cluster>_s<stages_main>",
      * target = the arch (sm90a, sm100a) or sm100f */
     char entry[FP4LR_ENTRY_NAME_LEN];

@@ -72,18 +72,75 @@ fp4lr_status fp4lr_sm90a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *pla
     return fp4lr_ok();
 }
 
+fp4lr_status fp4lr_sm90a_schedule(fp4lr_schedule mode, int64_t tiles, int64_t k_stages, int max_clusters,
+                                  fp4lr_sm90a_sk *out)
+{
+    memset(out, 0, sizeof *out);
+    if (tiles < 1 || k_stages < 1 || max_clusters < 1 || !fp4lr_schedule_name(mode))
+        return fp4lr_fail(FP4LR_E_INVALID, "SK_ARGS",
+                          "schedule: tiles %lld, K stages %lld and clusters %d must be >= 1, schedule %d "
+                          "auto, dp or sk", (long long)tiles, (long long)k_stages, max_clusters, (int)mode);
+    const int64_t g = max_clusters, waves = (tiles + g - 1) / g;
+    out->dp_efficiency = (double)tiles / (double)(waves * g);
+    /* whole tiles: one cluster per tile at most */
+    out->clusters = (int)(tiles < g ? tiles : g);
+    out->dp_tiles = (uint32_t)(tiles > UINT32_MAX ? UINT32_MAX : tiles);
+    if (mode == FP4LR_SCHEDULE_DP || (mode == FP4LR_SCHEDULE_AUTO && out->dp_efficiency >= FP4LR_SM90A_SK_AUTO_EFFICIENCY))
+        return fp4lr_ok();
+    /* split the last one or two waves' worth: G <= split tiles < 2G (all of them below G) */
+    const int64_t full = tiles / g, dp = full >= 1 ? (full - 1) * g : 0;
+    const int64_t t = (tiles - dp) * k_stages;
+    if (t > INT32_MAX) {
+        if (mode == FP4LR_SCHEDULE_AUTO)
+            return fp4lr_ok();
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SK_RANGE",
+                          "stream-K over %lld tiles of %lld K stages is %lld split iterations; the kernels "
+                          "count them in 31 bits", (long long)(tiles - dp), (long long)k_stages, (long long)t);
+    }
+    /* auto: fewer split iterations than clusters leaves CTAs idle anyway */
+    if (mode == FP4LR_SCHEDULE_AUTO && t < g)
+        return fp4lr_ok();
+    out->split = 1;
+    out->clusters = (int)g;
+    out->dp_tiles = (uint32_t)dp;
+    out->q = (uint32_t)(t / g);
+    out->r = (uint32_t)(t % g);
+    return fp4lr_ok();
+}
+
+size_t fp4lr_sm90a_sk_workspace_bytes(int ctas)
+{
+    return ctas < 1 ? 0 : (size_t)ctas * (FP4LR_SM90A_SK_SLOT_BYTES + 4u);
+}
+
 fp4lr_status fp4lr_sm90a_launch(const fp4lr_ctx *ctx, CUfunction f, const fp4lr_plan *plan,
                                 fp4lr_sm90a_params *prm, int grid, CUstream stream)
 {
     fp4lr_sm90a_lora_params *lr = &prm->lr;
-    void *args[] = {&prm->tmA, &prm->tmW, &prm->tmSFA, &prm->tmSFW, &prm->tmY,
-                    &prm->num_k_stages, &prm->alpha, &prm->tiles_m, &prm->tiles_n, &prm->group,
-                    /* fused only */
-                    &lr->tmL, &lr->tmU, &lr->wc, &lr->beta, &lr->N, &lr->chunks, &lr->slots, &lr->sub,
-                    &lr->ksteps, &lr->wk, &lr->deschi};
-    /* persistent: one CTA (pair) per cluster tile at most, whole clusters only */
+    fp4lr_sm90a_sk *sk = &prm->sk;
+    if (!prm->sk_ws) { /* every tile whole: the kernel ignores the rest */
+        sk->dp_tiles = prm->tiles_m * prm->tiles_n;
+        sk->q = sk->r = 0;
+    }
+    void *common[] = {&prm->tmA, &prm->tmW, &prm->tmSFA, &prm->tmSFW, &prm->tmY,
+                      &prm->num_k_stages, &prm->alpha, &prm->tiles_m, &prm->tiles_n, &prm->group};
+    void *fused[] = {&lr->tmL, &lr->tmU, &lr->wc, &lr->beta, &lr->N, &lr->chunks, &lr->slots, &lr->sub,
+                     &lr->ksteps, &lr->wk, &lr->deschi};
+    void *skp[] = {&prm->sk_ws, &sk->dp_tiles, &sk->q, &sk->r, &prm->sk_epoch};
+    void *args[sizeof common / sizeof common[0] + sizeof fused / sizeof fused[0] + sizeof skp / sizeof skp[0]];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
+        args[n++] = common[i];
+    for (size_t i = 0; prm->fused && i < sizeof fused / sizeof fused[0]; i++)
+        args[n++] = fused[i];
+    for (size_t i = 0; i < sizeof skp / sizeof skp[0]; i++)
+        args[n++] = skp[i];
+    /* persistent: one CTA (pair) per cluster tile at most, whole clusters only; a split
+     * walk runs on the clusters it was dealt over */
     int64_t ctas = (int64_t)prm->tiles_m * prm->tiles_n * plan->cluster;
-    if (grid > ctas)
+    if (prm->sk_ws && sk->split)
+        ctas = (int64_t)sk->clusters * plan->cluster;
+    if (grid > ctas || (prm->sk_ws && sk->split))
         grid = (int)ctas;
     grid -= grid % plan->cluster;
     if (grid < plan->cluster)

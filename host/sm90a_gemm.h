@@ -19,6 +19,33 @@
 /* The fused family's extra parameters, in kernel order (after the dense ones). */
 typedef fp4lr_lowrank_params fp4lr_sm90a_lora_params;
 
+/* Stream-K (plan.h, fp4lr_schedule): AUTO splits when the whole-tile walk keeps fewer than
+ * this fraction of the CTAs' tile slots busy, tiles / (ceil(tiles / G) * G). */
+#define FP4LR_SM90A_SK_AUTO_EFFICIENCY 0.90
+/* One CTA's partial sums in the workspace: 256 consumer threads x 128 fp32. */
+#define FP4LR_SM90A_SK_SLOT_BYTES (256u * 128u * 4u)
+
+/* The tile walk of one launch (the kernels' p_sk_* parameters, ABI.md §5).  Whole tiles
+ * 0..dp_tiles-1 go to the clusters in turn; the K iterations of the others,
+ * T = (tiles - dp_tiles) * k_stages = clusters * q + r, are dealt out in order, q to each
+ * cluster and one more to the first r. */
+typedef struct fp4lr_sm90a_sk {
+    int split;              /* 0: every tile whole (dp_tiles = tiles, q = r = 0) */
+    int clusters;           /* the grid, in clusters */
+    uint32_t dp_tiles, q, r;
+    double dp_efficiency;   /* tiles / (ceil(tiles / G) * G) of the whole-tile walk */
+} fp4lr_sm90a_sk;
+
+/* The walk for `tiles` cluster tiles of `k_stages` K stages on at most `max_clusters`
+ * co-resident clusters.  Rules (FP4LR_E_INVALID): SK_ARGS (tiles, k_stages and
+ * max_clusters >= 1, a schedule of plan.h); SK_RANGE (FP4LR_E_UNSUPPORTED: forced stream-K
+ * whose split iterations exceed 2^31). */
+fp4lr_status fp4lr_sm90a_schedule(fp4lr_schedule mode, int64_t tiles, int64_t k_stages, int max_clusters,
+                                  fp4lr_sm90a_sk *out);
+
+/* Bytes of the stream-K workspace for `ctas` CTAs: a partial slot and a u32 flag each. */
+size_t fp4lr_sm90a_sk_workspace_bytes(int ctas);
+
 /* The five tensor maps and the scalars, in the kernel's parameter order. */
 typedef struct fp4lr_sm90a_params {
     CUtensorMap tmA, tmW, tmSFA, tmSFW, tmY;
@@ -27,6 +54,11 @@ typedef struct fp4lr_sm90a_params {
     uint32_t tiles_m, tiles_n, group;
     int fused;
     fp4lr_sm90a_lora_params lr;
+    /* stream-K (the last parameters): the workspace (0 = every tile whole), the walk, and
+     * the value this launch's flags carry (never 0, different from the last launch's) */
+    CUdeviceptr sk_ws;
+    fp4lr_sm90a_sk sk;
+    uint32_t sk_epoch;
 } fp4lr_sm90a_params;
 
 /* The low-rank chunk the kernels use for a plan: the budget's chunk rounded down to a
@@ -38,7 +70,8 @@ int fp4lr_sm90a_lora_chunk(const fp4lr_plan *plan);
 fp4lr_status fp4lr_sm90a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *plan, const fp4lr_args *dev,
                                      fp4lr_sm90a_params *out);
 
-/* Launches `f` (the plan's entry) on at most `grid` persistent CTAs. */
+/* Launches `f` (the plan's entry) on at most `grid` persistent CTAs; with a workspace
+ * (params->sk_ws) on params->sk.clusters clusters and the split walk of params->sk. */
 fp4lr_status fp4lr_sm90a_launch(const fp4lr_ctx *ctx, CUfunction f, const fp4lr_plan *plan,
                                 fp4lr_sm90a_params *params, int grid, CUstream stream);
 

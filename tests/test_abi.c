@@ -147,13 +147,28 @@ static const tsupport_field dense_fields[] = {
 };
 #define N_DENSE ((int)(sizeof dense_fields / sizeof dense_fields[0]))
 
-static tsupport_field lib_field(int i)
+/* Every family ends with the stream-K five. */
+static const tsupport_field sk_fields[] = {
+    {"p_sk_ws", offsetof(fp4lr_sm90a_params, sk_ws), sizeof(CUdeviceptr)},
+    {"p_sk_dp_tiles", offsetof(fp4lr_sm90a_params, sk.dp_tiles), sizeof(uint32_t)},
+    {"p_sk_q", offsetof(fp4lr_sm90a_params, sk.q), sizeof(uint32_t)},
+    {"p_sk_r", offsetof(fp4lr_sm90a_params, sk.r), sizeof(uint32_t)},
+    {"p_sk_epoch", offsetof(fp4lr_sm90a_params, sk_epoch), sizeof(uint32_t)},
+};
+#define N_SK ((int)(sizeof sk_fields / sizeof sk_fields[0]))
+
+/* Kernel parameter i of a family with (fused) or without the low-rank block. */
+static tsupport_field lib_field(int i, int fused)
 {
     if (i < N_DENSE)
         return dense_fields[i];
-    tsupport_field f = tsupport_lowrank_fields[i - N_DENSE];
-    f.offset += offsetof(fp4lr_sm90a_params, lr);
-    return f;
+    const int n_lr = fused ? TSUPPORT_LOWRANK_FIELDS : 0;
+    if (i < N_DENSE + n_lr) {
+        tsupport_field f = tsupport_lowrank_fields[i - N_DENSE];
+        f.offset += offsetof(fp4lr_sm90a_params, lr);
+        return f;
+    }
+    return sk_fields[i - N_DENSE - n_lr];
 }
 
 static void expect_struct_order(const char *key, const fp4lr_problem *p, int cluster)
@@ -163,17 +178,18 @@ static void expect_struct_order(const char *key, const fp4lr_problem *p, int clu
     fp4lr_plan plan;
     fp4lr_sm90a_params prm;
     library_launch(p, cluster, &l, &plan, &prm);
-    cr_assert_leq(l.count, N_DENSE + TSUPPORT_LOWRANK_FIELDS, "%s has more parameters than the "
-                  "library's struct", key);
+    const int fused = plan.family == FP4LR_FAMILY_FUSED;
+    cr_assert_eq(l.count, N_DENSE + (fused ? TSUPPORT_LOWRANK_FIELDS : 0) + N_SK,
+                 "%s has other parameters than the library's struct", key);
     for (int i = 0; i < l.count; i++) {
-        const tsupport_field f = lib_field(i);
+        const tsupport_field f = lib_field(i, fused);
         cr_expect_str_eq(l.name[i], f.param, "%s parameter %d", key, i);
         cr_expect_eq(l.bytes[i], f.size, "%s: %s is %zu bytes in the kernel, %zu in the struct", key,
                      l.name[i], l.bytes[i], f.size);
         cr_expect_eq((char *)rec.pointers[i], (char *)&prm + f.offset,
                      "%s: kernelParams[%d] does not point at the struct's field for %s", key, i, l.name[i]);
         if (i > 0)
-            cr_expect_gt(f.offset, lib_field(i - 1).offset, "struct order differs at %s", l.name[i]);
+            cr_expect_gt(f.offset, lib_field(i - 1, fused).offset, "struct order differs at %s", l.name[i]);
         if (f.size == sizeof(CUtensorMap))
             cr_expect_eq(f.offset % 64, 0, "%s: a CUtensorMap field must be 64-byte aligned", l.name[i]);
     }
@@ -311,7 +327,9 @@ Test(abi, dense_pair_counts_cluster_tiles)
     expect_map(&l, "p_tmSFW", DEV_SFW, (want_map){U8, 3, {256, 10, 3}, {256, 2560}, {256, 2, 2}, SW(NONE), L2(L2_256B)});
     expect_map(&l, "p_tmY", DEV_Y, (want_map){BF16, 2, {300, 257}, {608}, {64, 64}, SW(128B), L2(NONE)});
     cr_expect_eq(tsupport_fake_nmaps(), 5);
-    cr_expect_eq(l.total, 772, "the dense parameter area is 112 + 660 bytes on sm_90a");
+    cr_expect_eq(l.total, 800, "the dense parameter area is 112 + 688 bytes on sm_90a");
+    cr_expect_eq(u64_at(&l, "p_sk_ws"), 0, "fp4lr_sm90a_launch alone passes no workspace");
+    cr_expect_eq(u32_at(&l, "p_sk_dp_tiles"), 4, "without a workspace every tile is whole");
     cr_expect_eq(u32_at(&l, "p_num_k_stages"), 5);
     cr_expect_eq(u32_at(&l, "p_tiles_m"), 2);
     cr_expect_eq(u32_at(&l, "p_tiles_n"), 2);

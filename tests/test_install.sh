@@ -116,7 +116,7 @@ fi
 # shellcheck disable=SC2086
 "$CC" -std=c11 -Wall -Wextra -Werror -o raw_launch "$prefix/share/fp4lr/examples/raw_launch.c" $cflags $libs ||
     fail "the installed raw_launch.c example does not build"
-LD_LIBRARY_PATH="$prefix/lib" ./raw_launch --print-params sm90a_fused_c1 | grep -qx "total 1180" ||
+LD_LIBRARY_PATH="$prefix/lib" ./raw_launch --print-params sm90a_fused_c1 | grep -qx "total 1208" ||
     fail "the installed raw_launch example"
 
 cd "$root"

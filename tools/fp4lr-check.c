@@ -57,6 +57,8 @@ static void usage(FILE *f)
             "  --iters N           timed launches (default 20; 0 = no timing)\n"
             "  --stages N          force the main stage count (an instantiation must exist)\n"
             "  --cluster N         CTAs per cluster: 1, or 2 (a pair shares W; default: the plan's)\n"
+            "  --schedule S        sm_90a tile walk: auto (default), dp (whole tiles) or sk (stream-K:\n"
+            "                      the last waves' tiles split along K)\n"
             "  --threads N         CPU threads of the reference (default: all)\n"
             "  --plan-only         print the plan and budget, then stop\n"
             "  --in DIR            read the problem from DIR/*.npy instead of generating it: A, SFA, W, SFW;\n"
@@ -154,6 +156,10 @@ static int parse(int argc, char **argv, opts *o)
         } else if (!strcmp(a, "--stages")) {
             if (parse_int(v, 1, 64, &x)) return bad_arg(a, v, "stages must be 1..64");
             o->plan.force_main_stages = (int)x, i++;
+        } else if (!strcmp(a, "--schedule")) {
+            const int sch = fp4lr_schedule_parse(v);
+            if (sch < 0) return bad_arg(a, v, "schedule must be auto, dp or sk");
+            o->plan.schedule = (fp4lr_schedule)sch, i++;
         } else if (!strcmp(a, "--cluster")) {
             if (parse_int(v, 1, 2, &x)) return bad_arg(a, v, "cluster must be 1 or 2");
             o->plan.cluster = (int)x, i++;
@@ -519,6 +525,22 @@ int main(int argc, char **argv)
     if (o.plan_only) {
         release(&c);
         return 0;
+    }
+
+    if (gpu.code == FP4LR_OK && plan.arch == FP4LR_ARCH_SM90A) {
+        fp4lr_sm90a_sk walk;
+        st = fp4lr_runtime_walk(&rt, &plan, &walk);
+        if (st.code) {
+            release(&c);
+            return fail(st, 3);
+        }
+        if (walk.split)
+            printf("walk: stream-K on %d clusters: %u whole tiles, then %u split K stages each (+1 for %u); "
+                   "whole tiles would keep %.1f%% of the tile slots busy\n", walk.clusters, walk.dp_tiles, walk.q,
+                   walk.r, 100.0 * walk.dp_efficiency);
+        else
+            printf("walk: whole tiles on %d clusters (%.1f%% of the tile slots busy)\n", walk.clusters,
+                   100.0 * walk.dp_efficiency);
     }
 
     if (gpu.code != FP4LR_OK) {

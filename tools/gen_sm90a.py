@@ -186,6 +186,18 @@ def header(e, fmt, family, cluster, stages, L):
 //
 {cluster_doc()}
 {fused_doc()}
+// Work units (every role walks the same sequence; unit_first / unit_next): with
+// p_sk_ws = 0 each cluster takes whole tiles %tile0, +G, ...  With a workspace (stream-K),
+// tiles below p_sk_dp_tiles are walked so, and the remaining tiles' K stages are dealt out
+// as one contiguous range per cluster (q each, one more for the first r); a unit is the
+// part of a range inside one tile (stages kb..ke-1).  After a unit's K loop: kb > 0 ->
+// contributor: the raw sums go to the cluster rank's 128 KiB workspace slot and its flag is
+// set to p_sk_epoch (st.release.gpu after a 256-thread barrier); kb = 0 and ke < nks ->
+// owner: waits (ld.acquire.gpu) for the flags of the clusters whose ranges start inside
+// the tile, adds their slots in cluster order, then finishes the tile (affine, low-rank,
+// epilogue).  A contributor did its part first in its range and the owner its part last,
+// so no cluster waits for one that waits.
+//
 // K permutation: the product is invariant under any permutation of K applied to both
 // operands (each element keeps its own scale).  Consumer thread c = lane%4 takes the 16
 // consecutive elements 16c..16c+15 of the chunk (8 bytes, one scale) and feeds elements
@@ -256,8 +268,8 @@ def emit_kernel(fmt, family, cluster, stages):
 \t.param .f32 p_alpha,
 \t.param .u32 p_tiles_m,               // ceil(M / {BM * CL}): cluster tiles
 \t.param .u32 p_tiles_n,               // ceil(N / {BN})
-\t.param .u32 p_group{"," if FUSED else ""}                  // tile rows per raster group (>= 1)
-{fused_params() if FUSED else ""})
+\t.param .u32 p_group,                 // tile rows per raster group (>= 1)
+{fused_params() if FUSED else ""}{SK_PARAMS})
 .maxntid {THREADS}, 1, 1
 .minnctapersm 1
 {{""")
@@ -282,6 +294,11 @@ def emit_kernel(fmt, family, cluster, stages):
 \t.reg .b32 %xr<8>, %xq<8>, %yr<8>, %yq<8>;   // A fragments: set X (chunk 0), set Y (chunk 1); r = row, q = row+8
 \t.reg .f32 %acc<128>;
 \t.reg .f32 %alpha;
+\t.reg .b32 %kb, %ke, %pkb, %pke;                  // work units: K stage range
+\t.reg .b32 %skdp, %skT, %skit0, %skit1, %skit, %skep;   // stream-K walk (short-lived)
+\t.reg .b64 %skws;
+\t.reg .pred %psk;
+\t.reg .f32 %skf<32>;                               // a stream-K owner's partial loads
 """)
     if ASSIST:
         e("\t.reg .b32 %ca<6>;                         // consumer assist: addresses, slot base")
@@ -426,6 +443,116 @@ def tile_coords(e, tile="%tile", m0="%m0", n0="%n0"):
 \tmul.lo.u32 {n0}, %r6, {BN};""")
 
 
+def sk_consts(e):
+    """The stream-K walk's constants, recomputed where a unit boundary needs them (so
+    that none stays live through the K loop, and with no division): the data-parallel tile
+    count %skdp and this cluster's slice [%skit0, %skit1) of the split tiles' T = (ntiles -
+    skdp) * nks K iterations: q = p_sk_q each, one more for the first r = p_sk_r clusters,
+    so slice b starts at b*q + min(b, r).  Clipped to T whatever the parameters say.  A
+    launch without a workspace (p_sk_ws = 0) walks every tile whole."""
+    e("""\tld.param.u64 %skws, [p_sk_ws];
+\tld.param.u32 %skdp, [p_sk_dp_tiles];
+\tsetp.eq.u64 %psk, %skws, 0;
+\t@%psk mov.u32 %skdp, %ntiles;              // no workspace: no split tiles
+\tmin.u32 %skdp, %skdp, %ntiles;
+\tsub.u32 %skT, %ntiles, %skdp;
+\tmul.lo.u32 %skT, %skT, %nks;               // T: K iterations of the split tiles
+\tld.param.u32 %skit1, [p_sk_q];
+\tld.param.u32 %skit, [p_sk_r];
+\tmin.u32 %skit0, %tile0, %skit;
+\tmad.lo.u32 %skit0, %tile0, %skit1, %skit0;     // b*q + min(b, r)
+\tsetp.lt.u32 %psk, %tile0, %skit;
+\tadd.u32 %skit1, %skit1, %skit0;
+\t@%psk add.u32 %skit1, %skit1, 1;            // + q (+ 1 for the first r)
+\tmin.u32 %skit0, %skit0, %skT;
+\tmin.u32 %skit1, %skit1, %skT;""")
+
+
+def unit_first(e, c, tag):
+    """The first work unit of cursor c (dict of register names tile, kb, ke)."""
+    e(f"""\t// ---- first work unit: data-parallel tile %tile0, or the start of the split range ----
+\tmov.u32 {c['tile']}, %tile0;
+\tmov.u32 {c['kb']}, 0;
+\tmov.u32 {c['ke']}, %nks;""")
+    sk_consts(e)
+    e(f"""\tsetp.lt.u32 %psk, {c['tile']}, %skdp;
+\t@%psk bra L_unit_done_{tag};
+\tmov.u32 %skit, %skit0;
+\tbra L_unit_sk_{tag};""")
+    unit_split(e, c, tag)
+
+
+def unit_bounds(e, c):
+    """kb and ke of the unit at tile c['tile'] again, from the tile alone (so that they need
+    not stay live through the K loop): 0 and nks for a data-parallel tile; for a split tile
+    with first iteration base = (tile - skdp)*nks, this cluster's range clipped to the tile.
+    Needs sk_consts."""
+    lab = e.label("unit_bounds")
+    e(f"""\tmov.u32 {c['kb']}, 0;
+\tmov.u32 {c['ke']}, %nks;
+\tsetp.lt.u32 %psk, {c['tile']}, %skdp;
+\t@%psk bra {lab};
+\tsub.u32 %skit, {c['tile']}, %skdp;
+\tmul.lo.u32 %skit, %skit, %nks;             // the tile's first split iteration
+\tmax.u32 {c['kb']}, %skit0, %skit;
+\tsub.u32 {c['kb']}, {c['kb']}, %skit;
+\tadd.u32 {c['ke']}, %skit, %nks;
+\tmin.u32 {c['ke']}, {c['ke']}, %skit1;
+\tsub.u32 {c['ke']}, {c['ke']}, %skit;
+{lab}:""")
+
+
+def unit_next(e, c, tag, bounds=False):
+    """Advance cursor c to its next work unit; tile = ntiles when none is left.
+    Units: the data-parallel tiles b, b+G, ... below %skdp (K 0..nks), then this cluster's
+    slice [%skit0, %skit1) of the split tiles' K iterations, one unit per tile it touches
+    (the unit after one ending at stage ke of split tile t starts at iteration
+    (t - skdp)*nks + ke)."""
+    e("\t// ---- next work unit ----")
+    sk_consts(e)
+    if bounds:
+        unit_bounds(e, c)
+    e(f"""\tsetp.lt.u32 %psk, {c['tile']}, %skdp;
+\t@!%psk bra L_unit_skadv_{tag};
+\tadd.u32 {c['tile']}, {c['tile']}, %tstride;     // next data-parallel tile
+\tsetp.lt.u32 %psk, {c['tile']}, %skdp;
+\t@%psk bra L_unit_done_{tag};
+\tmov.u32 %skit, %skit0;                     // data-parallel tiles done: the split range
+\tbra L_unit_sk_{tag};
+L_unit_skadv_{tag}:
+\tsub.u32 %skit, {c['tile']}, %skdp;
+\tmad.lo.u32 %skit, %skit, %nks, {c['ke']};""")
+    unit_split(e, c, tag)
+
+
+def unit_split(e, c, tag):
+    """The split unit at iteration %skit: tile skdp + it/nks, K from it%nks to the tile's
+    end or the end of the range, whichever is first."""
+    e(f"""L_unit_sk_{tag}:
+\tsetp.ge.u32 %psk, %skit, %skit1;
+\t@%psk mov.u32 {c['tile']}, %ntiles;          // range done: no unit left
+\t@%psk bra L_unit_done_{tag};
+\tdiv.u32 {c['tile']}, %skit, %nks;
+\tmul.lo.u32 {c['kb']}, {c['tile']}, %nks;
+\tsub.u32 {c['kb']}, %skit, {c['kb']};          // first K stage of the unit
+\tadd.u32 {c['tile']}, {c['tile']}, %skdp;
+\tsub.u32 {c['ke']}, %skit1, %skit;
+\tadd.u32 {c['ke']}, {c['ke']}, {c['kb']};
+\tmin.u32 {c['ke']}, {c['ke']}, %nks;              // one past its last K stage
+L_unit_done_{tag}:""")
+
+
+CUR = dict(tile="%tile", kb="%kb", ke="%ke")      # transform and consumers
+PCUR = dict(tile="%ptile", kb="%pkb", ke="%pke")  # the producer (thread 0)
+
+
+def producer_unit_start(e):
+    """The producer's cursor at a new unit: K coordinate = its first stage, tile origin
+    (the unit's bounds are recomputed at every stage, so none of them stays live)."""
+    e("\tmov.u32 %pks, %pkb;")
+    tile_coords(e, "%ptile", "%pcm0", "%pcn0")
+
+
 def produce_next(e, fmt, stages, L, tag):
     """Thread 0 of WG0 issues the next main stage of its own cursor (%ptile, %pks,
     ring slot %ps, parity %pph), if any is left: wait `empty`, arm `full` with the
@@ -435,10 +562,6 @@ def produce_next(e, fmt, stages, L, tag):
 \t@!%pthr0 bra L_prod_skip_{tag};
 \tsetp.ge.u32 %p5, %ptile, %ntiles;
 \t@%p5 bra L_prod_skip_{tag};
-\tsetp.ne.u32 %p5, %pks, 0;
-\t@%p5 bra L_prod_have_{tag};""")
-    tile_coords(e, "%ptile", "%pcm0", "%pcn0")
-    e(f"""L_prod_have_{tag}:
 \tmul.lo.u32 %r10, %ps, 8;
 \tadd.u32 %r11, %bar_empty, %r10;
 \txor.b32 %r12, %pph, 1;                     // first lap passes""")
@@ -469,12 +592,14 @@ def produce_next(e, fmt, stages, L, tag):
 \tcp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r17], [%tmSFW, {{0, %r16, %r9}}], [%r13], %mask;
 L_prod_nomc_{tag}:""")
     advance(e, "%ps", "%pph", stages)
-    e(f"""\tadd.u32 %pks, %pks, 1;
-\tsetp.lt.u32 %p5, %pks, %nks;
-\t@%p5 bra L_prod_skip_{tag};
-\tmov.u32 %pks, 0;
-\tadd.u32 %ptile, %ptile, %tstride;
-L_prod_skip_{tag}:""")
+    e("\tadd.u32 %pks, %pks, 1;")
+    sk_consts(e)
+    unit_bounds(e, PCUR)
+    e(f"""\tsetp.lt.u32 %p5, %pks, %pke;
+\t@%p5 bra L_prod_skip_{tag};""")
+    unit_next(e, PCUR, f"p{tag}")
+    producer_unit_start(e)
+    e(f"L_prod_skip_{tag}:")
 
 
 def emit_lut_setup(e):
@@ -774,12 +899,12 @@ L_transform:""")
 \t@%pthr0 prefetch.tensormap [%tmW];
 \t@%pthr0 prefetch.tensormap [%tmSFA];
 \t@%pthr0 prefetch.tensormap [%tmSFW];
-\tmov.u32 %ptile, %tile0;
-\tmov.u32 %pks, 0;
 \tmov.u32 %ps, 0;
 \tmov.u32 %pph, 0;
-\tmov.u32 %r62, 0;
-L_prod_prologue:
+\tmov.u32 %r62, 0;""")
+    unit_first(e, PCUR, "pfirst")
+    producer_unit_start(e)
+    e(f"""L_prod_prologue:
 \tsetp.ge.u32 %p5, %r62, {max(stages - 1, 1)};
 \t@%p5 bra L_prod_prologue_done;""")
     produce_next(e, fmt, stages, L, "prologue")
@@ -791,11 +916,12 @@ L_prod_prologue_done:""")
 \tmov.u32 %ph, 0;
 \tmov.u32 %t, 0;
 \tmov.u32 %tph, 0;
-\tmov.u32 %tile, %tile0;
-L_t_tile:
+""")
+    unit_first(e, CUR, "tfirst")
+    e("""L_t_tile:
 \tsetp.ge.u32 %p0, %tile, %ntiles;
 \t@%p0 bra L_exit;
-\tmov.u32 %ks, 0;
+\tsub.u32 %ks, %ke, %kb;                      // stages of the unit (counted down)
 L_t_k:
 \tmul.lo.u32 %r10, %s, 8;
 \tadd.u32 %r11, %bar_full, %r10;""")
@@ -852,12 +978,11 @@ L_bulk_sent_{h}:
     arrive(e, "%p1", "%r11", "%r12")
     produce_next(e, fmt, stages, L, "loop")
     advance(e, "%s", "%ph", stages)
-    e("""\tadd.u32 %ks, %ks, 1;
-\tsetp.lt.u32 %p0, %ks, %nks;
-\t@%p0 bra L_t_k;
-\tadd.u32 %tile, %tile, %tstride;
-\tbra L_t_tile;
-""")
+    e("""\tsub.u32 %ks, %ks, 1;
+\tsetp.ne.u32 %p0, %ks, 0;
+\t@%p0 bra L_t_k;""")
+    unit_next(e, CUR, "t", bounds=True)
+    e("\tbra L_t_tile;\n")
 
 
 def load_a_chunk(e, fmt, h, xr, xq, L):
@@ -964,7 +1089,7 @@ def fused_params():
 \t.param .u32 p_lora_sub,              // boxes per chunk, rc / wk
 \t.param .u32 p_lora_ksteps,           // k16 steps per box, wk / 16
 \t.param .u32 p_lora_wk,               // ranks per box: 16, 32 or 64
-\t.param .u32 p_lora_deschi            // wgmma descriptor high word for 2*wk-byte rows
+\t.param .u32 p_lora_deschi,           // wgmma descriptor high word for 2*wk-byte rows
 """.replace("LORA_SLOTS", str(LORA_SLOTS))
 
 
@@ -975,13 +1100,20 @@ def fused_setup(L, stages):
 """
 
 
-def fused_consumer_setup(e):
-    e("""\t// ---- fused: low-rank ring geometry, affine operands ----
+def lora_consts(e):
+    """The low-rank ring geometry and the affine operands, read from the parameters where
+    they are used (after a K loop, at a low-rank load) so that none of them is live
+    through the K loop: the fused consumer is at its register limit."""
+    e("""\t// ---- fused: low-rank ring geometry, affine operands (from the parameters) ----
 """ + ptxgen.LOWRANK_PARAMS + """\tshl.b32 %lrowb, %lwk, 1;                   // bytes per row of a box
 \tshl.b32 %lsub_l, %lwk, 8;                  // L box: 128 rows * 2*wk bytes
 \tshl.b32 %lsub_u, %lwk, 9;                  // U box: 256 rows * 2*wk bytes
 \tmul.lo.u32 %lbytes_l, %lsub_l, %lsub;
-\tmul.lo.u32 %lbytes_u, %lsub_u, %lsub;
+\tmul.lo.u32 %lbytes_u, %lsub_u, %lsub;""")
+
+
+def fused_consumer_setup(e):
+    e("""\t// ---- fused: the low-rank ring cursors ----
 \tmov.u32 %ls, 0;
 \tmov.u32 %lph, 0;
 \tmov.u32 %lis, 0;
@@ -1005,7 +1137,9 @@ def lora_issue(e, tag):
     """Thread 0 of WG1 loads chunk %li of this tile's L and U into ring slot %lis (after
     both warpgroups released it), onto lfull with the chunk's byte count."""
     e(f"""\t// ---- low-rank load ({tag}): chunk %li of the tile into slot %lis ----
-\t@!%plissue bra L_lissue_skip_{tag};
+\t@!%plissue bra L_lissue_skip_{tag};""")
+    lora_consts(e)
+    e(f"""
 \tsetp.ge.u32 %p5, %li, %lchunks;
 \t@%p5 bra L_lissue_skip_{tag};
 \tmul.lo.u32 %r10, %lis, 8;
@@ -1052,6 +1186,7 @@ def emit_affine_and_lowrank(e):
     """After the K loop: acc = fma(alpha*acc, wc[n], beta[n]) in fp32 (absent wc = 1,
     beta = 0; columns past N read nothing), then acc += L . U^T over the tile's low-rank
     chunks with SS wgmma (L rows of this warpgroup from the slot, U all 256 rows)."""
+    lora_consts(e)
     e("""\t// ---- affine: acc = wc[n] * (alpha * acc) + beta[n] ----
 \tshl.b32 %r50, %r21, 1;
 \tadd.u32 %r50, %r50, %n0;                    // first column of this thread: n0 + 2c""")
@@ -1186,21 +1321,25 @@ L_consumer:
 \tmov.u32 %ph, 0;
 \tmov.u32 %t, 0;
 \tmov.u32 %tph, 0;
-\tsetp.ne.u32 %ppend, 0, 0;
-\tmov.u32 %tile, %tile0;""")
+\tsetp.ne.u32 %ppend, 0, 0;""")
     if FUSED:
         fused_consumer_setup(e)
     if ASSIST:
         assert not SPLIT
         e("\t// consumer assist: this thread converts W row (thread - 128), half 1, of every chunk")
         row_invariants(e, fmt, L, 0, "%r40", "%ca0")
+    unit_first(e, CUR, "cfirst")
     e("""L_c_tile:
 \tsetp.ge.u32 %p0, %tile, %ntiles;
 \t@%p0 bra L_c_done;""")
     tile_coords(e)
     if FUSED:
         e("\tmov.u32 %li, 0;")
-        e("\t// request this tile's first low-rank chunks now, so they land during the K loop")
+        e("""\t// request this tile's first low-rank chunks now, so they land during the K loop
+\t// (only a unit that starts the tile finishes it: a stream-K contributor skips them)
+\tsetp.ne.u32 %p5, %kb, 0;
+\t@%p5 bra L_lissue_pro_done;""")
+        lora_consts(e)
         # The bound is the block number, not %li: only the issuing lane advances %li, and
         # every lane of its warp must meet the same number of bar.warp.sync in lora_issue.
         for k in range(LORA_SLOTS):
@@ -1215,8 +1354,8 @@ L_consumer:
     if ASSIST:
         assist_convert(e, fmt, 0, L)
     load_a_chunk(e, fmt, 0, xr, xq, L)
-    e("""\tsetp.ne.u32 %pacc, 0, 0;                    // first wgmma of the tile overwrites
-\tmov.u32 %ks, 0;
+    e("""\tsetp.ne.u32 %pacc, 0, 0;                    // first wgmma of the unit overwrites
+\tsub.u32 %ks, %ke, %kb;                      // stages of the unit (counted down)
 L_c_k:""")
     for h in range(2):
         a_r, a_q = (xr, xq) if h == 0 else (yr, yq)
@@ -1246,8 +1385,8 @@ L_c_k:""")
             arrive(e, "%p1", "%r11", "%r12")
         else:
             advance(e, "%s", "%ph", stages)
-            e("""\tadd.u32 %ks, %ks, 1;
-\tsetp.ge.u32 %p0, %ks, %nks;
+            e("""\tsub.u32 %ks, %ks, 1;
+\tsetp.eq.u32 %p0, %ks, 0;
 \t@%p0 bra L_c_kdone;
 \tmul.lo.u32 %r10, %s, 8;
 \tadd.u32 %r11, %bar_full, %r10;""")
@@ -1262,11 +1401,13 @@ L_c_k:""")
 \twgmma.wait_group.sync.aligned 0;""")
     release_prev_slot(e)
     e("\tsetp.ne.u32 %ppend, 0, 0;")
+    emit_stream_k_fixup(e)
     if FUSED:
         emit_affine_and_lowrank(e)
     emit_epilogue(e, L)
-    e("""\tadd.u32 %tile, %tile, %tstride;
-\tbra L_c_tile;
+    e("L_c_next:")
+    unit_next(e, CUR, "c", bounds=True)
+    e("""\tbra L_c_tile;
 L_c_done:
 \t// the last bulk stores must finish reading shared memory before the CTA exits
 \tsetp.eq.u32 %p0, %r43, 0;
@@ -1278,6 +1419,102 @@ L_exit:""")
 \tbarrier.cluster.arrive.release.aligned;
 \tbarrier.cluster.wait.acquire.aligned;""")
     e("\tret;")
+
+
+SK_PARAMS = """\t.param .u64 p_sk_ws,                 // stream-K workspace (partial sums, flags) or 0: every tile whole
+\t.param .u32 p_sk_dp_tiles,           // tiles walked whole; the rest are split by K iterations
+\t.param .u32 p_sk_q,                  // split iterations per cluster (T = G*q + r)
+\t.param .u32 p_sk_r,                  // clusters 0..r-1 take q + 1
+\t.param .u32 p_sk_epoch               // this launch's flag value (changes every launch)
+"""
+SK_BATCH = 2             # 16-byte partial loads in flight per owner thread
+SK_SLOT = 256 * 128 * 4    # one cluster rank's partial: 256 consumer threads x 128 fp32
+
+
+def emit_stream_k_fixup(e):
+    """After a unit's K loop.  A unit that does not start its tile (kb > 0) is a
+    contributor: it stores its raw sums into its cluster rank's partial slot, then sets the
+    slot's flag to the launch epoch (release) and goes to its next unit.  A unit that starts
+    the tile but does not reach its end is the owner: it waits for the flags of the clusters
+    b+1, b+2, ... whose ranges start inside the tile (they did that part first in their
+    ranges, the owner does its part last in its range, so nobody waits for a waiter) and adds
+    their partials in that order (deterministic), then finishes the tile as usual.
+    Workspace: G*CL slots of 128 KiB (thread t's accumulator i at slot + (i/4)*4096 +
+    16t + 4(i%4): coalesced), then G*CL u32 flags."""
+    e("\t// ---- stream-K: a unit that does not start its tile hands its sums to the tile's owner ----")
+    sk_consts(e)
+    unit_bounds(e, CUR)
+    e(f"""\tsetp.eq.u32 %psk, %kb, 0;
+\t@%psk bra L_sk_owner;
+\tld.param.u32 %skep, [p_sk_epoch];
+\tmad.lo.u32 %r10, %tile0, {CL}, %crank;       // this cluster rank's slot
+\tsub.u32 %r11, %thr, 128;                    // consumer thread 0..255
+\tmul.wide.u32 %rd6, %r10, {SK_SLOT};
+\tadd.s64 %rd6, %rd6, %skws;
+\tmul.wide.u32 %rd7, %r11, 16;
+\tadd.s64 %rd6, %rd6, %rd7;""")
+    for j in range(32):
+        e(f"\tst.global.v4.f32 [%rd6+{4096 * j}], {{%acc{4*j}, %acc{4*j+1}, %acc{4*j+2}, %acc{4*j+3}}};")
+    e(f"""\t// every consumer thread stored: one release of the flag publishes the slot
+\tbar.sync 4, 256;
+\tsetp.eq.u32 %psk, %r11, 0;
+\tmul.lo.u32 %r12, %tstride, {CL};
+\tmul.wide.u32 %rd8, %r12, {SK_SLOT};
+\tadd.s64 %rd8, %rd8, %skws;                  // flags follow the slots
+\tmul.wide.u32 %rd9, %r10, 4;
+\tadd.s64 %rd8, %rd8, %rd9;
+\t@%psk st.release.gpu.global.u32 [%rd8], %skep;
+\tbra L_c_next;
+L_sk_owner:
+\tsetp.eq.u32 %psk, %ke, %nks;
+\t@%psk bra L_sk_done;                        // the whole tile: nothing to add
+\tld.param.u32 %skep, [p_sk_epoch];
+\tsub.u32 %r12, %tile, %skdp;
+\tadd.u32 %r12, %r12, 1;
+\tmul.lo.u32 %r12, %r12, %nks;                // split iteration where the tile ends
+\tadd.u32 %r13, %tile0, 1;                    // b' = the next cluster
+\tsub.u32 %r11, %thr, 128;
+\tmul.wide.u32 %rd9, %r11, 16;
+\tld.param.u32 %r17, [p_sk_q];
+\tld.param.u32 %r18, [p_sk_r];
+\tmul.lo.u32 %r15, %tstride, {CL};
+\tmul.wide.u32 %rd10, %r15, {SK_SLOT};
+\tadd.s64 %rd10, %rd10, %skws;                // flags
+L_sk_peer:
+\tsetp.ge.u32 %psk, %r13, %tstride;
+\t@%psk bra L_sk_done;
+\tmin.u32 %r14, %r13, %r18;
+\tmad.lo.u32 %r14, %r13, %r17, %r14;          // where b' starts: b'*q + min(b', r)
+\tsetp.ge.u32 %psk, %r14, %r12;
+\t@%psk bra L_sk_done;                        // past the tile: no more partials
+\tsetp.eq.u32 %psk, %r17, 0;
+\tsetp.ge.and.u32 %psk, %r13, %r18, %psk;
+\t@%psk bra L_sk_next_peer;                   // an empty range (q = 0): no partial
+\tmad.lo.u32 %r10, %r13, {CL}, %crank;
+\tmul.wide.u32 %rd8, %r10, 4;
+\tadd.s64 %rd8, %rd8, %rd10;
+L_sk_spin:
+\tld.acquire.gpu.global.u32 %r16, [%rd8];
+\tsetp.eq.u32 %psk, %r16, %skep;
+\t@%psk bra L_sk_ready;
+\tnanosleep.u32 100;
+\tbra L_sk_spin;
+L_sk_ready:
+\tmul.wide.u32 %rd6, %r10, {SK_SLOT};
+\tadd.s64 %rd6, %rd6, %skws;
+\tadd.s64 %rd6, %rd6, %rd9;""")
+    for b in range(32 // SK_BATCH):
+        for j in range(SK_BATCH):
+            jj = SK_BATCH * b + j
+            e(f"\tld.global.v4.f32 {{%skf{4*j}, %skf{4*j+1}, %skf{4*j+2}, %skf{4*j+3}}}, [%rd6+{4096 * jj}];")
+        for i in range(4 * SK_BATCH):
+            e(f"\tadd.f32 %acc{4*SK_BATCH*b+i}, %acc{4*SK_BATCH*b+i}, %skf{i};")
+    e("""L_sk_next_peer:
+\tadd.u32 %r13, %r13, 1;
+\tbra L_sk_peer;
+L_sk_done:
+\t// the flag waits may have split the warps: reconverge before the .aligned operations
+\tbar.warp.sync 0xffffffff;""")
 
 
 def emit_epilogue(e, L):

@@ -47,28 +47,38 @@ enum {
     P_DENSE_COUNT, /* the dense families end here; the fused family goes on */
     P_TML = P_DENSE_COUNT, P_TMU, P_WC, P_BETA, P_N, P_LORA_CHUNKS, P_LORA_SLOTS, P_LORA_SUB,
     P_LORA_KSTEPS, P_LORA_WK, P_LORA_DESCHI,
-    P_FUSED_COUNT
+    P_FUSED_COUNT,
+    P_SK_COUNT = 5 /* both families end with the stream-K five, left 0: every tile whole */
 };
 
-static const abi_param abi_params[P_FUSED_COUNT] = {
-    {"p_tmA", 112, 128},        {"p_tmW", 240, 128},        {"p_tmSFA", 368, 128},
-    {"p_tmSFW", 496, 128},      {"p_tmY", 624, 128},        {"p_num_k_stages", 752, 4},
-    {"p_alpha", 756, 4},        {"p_tiles_m", 760, 4},      {"p_tiles_n", 764, 4},
-    {"p_group", 768, 4},        {"p_tmL", 880, 128},        {"p_tmU", 1008, 128},
-    {"p_wc", 1136, 8},          {"p_beta", 1144, 8},        {"p_N", 1152, 4},
-    {"p_lora_chunks", 1156, 4}, {"p_lora_slots", 1160, 4},  {"p_lora_sub", 1164, 4},
-    {"p_lora_ksteps", 1168, 4}, {"p_lora_wk", 1172, 4},     {"p_lora_deschi", 1176, 4},
+#define ABI_COMMON                                                                               \
+    {"p_tmA", 112, 128}, {"p_tmW", 240, 128}, {"p_tmSFA", 368, 128}, {"p_tmSFW", 496, 128},        \
+        {"p_tmY", 624, 128}, {"p_num_k_stages", 752, 4}, {"p_alpha", 756, 4}, {"p_tiles_m", 760, 4}, \
+        {"p_tiles_n", 764, 4}, {"p_group", 768, 4}
+
+static const abi_param abi_dense[P_DENSE_COUNT + P_SK_COUNT] = {
+    ABI_COMMON,
+    {"p_sk_ws", 776, 8}, {"p_sk_dp_tiles", 784, 4}, {"p_sk_q", 788, 4}, {"p_sk_r", 792, 4}, {"p_sk_epoch", 796, 4},
+};
+
+static const abi_param abi_fused[P_FUSED_COUNT + P_SK_COUNT] = {
+    ABI_COMMON,
+    {"p_tmL", 880, 128},        {"p_tmU", 1008, 128},       {"p_wc", 1136, 8},
+    {"p_beta", 1144, 8},        {"p_N", 1152, 4},           {"p_lora_chunks", 1156, 4},
+    {"p_lora_slots", 1160, 4},  {"p_lora_sub", 1164, 4},    {"p_lora_ksteps", 1168, 4},
+    {"p_lora_wk", 1172, 4},     {"p_lora_deschi", 1176, 4},
+    {"p_sk_ws", 1184, 8}, {"p_sk_dp_tiles", 1192, 4}, {"p_sk_q", 1196, 4}, {"p_sk_r", 1200, 4}, {"p_sk_epoch", 1204, 4},
 };
 
 /* The sm_90a families raw_launch packs, by their ABI.md key. */
 static const struct {
     const char *key;
-    int count;
+    int fused;
 } abi_families[] = {
-    {"sm90a_dense_c1", P_DENSE_COUNT},
-    {"sm90a_dense_c2", P_DENSE_COUNT},
-    {"sm90a_fused_c1", P_FUSED_COUNT},
-    {"sm90a_fused_c2", P_FUSED_COUNT},
+    {"sm90a_dense_c1", 0},
+    {"sm90a_dense_c2", 0},
+    {"sm90a_fused_c1", 1},
+    {"sm90a_fused_c2", 1},
 };
 
 /* One launch's parameters: the packed buffer, and a pointer array into it. */
@@ -76,27 +86,29 @@ typedef struct param_block {
     unsigned char bytes[1280];
     size_t size;
     int count;
-    void *ptrs[P_FUSED_COUNT];
+    const abi_param *tab;
+    void *ptrs[P_FUSED_COUNT + P_SK_COUNT];
 } param_block;
-_Static_assert(sizeof ((param_block *)0)->bytes >= 1176 + 4, "the fused parameter area fits the buffer");
+_Static_assert(sizeof ((param_block *)0)->bytes >= 1204 + 4, "the fused parameter area fits the buffer");
 
-static void param_block_init(param_block *b, int count)
+static void param_block_init(param_block *b, int fused)
 {
     memset(b, 0, sizeof *b);
-    b->count = count;
-    b->size = abi_params[count - 1].offset + abi_params[count - 1].bytes;
-    for (int i = 0; i < count; i++)
-        b->ptrs[i] = b->bytes + abi_params[i].offset;
+    b->tab = fused ? abi_fused : abi_dense;
+    b->count = fused ? P_FUSED_COUNT + P_SK_COUNT : P_DENSE_COUNT + P_SK_COUNT;
+    b->size = b->tab[b->count - 1].offset + b->tab[b->count - 1].bytes;
+    for (int i = 0; i < b->count; i++)
+        b->ptrs[i] = b->bytes + b->tab[i].offset;
 }
 
 static void param_put(param_block *b, int i, const void *value, size_t bytes)
 {
-    if (bytes != abi_params[i].bytes) {
-        fprintf(stderr, "raw_launch: internal error: %s takes %zu bytes, got %zu\n", abi_params[i].name,
-                abi_params[i].bytes, bytes);
+    if (bytes != b->tab[i].bytes) {
+        fprintf(stderr, "raw_launch: internal error: %s takes %zu bytes, got %zu\n", b->tab[i].name,
+                b->tab[i].bytes, bytes);
         abort();
     }
-    memcpy(b->bytes + abi_params[i].offset, value, bytes);
+    memcpy(b->bytes + b->tab[i].offset, value, bytes);
 }
 
 static void param_u32(param_block *b, int i, uint32_t v) { param_put(b, i, &v, sizeof v); }
@@ -107,9 +119,9 @@ static int print_params(const char *key)
         if (strcmp(abi_families[f].key, key))
             continue;
         param_block b;
-        param_block_init(&b, abi_families[f].count);
+        param_block_init(&b, abi_families[f].fused);
         for (int i = 0; i < b.count; i++)
-            printf("%s %zu %zu\n", abi_params[i].name, abi_params[i].offset, abi_params[i].bytes);
+            printf("%s %zu %zu\n", b.tab[i].name, b.tab[i].offset, b.tab[i].bytes);
         printf("total %zu\n", b.size);
         return EXIT_PASS;
     }
@@ -522,7 +534,7 @@ static int build_params(gpu *g, const fp4lr_plan *plan, const fp4lr_args *host, 
 {
     const fp4lr_problem *p = &plan->problem;
     const int fused = plan->family == FP4LR_FAMILY_FUSED;
-    param_block_init(b, fused ? P_FUSED_COUNT : P_DENSE_COUNT);
+    param_block_init(b, fused);
     const uint64_t M = (uint64_t)p->M, N = (uint64_t)p->N, K = (uint64_t)p->K;
     const uint64_t block = (uint64_t)fp4lr_format_block(p->format);
     const uint64_t KA = (K / block + 3) / 4, KS = 128 / block / 4;

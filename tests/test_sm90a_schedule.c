@@ -1,0 +1,145 @@
+/* CPU suite: the sm_90a tile walk (fp4lr_sm90a_schedule) and a C mirror of the kernels'
+ * unit walk (unit_first / unit_next / unit_bounds and the owner's peer loop of
+ * tools/gen_sm90a.py): every (tile, K stage) is computed exactly once, each cluster hands
+ * at most one partial to an owner, and every owner waits only for clusters that never
+ * wait before publishing. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sm90a_gemm.h"
+
+/* The kernels' slice of cluster b: [b*q + min(b, r), + q + (b < r)), clipped to T. */
+static void slice(const fp4lr_sm90a_sk *w, int64_t tiles, int64_t nks, uint32_t b, uint32_t *it0, uint32_t *it1)
+{
+    const uint32_t t = (uint32_t)((tiles - w->dp_tiles) * nks);
+    uint32_t s0 = b * w->q + (b < w->r ? b : w->r);
+    uint32_t s1 = s0 + w->q + (b < w->r ? 1 : 0);
+    *it0 = s0 < t ? s0 : t;
+    *it1 = s1 < t ? s1 : t;
+}
+
+/* Walks every cluster's units as the kernels do and checks coverage and the fixup roles. */
+static void check_walk(const fp4lr_sm90a_sk *w, int64_t tiles, int64_t nks)
+{
+    const int g = w->clusters;
+    unsigned char *done = calloc((size_t)(tiles * nks), 1);
+    int *partials = calloc((size_t)g, sizeof(int));
+    cr_assert(done && partials);
+    for (int b = 0; b < g; b++) {
+        uint32_t it0, it1;
+        slice(w, tiles, nks, (uint32_t)b, &it0, &it1);
+        /* data-parallel tiles, then the slice, one unit per tile it touches */
+        for (int64_t tile = b; tile < w->dp_tiles; tile += g)
+            for (int64_t k = 0; k < nks; k++)
+                done[tile * nks + k]++;
+        for (uint32_t it = it0; it < it1;) {
+            const int64_t tile = w->dp_tiles + it / nks, kb = it % nks;
+            int64_t ke = kb + (it1 - it);
+            if (ke > nks)
+                ke = nks;
+            for (int64_t k = kb; k < ke; k++)
+                done[tile * nks + k]++;
+            if (kb > 0) { /* contributor: its first split unit only */
+                cr_expect_eq(it, it0, "cluster %d: a partial that is not its first split unit", b);
+                partials[b]++;
+            } else if (ke < nks) { /* owner: its last unit, waiting for b+1, ... */
+                cr_expect_eq(it + (uint32_t)(ke - kb), it1, "cluster %d owns a tile before its slice ends", b);
+                const uint32_t tile_end = (uint32_t)((tile - w->dp_tiles + 1) * nks);
+                int64_t covered = ke;
+                for (uint32_t b2 = (uint32_t)b + 1; b2 < (uint32_t)g; b2++) {
+                    uint32_t s0, s1;
+                    slice(w, tiles, nks, b2, &s0, &s1);
+                    if (s0 >= tile_end)
+                        break;
+                    if (s0 == s1)
+                        continue;
+                    covered += (s1 < tile_end ? s1 : tile_end) - s0;
+                }
+                cr_expect_eq(covered, nks, "tile %lld: the owner and its contributors cover %lld of %lld stages",
+                             (long long)tile, (long long)covered, (long long)nks);
+            }
+            it += (uint32_t)(ke - kb);
+        }
+    }
+    for (int64_t i = 0; i < tiles * nks; i++)
+        cr_expect_eq(done[i], 1, "tile %lld stage %lld computed %d times", (long long)(i / nks),
+                     (long long)(i % nks), done[i]);
+    for (int b = 0; b < g; b++)
+        cr_expect_leq(partials[b], 1, "cluster %d writes %d partials into its one slot", b, partials[b]);
+    free(done);
+    free(partials);
+}
+
+Test(sm90a_schedule, auto_keeps_full_waves_whole)
+{
+    fp4lr_sm90a_sk w;
+    /* flux-qkv: 36 x 36 tiles on 132 SMs, 9.8 waves: 98 % busy */
+    cr_assert_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_AUTO, 1296, 24, 132, &w).code, FP4LR_OK);
+    cr_expect_eq(w.split, 0);
+    cr_expect_eq(w.clusters, 132);
+    cr_expect_eq(w.dp_tiles, 1296);
+    cr_expect_float_eq(w.dp_efficiency, 1296.0 / 1320.0, 1e-12);
+    /* fewer tiles than SMs but not worth splitting for DP: one cluster per tile */
+    cr_assert_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_DP, 72, 18, 132, &w).code, FP4LR_OK);
+    cr_expect_eq(w.split, 0);
+    cr_expect_eq(w.clusters, 72);
+}
+
+Test(sm90a_schedule, auto_splits_a_ragged_last_wave)
+{
+    fp4lr_sm90a_sk w;
+    /* flux-out: 36 x 12 = 432 tiles, 3.27 waves (82 %): 2 waves whole, 168 tiles split */
+    cr_assert_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_AUTO, 432, 24, 132, &w).code, FP4LR_OK);
+    cr_expect_eq(w.split, 1);
+    cr_expect_eq(w.clusters, 132);
+    cr_expect_eq(w.dp_tiles, 264);
+    cr_expect_eq((uint64_t)w.q * 132 + w.r, (432 - 264) * 24);
+    check_walk(&w, 432, 24);
+    /* sana-out: 8 x 9 = 72 tiles, fewer than the SMs: all split */
+    cr_assert_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_AUTO, 72, 18, 132, &w).code, FP4LR_OK);
+    cr_expect_eq(w.split, 1);
+    cr_expect_eq(w.dp_tiles, 0);
+    cr_expect_eq(w.q, 9);
+    cr_expect_eq(w.r, 108);
+    check_walk(&w, 72, 18);
+    /* too little work to deal out: whole tiles */
+    cr_assert_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_AUTO, 3, 2, 132, &w).code, FP4LR_OK);
+    cr_expect_eq(w.split, 0);
+}
+
+Test(sm90a_schedule, every_forced_walk_covers_each_stage_once)
+{
+    const int gs[] = {1, 2, 7, 66, 132};
+    for (size_t gi = 0; gi < sizeof gs / sizeof gs[0]; gi++)
+        for (int64_t tiles = 1; tiles <= 300; tiles += tiles < 20 ? 1 : 37)
+            for (int64_t nks = 1; nks <= 40; nks += nks < 6 ? 1 : 11) {
+                fp4lr_sm90a_sk w;
+                cr_assert_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_SK, tiles, nks, gs[gi], &w).code, FP4LR_OK);
+                cr_assert_eq(w.split, 1);
+                cr_assert_eq(w.clusters, gs[gi]);
+                cr_assert_eq(w.dp_tiles % gs[gi], 0, "whole tiles come in full waves");
+                cr_assert_eq((uint64_t)w.q * (uint64_t)gs[gi] + w.r, (uint64_t)(tiles - w.dp_tiles) * (uint64_t)nks);
+                check_walk(&w, tiles, nks);
+            }
+}
+
+Test(sm90a_schedule, bad_arguments_are_refused)
+{
+    fp4lr_sm90a_sk w;
+    fp4lr_status st = fp4lr_sm90a_schedule(FP4LR_SCHEDULE_AUTO, 0, 4, 132, &w);
+    cr_expect_eq(st.code, FP4LR_E_INVALID);
+    cr_expect_str_eq(st.rule, "SK_ARGS");
+    cr_expect_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_AUTO, 4, 0, 132, &w).code, FP4LR_E_INVALID);
+    cr_expect_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_AUTO, 4, 4, 0, &w).code, FP4LR_E_INVALID);
+    cr_expect_eq(fp4lr_sm90a_schedule((fp4lr_schedule)7, 4, 4, 132, &w).code, FP4LR_E_INVALID);
+    st = fp4lr_sm90a_schedule(FP4LR_SCHEDULE_SK, 200, 20000000, 132, &w);
+    cr_expect_eq(st.code, FP4LR_E_UNSUPPORTED);
+    cr_expect_str_eq(st.rule, "SK_RANGE");
+    /* auto falls back to whole tiles instead */
+    cr_expect_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_AUTO, 200, 20000000, 132, &w).code, FP4LR_OK);
+    cr_expect_eq(w.split, 0);
+    cr_expect_eq(fp4lr_schedule_parse("sk"), FP4LR_SCHEDULE_SK);
+    cr_expect_eq(fp4lr_schedule_parse("stream-k"), -1);
+    cr_expect_eq(fp4lr_sm90a_sk_workspace_bytes(132), 132u * (131072u + 4u));
+}
