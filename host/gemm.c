@@ -148,9 +148,7 @@ fp4lr_status fp4lr_runtime_walk(fp4lr_runtime *rt, const fp4lr_plan *plan, fp4lr
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "WALK_ARCH", "tile walks are chosen on sm_90a only");
     fp4lr_kernel *k = NULL;
     FP4LR_TRY(fp4lr_runtime_kernel(rt, plan, &k));
-    const fp4lr_problem *p = &plan->problem;
-    const int64_t tiles = ((p->M + plan->tile_m - 1) / plan->tile_m) * ((p->N + plan->tile_n - 1) / plan->tile_n);
-    return fp4lr_sm90a_schedule(plan->schedule, tiles, (p->K + plan->tile_k - 1) / plan->tile_k,
+    return fp4lr_sm90a_schedule(plan->schedule, plan->tiles, (plan->problem.K + plan->tile_k - 1) / plan->tile_k,
                                 k->max_ctas / plan->cluster, out);
 }
 
@@ -165,8 +163,7 @@ fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_a
         FP4LR_TRY(fp4lr_sm90a_params_make(rt->ctx, plan, dev, &prm));
         fp4lr_kernel *k = NULL;
         FP4LR_TRY(fp4lr_runtime_kernel(rt, plan, &k));
-        FP4LR_TRY(fp4lr_sm90a_schedule(plan->schedule, (int64_t)prm.tiles_m * prm.tiles_n, prm.num_k_stages,
-                                       k->max_ctas / plan->cluster, &prm.sk));
+        FP4LR_TRY(fp4lr_runtime_walk(rt, plan, &prm.sk));
         if (!prm.sk.split)
             return fp4lr_sm90a_launch(rt->ctx, k->fn, plan, &prm, k->max_ctas, stream);
         FP4LR_TRY(sk_workspace(rt, prm.sk.clusters * plan->cluster, stream, &prm.sk_ws, &prm.sk_epoch));

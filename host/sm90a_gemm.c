@@ -137,10 +137,10 @@ fp4lr_status fp4lr_sm90a_launch(const fp4lr_ctx *ctx, CUfunction f, const fp4lr_
         args[n++] = skp[i];
     /* persistent: one CTA (pair) per cluster tile at most, whole clusters only; a split
      * walk runs on the clusters it was dealt over */
-    int64_t ctas = (int64_t)prm->tiles_m * prm->tiles_n * plan->cluster;
+    const int64_t ctas = (int64_t)prm->tiles_m * prm->tiles_n * plan->cluster;
     if (prm->sk_ws && sk->split)
-        ctas = (int64_t)sk->clusters * plan->cluster;
-    if (grid > ctas || (prm->sk_ws && sk->split))
+        grid = sk->clusters * plan->cluster;
+    else if (grid > ctas)
         grid = (int)ctas;
     grid -= grid % plan->cluster;
     if (grid < plan->cluster)

@@ -915,8 +915,7 @@ L_prod_prologue_done:""")
     e("""\tmov.u32 %s, 0;
 \tmov.u32 %ph, 0;
 \tmov.u32 %t, 0;
-\tmov.u32 %tph, 0;
-""")
+\tmov.u32 %tph, 0;""")
     unit_first(e, CUR, "tfirst")
     e("""L_t_tile:
 \tsetp.ge.u32 %p0, %tile, %ntiles;
