@@ -154,3 +154,12 @@ Test(sm90a_instances, generator_output_is_reproducible)
     int rc = system("python3 tools/gen_sm90a.py --check > /dev/null");
     cr_expect_eq(rc, 0, "tools/gen_sm90a.py --check failed: the committed PTX differs from the generator");
 }
+
+/* The e2m1 -> f16 / bf16 bit placement the generator emits, run through a small interpreter
+ * of its integer instructions against the e2m1 definition (every code pair in every output
+ * position, and random words). */
+Test(sm90a_instances, placed_conversion_is_exact, .timeout = 120)
+{
+    int rc = system("python3 tests/placed_conversion.py > /dev/null");
+    cr_expect_eq(rc, 0, "tests/placed_conversion.py failed: run it for the mismatching elements");
+}

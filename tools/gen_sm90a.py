@@ -679,26 +679,54 @@ def fp4x8_to_placed(e, w, outs, tmp):
     element a+4), by bit placement: the sign bit to bit 15 and the 3 magnitude bits (e1 e0 m)
     to the exponent/mantissa boundary, bits 9-11 in f16 and 6-8 in bf16, which IS the pattern
     of (e2m1 value) * 2^-14 (f16) or * 2^-126 (bf16); code 001 lands on the subnormal half
-    unit.  Pairing a with a+4 puts both elements of a word at the same shift (nibbles 16 bits
-    apart), so each output is two shifted copies of `w` under two masks: the shifts are
-    integer multiplies (the FMA pipe), the masks two logic operations (the ALU pipe), 8 ALU +
-    7 FMA-pipe operations per word instead of 15-17 ALU.
+    unit.  Pairing a with a+4 puts both elements of an output at the same shift (nibbles 16
+    bits apart).
+    In a nibble the sign is 3 bits above the magnitude's low bit; in the output it is D = 6
+    (f16) or 9 (bf16) bits above.  Two selects (lop3, mask c: (a & c) | (b & ~c)) build words
+    in which the sign of every element an output needs already sits D bits above its
+    magnitude, each serving two outputs:
+      f16:  zE = sel(w, w << 3, 0x07070707)   nibbles 0, 2, 4, 6: magnitude in place, sign
+                                               3 bits up (bits 6, 14, 22, 30)
+            zO = sel(w >> 3, w, 0x0E0E0E0E)   nibbles 1, 3, 5, 7: magnitude 3 bits down,
+                                               sign in place (bits 7, 15, 23, 31)
+            out0 = (zE << 9) & M, out2 = (zE << 1) & M, out1 = (zO << 8) & M, out3 = zO & M
+      bf16: z01 = sel(w, w << 6, 0x00770077)  nibbles 0, 1, 4, 5 (signs 6 bits up)
+            z23 = sel(w >> 6, w, 0x01DC01DC)  nibbles 2, 3, 6, 7 (magnitudes 6 bits down)
+            out0 = (z01 << 6) & M, out1 = (z01 << 2) & M, out2 = (z23 << 4) & M, out3 = z23 & M
+    with M = magnitude | sign bits of both halves: 11 operations a word (6 lop3 on the ALU
+    pipe, the left shifts as integer multiplies on the FMA pipe, one right shift), against
+    17 for one shift pair and two masks per output.  Bits outside an output's mask may hold
+    anything: the masks keep exactly the bits the selects placed (tests/placed_conversion.py
+    runs this sequence through a small PTX interpreter against the e2m1 definition).
     f16: the scale multiply that follows leaves products * 2^-14 (exact: the smallest,
     0.5 * 2^-9 * 2^-14 = 2^-24, is the f16 subnormal unit) and the accumulators are multiplied
     by 2^28 before alpha (unscale).  bf16: one multiply by 2^126 makes the exact value (ue8m0
     scales would underflow the 2^-126 otherwise)."""
-    low, unit = (9, "2^-14") if F16 else (6, "2^-126")
-    mask = (7 << low) * 0x10001
-    for a in range(4):
-        x, y = tmp[2 * (a % 2)], tmp[2 * (a % 2) + 1]
-        shift_left(e, x, w, low - 4 * a, f"element {a}: e1 e0 m -> bits {low}-{low + 2}")
-        ysrc = w
-        if a < 3:
-            shift_left(e, y, w, 12 - 4 * a, "sign -> bit 15")
-            ysrc = y
-        e(f"""\tand.b32 {x}, {x}, 0x{mask:08X};
-\tand.b32 {y}, {ysrc}, 0x80008000;
-\tor.b32 {outs[a]}, {x}, {y};                   // (element {a}, element {a + 4}) * {unit}""")
+    zlo, zhi = tmp[0], tmp[1]
+    if F16:
+        m = 0x8E008E00
+        plan = [(zlo, "w", 3, 0x07070707, "nibbles 0 2 4 6: sign 3 bits up"),
+                (zhi, "w", -3, 0x0E0E0E0E, "nibbles 1 3 5 7: magnitude 3 bits down")]
+        outs_from = [(zlo, 9), (zhi, 8), (zlo, 1), (zhi, 0)]
+        unit = "2^-14"
+    else:
+        m = 0x81C081C0
+        plan = [(zlo, "w", 6, 0x00770077, "nibbles 0 1 4 5: sign 6 bits up"),
+                (zhi, "w", -6, 0x01DC01DC, "nibbles 2 3 6 7: magnitude 6 bits down")]
+        outs_from = [(zlo, 6), (zlo, 2), (zhi, 4), (zhi, 0)]
+        unit = "2^-126"
+    for z, _, k, c, why in plan:
+        shift_left(e, z, w, k, "shifted copy")
+        if k > 0:   # sel(w, w << k, c): c's bits from w
+            e(f"\tlop3.b32 {z}, {w}, {z}, 0x{c:08X}, 0xE4;    // {why}")
+        else:       # sel(w >> k, w, c): c's bits from the shifted copy
+            e(f"\tlop3.b32 {z}, {z}, {w}, 0x{c:08X}, 0xE4;    // {why}")
+    for a, (z, k) in enumerate(outs_from):
+        if k:
+            shift_left(e, outs[a], z, k, f"element {a}, element {a + 4}")
+            e(f"\tand.b32 {outs[a]}, {outs[a]}, 0x{m:08X};      // (element {a}, element {a + 4}) * {unit}")
+        else:
+            e(f"\tand.b32 {outs[a]}, {z}, 0x{m:08X};      // (element {a}, element {a + 4}) * {unit}")
         if not F16:
             e(f"\tmul.rn.bf16x2 {outs[a]}, {outs[a]}, %bfx126;   // * 2^126: exact")
 
@@ -962,8 +990,10 @@ L_bulk_sent_{h}:
 \t@%p2 mbarrier.arrive.shared::cta.b64 _, [%r13];""")
         else:
             scope = "cluster" if SPLIT else "cta"
+            fence = (f"fence.proxy.async.shared::{scope};" if "notfence" not in EXPERIMENTS
+                     else "// (no fence: measurement only)")
             e(f"""\t// make the generic-proxy stores visible to wgmma, then one arrive per warp
-\tfence.proxy.async.shared::{scope};
+\t{fence}
 \tbar.warp.sync 0xffffffff;
 \tsetp.eq.u32 %p1, %lane, 0;
 \tmul.lo.u32 %r12, %t, 8;
@@ -1021,6 +1051,10 @@ def load_a_chunk(e, fmt, h, xr, xq, L):
         else:
             scale_mx(e, reg, f"%r{6 + i}", "%r8")
     tmp = ["%r9", "%r10", "%r11", "%r12", "%r13", "%r14"]
+    if "cnoconv" in EXPERIMENTS:   # measurement only: the raw words as fragments
+        for i in range(8):
+            e(f"\tmov.b32 {xr[i]}, %r{i % 2};\n\tmov.b32 {xq[i]}, %r{2 + i % 2};")
+        return
     fp4x8_to(e, "%r0", xr[0:4], tmp)
     fp4x8_to(e, "%r1", xr[4:8], tmp)
     fp4x8_to(e, "%r2", xq[0:4], tmp)
