@@ -12,10 +12,13 @@
 #include "scale_atom.h"
 
 /* Writeback: each CTA stages a 128-byte-wide column chunk of its rows in the
- * output type, double-buffered; the stores are tracked with bulk async-groups
- * (cp.async.bulk.wait_group.read), so the ring has no mbarriers. */
+ * output type; the stores are tracked with bulk async-groups
+ * (cp.async.bulk.wait_group.read), so the ring has no mbarriers.  Double-buffered,
+ * except in the sm_90a fused kernels: one buffer there cost nothing measurable
+ * (H200, b739920) and leaves room for the wc / beta slices (see size_objects). */
 #define WB_CHUNK_BYTES 128
 #define WB_STAGES 2
+#define WB_STAGES_SM90A_FUSED 1
 /* sm_90a: the transform warps dequantize W to bf16 64 K-columns at a time,
  * double-buffered (a measurement build may define FP4LR_SM90A_TRANSFORM_STAGES
  * together with kernels generated for it: FP4LR_GEN_EXPERIMENT=tslots3). */
@@ -207,11 +210,13 @@ static obj_sizes size_objects(const fp4lr_budget_req *r)
     s.w = charge_n_side(r, (int64_t)r->tile_n * r->tile_k / 2, sm100);
     s.sfw = charge_n_side(r, (int64_t)fp4lr_sf_bytes(r->tile_n, 4 * kb), 0); /* SFB replicated */
     s.w_bf16 = sm100 ? unsplit(0) : charge_n_side(r, (int64_t)r->tile_n * TRANSFORM_K * 2, 0);
-    /* sm_100a's low-rank producer stages the tile's wc and beta columns for the epilogue
-     * warps (1 and 0 when absent, so the slice is there with or without the affine); the
-     * sm_90a consumers load their own columns straight into registers (no resident slice). */
-    s.affine = unsplit(sm100 && r->family == FP4LR_FAMILY_FUSED
-                           ? 2 * (int64_t)r->tile_n * (int64_t)sizeof(float) : 0);
+    /* The tile's wc and beta columns, staged for the affine (1 and 0 when absent, so the
+     * slices are there with or without the affine): sm_100a's low-rank producer stages one
+     * pair for the epilogue warps; on sm_90a each consumer warpgroup (64 rows) copies its own
+     * pair when the tile starts, so that the affine after the K loop reads shared memory. */
+    const int64_t slice = 2 * (int64_t)r->tile_n * (int64_t)sizeof(float);
+    const int64_t slices = sm100 ? 1 : s.m_cta / 64;
+    s.affine = unsplit(r->family == FP4LR_FAMILY_FUSED ? slices * slice : 0);
     s.epilogue = unsplit((int64_t)s.m_cta * WB_CHUNK_BYTES);
     return s;
 }
@@ -292,7 +297,7 @@ static void size_fixed(const fp4lr_budget_req *r, const fp4lr_budget *b, int *ba
 static int64_t main_room(const fp4lr_budget *b, const obj_sizes *s, int64_t fixed,
                          int64_t lora_ring)
 {
-    return b->capacity - fixed - lora_ring - WB_STAGES * s->epilogue.cta -
+    return b->capacity - fixed - lora_ring - b->stages_wb * s->epilogue.cta -
            b->stages_transform * s->w_bf16.cta - s->affine.cta;
 }
 
@@ -327,14 +332,14 @@ static fp4lr_status solve_stages(const fp4lr_budget_req *r, const obj_sizes *s, 
                               "forced %d main stages do not fit: capacity %" PRId64 " - fixed %" PRId64
                               " - writeback %" PRId64 " - transform %" PRId64 " - wc/beta %" PRId64
                               " = %" PRId64 " bytes hold %d stages of %" PRId64 " bytes",
-                              need, b->capacity, fixed, WB_STAGES * s->epilogue.cta,
+                              need, b->capacity, fixed, b->stages_wb * s->epilogue.cta,
                               b->stages_transform * s->w_bf16.cta, s->affine.cta, room0, fit0,
                               b->per_stage_main);
         return INFEASIBLE("MAIN_STAGES",
                           "fewer than 2 main stages fit: capacity %" PRId64 " - fixed %" PRId64
                           " - writeback %" PRId64 " - transform %" PRId64 " - wc/beta %" PRId64
                           " = %" PRId64 " bytes hold %d stage(s) of %" PRId64 " bytes",
-                          b->capacity, fixed, WB_STAGES * s->epilogue.cta,
+                          b->capacity, fixed, b->stages_wb * s->epilogue.cta,
                           b->stages_transform * s->w_bf16.cta, s->affine.cta, room0, fit0,
                           b->per_stage_main);
     }
@@ -411,9 +416,9 @@ static void build_rows(const fp4lr_budget_req *r, const obj_sizes *s, fp4lr_budg
         add_row(b, FP4LR_OBJ_U, "U chunk (bf16)", u, "low-rank", b->stages_lora, 1);
     }
     if (s->affine.cta)
-        add_row(b, FP4LR_OBJ_AFFINE, "wc, beta slices", s->affine, "once", 1, 0);
-    else if (r->family == FP4LR_FAMILY_FUSED && r->has_affine)
-        add_row(b, FP4LR_OBJ_AFFINE, "wc, beta (in registers)", unsplit(0), "none", 1, 0);
+        add_row(b, FP4LR_OBJ_AFFINE,
+                r->arch == FP4LR_ARCH_SM100A ? "wc, beta slices" : "wc, beta slices (per consumer WG)",
+                s->affine, "once", 1, 0);
     /* The writeback buffer overlaps the next tile's main loop. */
     add_row(b, FP4LR_OBJ_EPILOGUE, "epilogue staging", s->epilogue, "writeback", b->stages_wb, 1);
     add_row(b, FP4LR_OBJ_FIXED,
@@ -470,7 +475,8 @@ fp4lr_status fp4lr_budget_solve(const fp4lr_budget_req *req, fp4lr_budget *out)
     const obj_sizes s = size_objects(req);
     b->per_stage_main = s.a.cta + s.sfa.cta + s.w.cta + s.sfw.cta;
     b->stages_transform = req->arch == FP4LR_ARCH_SM90A ? TRANSFORM_STAGES : 0;
-    b->stages_wb = WB_STAGES;
+    b->stages_wb = req->arch == FP4LR_ARCH_SM90A && req->family == FP4LR_FAMILY_FUSED
+                       ? WB_STAGES_SM90A_FUSED : WB_STAGES;
 
     /* The fixed area depends on the stage counts it is solved with: charge the
      * area of the smallest pipelines first, re-solve with the area the result

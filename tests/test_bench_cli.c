@@ -843,7 +843,7 @@ Test(bench_cli, jobs_sweep_stage_points)
 {
     char dir[] = "/tmp/fp4lr-bench-kernels-XXXXXX";
     const char *built[] = {"fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s2", "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4",
-                           "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3"};
+                           "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4"};
     fake_kernels(dir, built, 3);
     fp4lr_bench_opts o;
     char err[256];
@@ -852,13 +852,14 @@ Test(bench_cli, jobs_sweep_stage_points)
                  0, "%s", err);
     fp4lr_bench_jobs j;
     make_jobs(&o, FP4LR_ARCH_SM90A, dir, &j);
-    /* dense: 1, 2, 3 forced and the solver's 4; fused (r = 32): 1, 2 forced and the solver's 3 */
-    cr_assert_eq(j.n, 7);
-    const int stages[] = {1, 2, 3, 4, 1, 2, 3}, forced[] = {1, 2, 3, 0, 1, 2, 0}, runnable[] = {0, 1, 0, 1, 0, 0, 1};
+    /* dense: 1, 2, 3 forced and the solver's 4; fused (r = 32): 1, 2, 3 forced and the solver's 4 */
+    cr_assert_eq(j.n, 8);
+    const int stages[] = {1, 2, 3, 4, 1, 2, 3, 4}, forced[] = {1, 2, 3, 0, 1, 2, 3, 0},
+              runnable[] = {0, 1, 0, 1, 0, 0, 0, 1};
     /* shared memory as the budget predicts: 2 transform + 2 writeback stages + fixed 1 KiB
      * + 27 KiB per main stage (dense); the fused ring adds a 32-rank low-rank stage and the affine */
     const int64_t smem[] = {126976, 154624, 182272, 209920};
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 8; i++) {
         const fp4lr_bench_row *r = &j.row[i];
         cr_expect_eq(r->stages_main, stages[i], "job %d", i);
         cr_expect_eq(r->force_stages, forced[i], "job %d", i);
@@ -866,7 +867,7 @@ Test(bench_cli, jobs_sweep_stage_points)
         cr_expect_eq(j.job[i].runnable, runnable[i], "job %d: %s", i, r->note);
         cr_expect_str_eq(r->variant, i < 4 ? "fp4lr-nvfp4" : "fp4lr-nvfp4-fused");
         cr_expect_eq(r->kind, i < 4 ? FP4LR_BENCH_DENSE : FP4LR_BENCH_FUSED);
-        cr_expect_eq(r->stages_solver, i < 4 ? 4 : 3);
+        cr_expect_eq(r->stages_solver, 4);
         cr_expect_eq(r->r, i < 4 ? 0 : 32);
         cr_expect(r->has_plan);
         if (i < 4)
@@ -877,9 +878,9 @@ Test(bench_cli, jobs_sweep_stage_points)
             cr_expect(strstr(r->note, j.job[i].plan.entry) != NULL, "%s", r->note);
         }
     }
-    cr_expect_eq(j.row[6].budget.stages_lora, 1);
-    cr_expect_eq(j.row[6].budget.lora_chunk, 32);
-    cr_expect_str_eq(j.job[6].plan.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3");
+    cr_expect_eq(j.row[7].budget.stages_lora, 1);
+    cr_expect_eq(j.row[7].budget.lora_chunk, 32);
+    cr_expect_str_eq(j.job[7].plan.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4");
     fp4lr_bench_jobs_free(&j);
     cr_expect(j.n == 0 && j.row == NULL);
     remove_dir(dir);
@@ -942,14 +943,14 @@ Test(bench_cli, jobs_variants_repeats_formats_peers)
 
     /* --stages that do not fit: skipped, not an error */
     cr_assert_eq(PARSE(&o, err, "--shape", "qwen-qkv-r128", "--format", "nvfp4", "--variants", "fused",
-                       "--stages", "4"),
+                       "--stages", "5"),
                  0);
     make_jobs(&o, FP4LR_ARCH_SM90A, dir, &j);
     cr_assert_eq(j.n, 1);
     cr_expect_eq(j.row[0].state, FP4LR_ROW_SKIPPED);
     cr_expect(!j.job[0].plan_error && !j.job[0].runnable);
     cr_expect(strncmp(j.row[0].note, "does not fit: ", 14) == 0, "%s", j.row[0].note);
-    cr_expect_eq(j.row[0].force_stages, 4);
+    cr_expect_eq(j.row[0].force_stages, 5);
     fp4lr_bench_jobs_free(&j);
     remove_dir(dir);
 }

@@ -260,13 +260,15 @@ Test(budget, sm90_default_dense)
 /* ---- configuration 5: sm_90a MXFP4 256x256x256 c2 fused r=64 affine ---------
  * m_cta = 128, kb = 256/128 = 2: A = 128*128 = 16384; SFA = 1*2*512 = 1024;
  *   W = 256*128 = 32768 (whole in each CTA); SFW = 2*2*512 = 2048; per stage 52224
- *   W bf16 32768 x 2 = 65536; epilogue 16384 x 2; wc and beta live in registers (0 B)
+ *   W bf16 32768 x 2 = 65536; epilogue 16384 x 1 (one buffer in the sm_90a fused family);
+ *   wc and beta slices, one pair per consumer warpgroup: 2 x 2 x 256 x 4 = 4096
  *   rc 64 (1 stage: L 16384 + U 32768 = 49152):
- *     (232448-1024-32768-65536-49152)/52224 = 83968/52224 = 1 -> halve
+ *     (232448-1024-16384-65536-4096-49152)/52224 = 96256/52224 = 1 -> halve
  *   rc 32 (2 stages of 8192+16384): same 49152 -> 1 -> halve
- *   rc 16 (2 stages of 4096+8192 = 24576): 108544/52224 = 2; 4096 left (< a 12288 stage)
+ *   rc 16 (2 stages of 4096+8192 = 24576): 120832/52224 = 2; 16384 left buys a third
+ *     low-rank stage of 12288 (4096 left)
  *   2 x 52224 = 104448 is a multiple of 1024: no ring alignment row
- *   total = 104448+24576+65536+32768+1024 = 228352; slack 4096
+ *   total = 104448+36864+65536+16384+4096+1024 = 228352; slack 4096
  * Nothing is split on sm_90a: naive gives the identical table. */
 Test(budget, sm90_mxfp4_pair_fused_split_equals_naive)
 {
@@ -280,10 +282,11 @@ Test(budget, sm90_mxfp4_pair_fused_split_equals_naive)
         expect_row(&b, FP4LR_OBJ_SFA, 1024, 1024, 2);
         expect_row(&b, FP4LR_OBJ_W, 32768, 32768, 2);
         expect_row(&b, FP4LR_OBJ_SFW, 2048, 2048, 2);
-        expect_row(&b, FP4LR_OBJ_L, 4096, 4096, 2);
-        expect_row(&b, FP4LR_OBJ_U, 8192, 8192, 2);
+        expect_row(&b, FP4LR_OBJ_L, 4096, 4096, 3);
+        expect_row(&b, FP4LR_OBJ_U, 8192, 8192, 3);
         cr_assert_eq(b.lora_chunk, 16);
-        expect_row(&b, FP4LR_OBJ_AFFINE, 0, 0, 1);
+        expect_row(&b, FP4LR_OBJ_AFFINE, 4096, 4096, 1);
+        expect_row(&b, FP4LR_OBJ_EPILOGUE, 16384, 16384, 1);
         cr_assert_null(fp4lr_budget_row_find(&b, FP4LR_OBJ_ALIGN));
         cr_assert_eq(b.total_bytes, 228352);
         cr_assert_eq(b.slack, 4096);
@@ -667,8 +670,9 @@ Test(arch, names_and_capacities)
  * sm_90a MXFP4 128x256x128: a stage is 8192 + 512 + 16384 + 1024 = 26112 B, half a
  * KiB short of 26 KiB, so odd stage counts leave 512 B before the 1024-aligned
  * transform ring.  Fused r = 1024 without the affine, 3 stages forced:
- *   78336 + 512 pad + 65536 + 32768 + 1024 = 178176 (the kernel's low-rank ring offset)
- *   + 2 low-rank stages of rc 32 (8192 + 16384) = 227328. */
+ *   78336 + 512 pad + 65536 + 16384 (one writeback buffer) + 1024 + 4096 (wc / beta
+ *   slices) = 165888 (the kernel's low-rank ring offset)
+ *   + 2 low-rank stages of rc 32 (8192 + 16384) = 215040. */
 Test(budget, sm90_mxfp4_odd_stages_pad_the_main_ring)
 {
     fp4lr_budget_req r = fused(sm90_req(), 1024);
@@ -679,7 +683,7 @@ Test(budget, sm90_mxfp4_odd_stages_pad_the_main_ring)
     expect_row(&b, FP4LR_OBJ_ALIGN, 512, 512, 1);
     cr_assert_eq(b.lora_chunk, 32);
     cr_assert_eq(b.stages_lora, 2);
-    cr_assert_eq(b.total_bytes, 227328);
+    cr_assert_eq(b.total_bytes, 215040);
     r.force_main_stages = 4; /* 104448 = 102 KiB: no padding row */
     r.rank = 32;
     b = solve_ok(r);

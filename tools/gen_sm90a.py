@@ -39,10 +39,6 @@ F16 = False   # set per kernel by emit_kernel
 # the H200 (same run, flux-qkv / square-r0 / qwen-fc1-r128): NVFP4 dense +9.4 %, fused +7.3 %;
 # MXFP4 dense +8.1 %, fused +5.7 %.  FP4LR_GEN_EXPERIMENT=lut emits the tables again.
 PLACED = "lut" not in EXPERIMENTS
-# FP4LR_GEN_EXPERIMENT=affine_fast: on tiles inside N with wc and beta given, the fused
-# affine loads wc / beta without the per-column bounds checks and predicates (about a third
-# of its instructions); ptxas-clean, not yet measured.
-AFFINE_FAST = "affine_fast" in EXPERIMENTS
 OUTDIR = os.path.join(os.path.dirname(HERE), "ptx", "sm90a")
 
 # Tile of one CTA: 128 x 256 outputs, a K stage of 128 fp4 elements (64 bytes a row),
@@ -58,7 +54,13 @@ TRANSFORM_WARPS = 4
 TSLOTS = 2          # bf16 transform ring: 2 slots of BN x 64 bf16 (32 KiB each)
 if "tslots3" in EXPERIMENTS:   # measurement: 3 slots (host built with -DFP4LR_SM90A_TRANSFORM_STAGES=3)
     TSLOTS = 3
-WB_STAGES = 2       # writeback staging: 2 buffers of BM x 64 bf16 (16 KiB each)
+# Writeback staging: buffers of BM x 64 bf16 (16 KiB each), 2 in the dense family, 1 in the
+# fused family (set per kernel by emit_kernel; host/budget.c charges the same).  Measured on
+# the H200 (b739920, NVFP4, flux-qkv / qwen-fc1-r32 / flux-out / sana-mlp): one buffer costs
+# the dense kernel 0.5 % and the fused kernel nothing, and frees the 16 KiB that the wc / beta
+# slices and a third low-rank or main stage need.
+WB_STAGES = 2
+AFF_SLICE = 2 * 256 * 4   # fused: one WG's wc and beta slices of a tile (256 fp32 each)
 
 FORMATS = {
     # name: (scale block, K-atoms per stage, SFA bytes per stage, SFW bytes per stage)
@@ -78,6 +80,7 @@ INSTANCES = [
     ("nvfp4", "dense", 2, 4),
     ("mxfp4", "dense", 2, 5),
     # fused: the solver's stage counts for r = 0 (affine only) .. 1024, both formats
+    ("nvfp4", "fused", 1, 5),
     ("nvfp4", "fused", 1, 4),
     ("nvfp4", "fused", 1, 3),
     ("nvfp4", "fused", 1, 2),
@@ -86,6 +89,7 @@ INSTANCES = [
     ("mxfp4", "fused", 1, 4),
     ("mxfp4", "fused", 1, 3),
     # the fused pair: W and U multicast by rank 0, the same per-CTA budget as one CTA
+    ("nvfp4", "fused", 2, 5),
     ("nvfp4", "fused", 2, 4),
     ("nvfp4", "fused", 2, 3),
     ("mxfp4", "fused", 2, 5),
@@ -125,9 +129,12 @@ def layout(fmt, stages):
     bar_off = wb_off + WB_STAGES * wb
     nbar = 2 * stages + 2 * TSLOTS + (2 * LORA_SLOTS if FUSED else 0)
     total = bar_off + nbar * 8
+    aff = (total + 1023) // 1024 * 1024    # fused: wc / beta slices, one per consumer WG
+    if FUSED:
+        total = aff + 2 * AFF_SLICE
     lora = (total + 1023) // 1024 * 1024   # fused: the low-rank ring, sized at run time
     return dict(a=a_off, w=w_off, sfa=sfa_off, sfw=sfw_off, stage=stage, tslot=tslot,
-                t=t_off, wb=wb_off, wbuf=wb, bar=bar_off, nbar=nbar, total=total, lora=lora,
+                t=t_off, wb=wb_off, wbuf=wb, bar=bar_off, nbar=nbar, aff=aff, total=total, lora=lora,
                 sfa_bytes=sfa, sfw_bytes=sfw)
 
 
@@ -224,17 +231,18 @@ def header(e, fmt, family, cluster, stages, L):
 //   [{L['t']:6d} + t*{L['tslot']}]  W bf16 transform ring, {TSLOTS} slots of {BN} x 64, swizzle 128B
 //   [{L['wb']:6d} + b*{L['wbuf']}]  writeback staging, {WB_STAGES} buffers of {BM} x 64 bf16, swizzle 128B
 //                                   (rows 0-63 for WG1 at +0, rows 64-127 for WG2 at +8192)
-//   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{TSLOTS}], tempty[{TSLOTS}]{f", lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}]" if FUSED else ""}
+//   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{TSLOTS}], tempty[{TSLOTS}]{f", lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}]" if FUSED else ""}{aff_doc(L)}
 //   total {L['total']} bytes (host/budget.c charges the same objects).{lora_doc(L)}
 //""")
 
 
 def emit_kernel(fmt, family, cluster, stages):
-    global CL, SPLIT, FUSED, BULK
+    global CL, SPLIT, FUSED, BULK, WB_STAGES
     assert family in ("dense", "fused") and cluster in (1, 2)
     global F16
     CL = cluster
     FUSED = family == "fused"
+    WB_STAGES = 1 if FUSED else 2
     F16 = fmt == "nvfp4" and "bf16" not in EXPERIMENTS
     # Measured on the H200 (flux-qkv NVFP4): c1 480 TFLOP/s, c2 with both CTAs converting
     # every W row 441, c2 splitting the rows and writing the peer's half with
@@ -369,6 +377,13 @@ def cluster_setup():
 """
 
 
+def aff_doc(L):
+    if not FUSED:
+        return ""
+    return f"""
+//   [{L['aff']:6d} + g*{AFF_SLICE}]  wc / beta slices of consumer WG g: wc[n0..n0+255] at +0, beta at +1024 (fp32)"""
+
+
 def lora_doc(L):
     if not FUSED:
         return ""
@@ -391,7 +406,7 @@ def fused_doc():
     return f"""// Family: fused, the whole operator in OPERATOR.md section 1's order:
 //     Y = bf16_rne( wc[n] * (alpha * main) + beta[n] + L . U^T )
 // After the K loop each consumer thread applies alpha, wc and beta to its accumulators in
-// fp32 (wc, beta read from global memory; absent: 1 and 0), then accumulates the low-rank
+// fp32, then accumulates the low-rank
 // term onto the same registers with SS wgmma (L from the slot rows of its warpgroup, U all
 // {BN} rows), then the usual epilogue.  Low-rank ring (after the barriers, its slot size set at
 // run time from the rank chunk rc): slot = L box(es) 128 x rc bf16, then U 256 x rc bf16,
@@ -400,7 +415,13 @@ def fused_doc():
 //   lfull[j]  count 1  thread 0 of WG1 arms it with the chunk's bytes; TMA complete_tx.
 //   lempty[j] count {8 * CL:<2d} one arrive per consumer warp after its low-rank wgmmas of the slot{pair_note}.
 // Thread 0 of WG1 requests a tile's first chunks when the tile starts (they land during the
-// K loop) and each later chunk as soon as a slot frees (ranks beyond the ring stream).{pair_u}"""
+// K loop) and each later chunk as soon as a slot frees (ranks beyond the ring stream).
+// wc and beta: when a unit starts a tile, each consumer WG copies the tile's 256 columns of
+// both into its own slice (thread t: columns 2t, 2t+1; cp.async, zero past N; 1 and 0 written
+// when absent), so the affine after the K loop reads shared memory (cp.async.wait_group, then
+// the WG's named barrier) instead of waiting on global loads at the tile's end (measured:
+// those loads cost the fused kernel 5 % at K = 3072).  The epilogue's first WG barrier
+// orders the last read before the next tile's copy.{pair_u}"""
 
 
 def cluster_doc():
@@ -1145,6 +1166,44 @@ def lora_consts(e):
 \tmul.lo.u32 %lbytes_u, %lsub_u, %lsub;""")
 
 
+def aff_fill(e, L):
+    """A unit that starts a tile: this consumer thread's part of its WG's wc / beta slice,
+    columns n0 + 2t and n0 + 2t + 1 (t = thread in the WG), by cp.async (4 bytes each, zero
+    filled past N, the source clamped inside the array); 1 and 0 stored when wc / beta are
+    absent.  Read after the K loop (emit_affine_and_lowrank)."""
+    e(f"""\t// ---- fused: this thread's columns of the WG's wc / beta slice (read by the affine) ----
+\tmad.lo.u32 %r52, %r42, {AFF_SLICE}, %sbase;
+\tshl.b32 %r53, %r43, 3;
+\tadd.u32 %r52, %r52, %r53;
+\tadd.u32 %r52, %r52, {L['aff']};                 // &wc slot of column 2t
+\tshl.b32 %r53, %r43, 1;
+\tadd.u32 %r53, %r53, %n0;                    // column n = n0 + 2t
+\tsub.u32 %r54, %ncols, 1;
+\tmin.u32 %r55, %r53, %r54;                   // sources clamped inside the arrays
+\tadd.u32 %r56, %r53, 1;
+\tmin.u32 %r56, %r56, %r54;
+\tsetp.lt.u32 %p2, %r53, %ncols;
+\tselp.u32 %r57, 4, 0, %p2;                   // bytes read for n (0: zero fill)
+\tadd.u32 %r54, %r53, 1;
+\tsetp.lt.u32 %p2, %r54, %ncols;
+\tselp.u32 %r58, 4, 0, %p2;                   // for n + 1
+\tmul.wide.u32 %rd2, %r55, 4;
+\tmul.wide.u32 %rd3, %r56, 4;""")
+    for name, ptr, pred, absent, off in (("wc", "%wcp", "%pwc", "0f3F800000", 0),
+                                         ("beta", "%betap", "%pbeta", "0f00000000", 1024)):
+        e(f"""\t@!{pred} bra L_aff_{name}_absent;
+\tadd.s64 %rd4, {ptr}, %rd2;
+\tcp.async.ca.shared.global [%r52+{off}], [%rd4], 4, %r57;
+\tadd.s64 %rd4, {ptr}, %rd3;
+\tcp.async.ca.shared.global [%r52+{off + 4}], [%rd4], 4, %r58;
+\tbra L_aff_{name}_done;
+L_aff_{name}_absent:
+\tmov.f32 %f4, {absent};
+\tst.shared.v2.f32 [%r52+{off}], {{%f4, %f4}};
+L_aff_{name}_done:""")
+    e("\tcp.async.commit_group;")
+
+
 def fused_consumer_setup(e):
     e("""\t// ---- fused: the low-rank ring cursors ----
 \tmov.u32 %ls, 0;
@@ -1215,57 +1274,24 @@ def affine_group(e, jj):
 \tfma.rn.f32 %acc{i}, %acc{i}, {w}, {b};""")
 
 
-def emit_affine_and_lowrank(e):
-    """After the K loop: acc = fma(alpha*acc, wc[n], beta[n]) in fp32 (absent wc = 1,
-    beta = 0; columns past N read nothing), then acc += L . U^T over the tile's low-rank
+def emit_affine_and_lowrank(e, L):
+    """After the K loop: acc = fma(alpha*acc, wc[n], beta[n]) in fp32 from the WG's slice
+    (absent wc = 1, beta = 0; columns past N hold 0), then acc += L . U^T over the tile's low-rank
     chunks with SS wgmma (L rows of this warpgroup from the slot, U all 256 rows)."""
     lora_consts(e)
-    e("""\t// ---- affine: acc = wc[n] * (alpha * acc) + beta[n] ----
-\tshl.b32 %r50, %r21, 1;
-\tadd.u32 %r50, %r50, %n0;                    // first column of this thread: n0 + 2c""")
-    if AFFINE_FAST:
-        e("""\t// a tile inside N with both wc and beta given loads them without per-column checks
-\tadd.u32 %r51, %n0, 256;
-\tsetp.gt.u32 %p5, %r51, %ncols;
-\t@%p5 bra L_aff_edge;
-\tnot.pred %p5, %pwc;
-\t@%p5 bra L_aff_edge;
-\tnot.pred %p5, %pbeta;
-\t@%p5 bra L_aff_edge;
-\tmul.wide.u32 %rd2, %r50, 4;""")
-        for jj in range(32):
-            e(f"""\tadd.s64 %rd3, %wcp, %rd2;
-\tld.global.nc.f32 %f4, [%rd3+{32 * jj}];
-\tld.global.nc.f32 %f5, [%rd3+{32 * jj + 4}];
-\tadd.s64 %rd3, %betap, %rd2;
-\tld.global.nc.f32 %f6, [%rd3+{32 * jj}];
-\tld.global.nc.f32 %f7, [%rd3+{32 * jj + 4}];""")
-            affine_group(e, jj)
-        e("""\tbra L_aff_done;
-L_aff_edge:""")
+    e(f"""\t// ---- affine: acc = wc[n] * (alpha * acc) + beta[n], wc / beta from this WG's slice ----
+\t// (the copies this thread issued at the tile start, then every thread's of the WG)
+\tcp.async.wait_group 0;
+\tadd.u32 %r46, %r42, 1;                      // named barrier id 1 / 2
+\tbar.sync %r46, 128;
+\tmad.lo.u32 %r50, %r42, {AFF_SLICE}, %sbase;
+\tshl.b32 %r51, %r21, 3;
+\tadd.u32 %r50, %r50, %r51;
+\tadd.u32 %r50, %r50, {L['aff']};                 // wc[2c] of the slice; beta at +1024""")
     for jj in range(32):
-        e(f"""\tadd.u32 %r51, %r50, {8 * jj};
-\tadd.u32 %r52, %r51, 1;
-\tsetp.lt.u32 %p2, %r51, %ncols;
-\tsetp.lt.u32 %p3, %r52, %ncols;
-\tmul.wide.u32 %rd2, %r51, 4;
-\tmov.f32 %f4, 0f3F800000;
-\tmov.f32 %f5, 0f3F800000;
-\tmov.f32 %f6, 0f00000000;
-\tmov.f32 %f7, 0f00000000;
-\tand.pred %p4, %p2, %pwc;
-\tadd.s64 %rd3, %wcp, %rd2;
-\t@%p4 ld.global.nc.f32 %f4, [%rd3];
-\tand.pred %p4, %p3, %pwc;
-\t@%p4 ld.global.nc.f32 %f5, [%rd3+4];
-\tand.pred %p4, %p2, %pbeta;
-\tadd.s64 %rd3, %betap, %rd2;
-\t@%p4 ld.global.nc.f32 %f6, [%rd3];
-\tand.pred %p4, %p3, %pbeta;
-\t@%p4 ld.global.nc.f32 %f7, [%rd3+4];""")
+        e(f"""\tld.shared.v2.f32 {{%f4, %f5}}, [%r50+{32 * jj}];           // wc of columns 2c + 8*{jj}, +1
+\tld.shared.v2.f32 {{%f6, %f7}}, [%r50+{1024 + 32 * jj}];""")
         affine_group(e, jj)
-    if AFFINE_FAST:
-        e("L_aff_done:")
     e("""\t// ---- low-rank: acc += L . U^T, chunk by chunk through the ring ----
 \tmov.u32 %r53, 0;                          // chunk
 \tmul.lo.u32 %r54, %r42, %lrowb;
@@ -1373,6 +1399,7 @@ L_consumer:
 \tsetp.ne.u32 %p5, %kb, 0;
 \t@%p5 bra L_lissue_pro_done;""")
         lora_consts(e)
+        aff_fill(e, L)
         # The bound is the block number, not %li: only the issuing lane advances %li, and
         # every lane of its warp must meet the same number of bar.warp.sync in lora_issue.
         for k in range(LORA_SLOTS):
@@ -1436,7 +1463,7 @@ L_c_k:""")
     e("\tsetp.ne.u32 %ppend, 0, 0;")
     emit_stream_k_fixup(e)
     if FUSED:
-        emit_affine_and_lowrank(e)
+        emit_affine_and_lowrank(e, L)
     emit_epilogue(e, L)
     e("L_c_next:")
     unit_next(e, CUR, "c", bounds=True)
@@ -1552,9 +1579,9 @@ L_sk_done:
 
 def emit_epilogue(e, L):
     e(f"""\t// ---- epilogue: alpha * acc -> bf16 -> swizzled staging -> bulk tensor store ----
-\t// Four 64-column chunks; chunk q uses staging buffer q%2 (this WG's 8 KiB half).
+\t// Four 64-column chunks; chunk q uses staging buffer q%{WB_STAGES} (this WG's 8 KiB half).
 \t// Before writing a buffer the WG's issuing thread waits until the store that used it
-\t// last has finished reading (wait_group.read 1), then the WG synchronises.
+\t// last has finished reading (wait_group.read {WB_STAGES - 1}), then the WG synchronises.
 \tadd.u32 %r46, %r42, 1;                      // named barrier id 1 / 2
 \tand.b32 %r47, %r20, 63;                     // row inside the WG's 64 rows
 \tand.b32 %r48, %r47, 7;                      // 128B swizzle phase
@@ -1566,9 +1593,9 @@ def emit_epilogue(e, L):
 \tadd.u32 %r51, %r51, %r52;                   // first row of the WG's store
 \tsetp.eq.u32 %p2, %r43, 0;""")
     for q in range(4):
-        buf = q % 2
+        buf = q % WB_STAGES
         e(f"""\t// chunk {q}
-\t@%p2 cp.async.bulk.wait_group.read 1;
+\t@%p2 cp.async.bulk.wait_group.read {WB_STAGES - 1};
 \tbar.sync %r46, 128;
 \tadd.u32 %r53, %sbase, {L['wb'] + buf * L['wbuf']};
 \tmad.lo.u32 %r53, %r42, {L['wbuf'] // 2}, %r53;   // this WG's half
