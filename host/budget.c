@@ -19,15 +19,14 @@
 #define WB_CHUNK_BYTES 128
 #define WB_STAGES 2
 #define WB_STAGES_SM90A_FUSED 1
-/* sm_90a: the transform warps dequantize W to bf16 64 K-columns at a time,
- * double-buffered (a measurement build may define FP4LR_SM90A_TRANSFORM_STAGES
- * together with kernels generated for it: FP4LR_GEN_EXPERIMENT=tslots3). */
+/* sm_90a: the transform warps dequantize W to bf16 64 K-columns at a time into a ring
+ * of 3 slots when at least 3 main stages fit beside it, else 2 (the kernel's entry name
+ * carries _t3 for the deep ring).  Measured (H100, b739920, NVFP4 dense, same run): 3 slots
+ * with 3 main stages +5 % against 2 slots with 4; 3 main stages run like 4 (H200). */
 #define TRANSFORM_K 64
-#ifdef FP4LR_SM90A_TRANSFORM_STAGES
-#define TRANSFORM_STAGES FP4LR_SM90A_TRANSFORM_STAGES
-#else
+#define TRANSFORM_STAGES_DEEP 3
 #define TRANSFORM_STAGES 2
-#endif
+#define TRANSFORM_DEEP_MIN_MAIN 3
 /* Low-rank ring: chunks of at most 128 ranks; up to 4 stages. */
 #define LORA_CHUNK_MAX 128
 #define LORA_STAGES_MAX 4
@@ -133,6 +132,12 @@ static fp4lr_status validate_request(const fp4lr_budget_req *r)
     if (r->force_main_stages < 0 || r->force_main_stages > FORCED_STAGES_MAX)
         return INVALID("STAGES", "forced main stages = %d must be 0 (as many as fit) or 1..%d",
                        r->force_main_stages, FORCED_STAGES_MAX);
+    if (r->force_transform_stages && (r->arch != FP4LR_ARCH_SM90A ||
+                                      (r->force_transform_stages != TRANSFORM_STAGES &&
+                                       r->force_transform_stages != TRANSFORM_STAGES_DEEP)))
+        return INVALID("TRANSFORM_STAGES", "forced transform slots = %d: 0 (the solver's choice), "
+                       "or on sm90a %d or %d (sm100a has no transform ring)",
+                       r->force_transform_stages, TRANSFORM_STAGES, TRANSFORM_STAGES_DEEP);
     return fp4lr_ok();
 }
 
@@ -458,6 +463,27 @@ fp4lr_status fp4lr_budget_check_slicing(const fp4lr_budget *b)
     return fp4lr_ok();
 }
 
+/* Solves the stage counts for a given transform ring.  The fixed area depends on the
+ * stage counts it is solved with: charge the area of the smallest pipelines first,
+ * re-solve with the area the result needs while that is larger (the area only grows, so
+ * this ends), and keep the charged value, which covers the final stage counts. */
+static fp4lr_status solve_with_transform(const fp4lr_budget_req *req, const obj_sizes *s,
+                                         int transform, fp4lr_budget *b, int64_t *charged)
+{
+    b->stages_transform = transform;
+    b->stages_main = req->force_main_stages ? req->force_main_stages : 2;
+    b->stages_lora = req->rank > 0 ? 1 : 0;
+    size_fixed(req, b, &b->barriers, charged);
+    for (;;) {
+        FP4LR_TRY(solve_stages(req, s, *charged, b));
+        int64_t needed;
+        size_fixed(req, b, &b->barriers, &needed);
+        if (needed <= *charged)
+            return fp4lr_ok();
+        *charged = needed;
+    }
+}
+
 fp4lr_status fp4lr_budget_solve(const fp4lr_budget_req *req, fp4lr_budget *out)
 {
     if (!req || !out)
@@ -474,25 +500,19 @@ fp4lr_status fp4lr_budget_solve(const fp4lr_budget_req *req, fp4lr_budget *out)
 
     const obj_sizes s = size_objects(req);
     b->per_stage_main = s.a.cta + s.sfa.cta + s.w.cta + s.sfw.cta;
-    b->stages_transform = req->arch == FP4LR_ARCH_SM90A ? TRANSFORM_STAGES : 0;
     b->stages_wb = req->arch == FP4LR_ARCH_SM90A && req->family == FP4LR_FAMILY_FUSED
                        ? WB_STAGES_SM90A_FUSED : WB_STAGES;
-
-    /* The fixed area depends on the stage counts it is solved with: charge the
-     * area of the smallest pipelines first, re-solve with the area the result
-     * needs while that is larger (the area only grows, so this ends), and keep
-     * the charged value, which covers the final stage counts. */
-    b->stages_main = req->force_main_stages ? req->force_main_stages : 2;
-    b->stages_lora = req->rank > 0 ? 1 : 0;
-    int64_t charged;
-    size_fixed(req, b, &b->barriers, &charged);
-    for (;;) {
-        FP4LR_TRY(solve_stages(req, &s, charged, b));
-        int64_t needed;
-        size_fixed(req, b, &b->barriers, &needed);
-        if (needed <= charged)
-            break;
-        charged = needed;
+    int64_t charged = 0;
+    if (req->arch == FP4LR_ARCH_SM90A && req->force_transform_stages) {
+        FP4LR_TRY(solve_with_transform(req, &s, req->force_transform_stages, b, &charged));
+    } else if (req->arch == FP4LR_ARCH_SM90A) {
+        /* the deep transform ring where it leaves 3 main stages (a forced count below 3
+         * keeps 2 slots: the stage sweep's instances) */
+        fp4lr_status deep = solve_with_transform(req, &s, TRANSFORM_STAGES_DEEP, b, &charged);
+        if (deep.code != FP4LR_OK || b->stages_main < TRANSFORM_DEEP_MIN_MAIN)
+            FP4LR_TRY(solve_with_transform(req, &s, TRANSFORM_STAGES, b, &charged));
+    } else {
+        FP4LR_TRY(solve_with_transform(req, &s, 0, b, &charged));
     }
     b->fixed = charged;
     if (req->arch == FP4LR_ARCH_SM100A)

@@ -39,6 +39,8 @@ typedef struct fp4lr_plan_opts {
     fp4lr_policy policy;     /* FP4LR_POLICY_SPLIT (0) by default */
     int64_t smem_capacity;   /* the device's reported per-block opt-in limit */
     int force_main_stages;
+    /* sm_90a: the W transform ring's slots, 2 or 3 (0: the solver's choice; entry _t3) */
+    int force_transform_stages;
     /* sm_100a only: name the family-target kernels (fp4lr_sm100f_..., built for every
      * compute capability 10.x part) instead of the arch-specific ones (10.0 only).  The
      * runtime sets it from the device. */

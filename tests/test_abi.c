@@ -212,7 +212,8 @@ Test(abi, library_structs_follow_the_kernel_parameter_order)
 
 /* Fused NVFP4, M 300, N 520, K 512, r 32, wc and beta: KA = ceil(512/16/4) = 8, KS = 2;
  * the plan's low-rank chunk is 32 (rc = 32: swizzle 64B), one ring slot; 3 x 3 tiles;
- * 4 main stages (one writeback buffer and the wc / beta slices in the fused family). */
+ * 3 main stages beside 3 transform slots (one writeback buffer and the wc / beta slices in
+ * the fused family). */
 Test(abi, fused_nvfp4_maps_scalars_and_launch)
 {
     tsupport_kparams l;
@@ -221,7 +222,7 @@ Test(abi, fused_nvfp4_maps_scalars_and_launch)
     fp4lr_plan plan;
     fp4lr_sm90a_params prm;
     library_launch(&p, 1, &l, &plan, &prm);
-    cr_assert_str_eq(plan.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4");
+    cr_assert_str_eq(plan.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_t3");
 
     expect_map(&l, "p_tmA", DEV_A, (want_map){U8, 2, {256, 300}, {256}, {64, 128}, SW(64B), L2(L2_256B)});
     expect_map(&l, "p_tmW", DEV_W, (want_map){U8, 2, {256, 520}, {256}, {64, 256}, SW(64B), L2(L2_256B)});
@@ -254,9 +255,9 @@ Test(abi, fused_nvfp4_maps_scalars_and_launch)
     cr_expect_eq(rec.cfg.gridDimY * rec.cfg.gridDimZ, 1);
     cr_expect_eq(rec.cfg.blockDimX, 384);
     cr_expect_eq(rec.cfg.blockDimY * rec.cfg.blockDimZ, 1);
-    cr_expect_eq(rec.cfg.sharedMemBytes, 222208,
-                 "4 x 27648 main + 65536 transform + 16384 writeback + 1024 fixed + 4096 wc/beta "
-                 "slices + 24576 L/U: %u", rec.cfg.sharedMemBytes);
+    cr_expect_eq(rec.cfg.sharedMemBytes, 227328,
+                 "3 x 27648 main + 3 x 32768 transform + 16384 writeback + 1024 fixed + 4096 "
+                 "wc/beta slices + 24576 L/U: %u", rec.cfg.sharedMemBytes);
     cr_expect_eq(rec.cfg.numAttrs, 0);
 }
 
@@ -325,7 +326,7 @@ Test(abi, dense_pair_counts_cluster_tiles)
     fp4lr_plan plan;
     fp4lr_sm90a_params prm;
     library_launch(&p, 2, &l, &plan, &prm);
-    cr_assert_str_eq(plan.entry, "fp4lr_sm90a_mxfp4_dense_m256n256k128_c2_s5");
+    cr_assert_str_eq(plan.entry, "fp4lr_sm90a_mxfp4_dense_m256n256k128_c2_s3_t3");
 
     expect_map(&l, "p_tmA", DEV_A, (want_map){U8, 2, {320, 257}, {320}, {64, 128}, SW(64B), L2(L2_256B)});
     expect_map(&l, "p_tmW", DEV_W, (want_map){U8, 2, {320, 300}, {320}, {64, 256}, SW(64B), L2(L2_256B)});
@@ -341,7 +342,9 @@ Test(abi, dense_pair_counts_cluster_tiles)
     cr_expect_eq(u32_at(&l, "p_tiles_n"), 2);
     cr_expect_eq(rec.cfg.gridDimX, 8);
     cr_expect_eq(rec.cfg.blockDimX, 384);
-    cr_expect_eq(rec.cfg.sharedMemBytes, 230400, "5 stages of 26112 B + 512 B ring alignment: %u", rec.cfg.sharedMemBytes);
+    cr_expect_eq(rec.cfg.sharedMemBytes, 210944,
+                 "3 stages of 26112 B + 512 B ring alignment + 3 x 32768 transform + 2 x 16384 "
+                 "writeback + 1024 fixed: %u", rec.cfg.sharedMemBytes);
     cr_assert_eq(rec.cfg.numAttrs, 1);
     cr_expect_eq(rec.attr.id, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
     cr_expect_eq(rec.attr.value.clusterDim.x, 2);

@@ -378,7 +378,7 @@ Test(bench_cli, record_is_one_line)
     cr_expect(strstr(t, "\"ratio_vs_cublas_bf16\": 1.25") != NULL);
     cr_expect(strstr(t, "\"time_valid\": false") != NULL, "the invalid row");
     cr_expect(strstr(t, "\"plan\": null") != NULL, "the peer has no plan");
-    cr_expect(strstr(t, "\"stages_main\": 4") != NULL);
+    cr_expect(strstr(t, "\"stages_main\": 3") != NULL);
     free(t);
 }
 
@@ -411,7 +411,7 @@ Test(bench_cli, record_parses_as_json)
     int rc = pclose(p);
     unlink(path);
     cr_expect_eq(rc, 0, "python3 failed to parse the record");
-    cr_expect_str_eq(out, "2 fp4lr-bench --mnk 'a \"b\"' 132 True ['ok', 'ok', 'invalid'] 4 None "
+    cr_expect_str_eq(out, "2 fp4lr-bench --mnk 'a \"b\"' 132 True ['ok', 'ok', 'invalid'] 3 None "
                           "'validation failed, a \"quote\"\\n' False 1.25 None\n");
 }
 
@@ -492,8 +492,8 @@ Test(bench_cli, csv_rows_match_the_header)
     }
     cr_expect(strstr(line, "\"validation failed, a \"\"quote\"\"\n\"") != NULL, "%s", line);
     const char *first = "flux-qkv,1,4608,9216,3072,0,nvfp4,fp4lr-nvfp4,dense,ok,0.5,0.4,0.7,0.45,0.6,30,521.838526,1.25,"
-                        "1,3,1,1,128,0.001,2e-07,2.4e-05,fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4,1,split,4,4,0,0,0,"
-                        "0,209920,\n";
+                        "1,3,1,1,128,0.001,2e-07,2.4e-05,fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_t3,1,split,3,3,0,0,0,"
+                        "0,215040,\n";
     cr_expect(strncmp(strchr(t, '\n') + 1, first, strlen(first)) == 0, "%s", t);
     free(t);
 }
@@ -508,7 +508,7 @@ Test(bench_cli, table_lines)
     *strchr(l1, '\n') = '\0';
     *strchr(l2, '\n') = '\0';
     cr_expect_str_eq(l1, "flux-qkv           4608   9216   3072     0  fp4lr-nvfp4              0.5000 "
-                         "   521.8   1.250x   1.000x      4      -    205.0  PASS 2e-07");
+                         "   521.8   1.250x   1.000x      3      -    210.0  PASS 2e-07");
     cr_expect_str_eq(l2, "flux-qkv           4608   9216   3072     0  cublas-bf16              0.6250 "
                          "   417.5   1.000x        -      -      -        -  -");
     cr_expect(strstr(l3, "invalid") && strstr(l3, "FAIL 0.5"), "%s", l3);
@@ -811,16 +811,16 @@ static void remove_dir(const char *dir)
 Test(bench_cli, plan_built_checks_the_cubin)
 {
     char dir[] = "/tmp/fp4lr-bench-kernels-XXXXXX";
-    const char *built[] = {"fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4"};
+    const char *built[] = {"fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_t3"};
     fake_kernels(dir, built, 1);
     fp4lr_problem p = {.M = 4608, .N = 9216, .K = 3072, .format = FP4LR_NVFP4, .out = FP4LR_OUT_BF16};
     fp4lr_plan plan;
     cr_assert_eq(fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, NULL, &plan).code, FP4LR_OK);
     char path[1024], expect[1024];
     cr_expect(fp4lr_bench_plan_built(&plan, dir, path, sizeof path));
-    snprintf(expect, sizeof expect, "%s/sm90a/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4.cubin", dir);
+    snprintf(expect, sizeof expect, "%s/sm90a/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_t3.cubin", dir);
     cr_expect_str_eq(path, expect);
-    fp4lr_plan_opts po = {.force_main_stages = 3};
+    fp4lr_plan_opts po = {.force_main_stages = 2};
     cr_assert_eq(fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &po, &plan).code, FP4LR_OK);
     cr_expect(!fp4lr_bench_plan_built(&plan, dir, NULL, 0));
     /* $FP4LR_KERNEL_DIR overrides the directory given */
@@ -842,8 +842,8 @@ static void make_jobs(fp4lr_bench_opts *o, fp4lr_arch arch, const char *dir, fp4
 Test(bench_cli, jobs_sweep_stage_points)
 {
     char dir[] = "/tmp/fp4lr-bench-kernels-XXXXXX";
-    const char *built[] = {"fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s2", "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4",
-                           "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4"};
+    const char *built[] = {"fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s2", "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_t3",
+                           "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_t3"};
     fake_kernels(dir, built, 3);
     fp4lr_bench_opts o;
     char err[256];
@@ -852,25 +852,24 @@ Test(bench_cli, jobs_sweep_stage_points)
                  0, "%s", err);
     fp4lr_bench_jobs j;
     make_jobs(&o, FP4LR_ARCH_SM90A, dir, &j);
-    /* dense: 1, 2, 3 forced and the solver's 4; fused (r = 32): 1, 2, 3 forced and the solver's 4 */
-    cr_assert_eq(j.n, 8);
-    const int stages[] = {1, 2, 3, 4, 1, 2, 3, 4}, forced[] = {1, 2, 3, 0, 1, 2, 3, 0},
-              runnable[] = {0, 1, 0, 1, 0, 0, 0, 1};
-    /* shared memory as the budget predicts: 2 transform + 2 writeback stages + fixed 1 KiB
-     * + 27 KiB per main stage (dense); the fused ring adds a 32-rank low-rank stage and the affine */
-    const int64_t smem[] = {126976, 154624, 182272, 209920};
-    for (int i = 0; i < 8; i++) {
+    /* dense and fused (r = 32): 1, 2 forced (2 transform slots) and the solver's 3 (3 slots) */
+    cr_assert_eq(j.n, 6);
+    const int stages[] = {1, 2, 3, 1, 2, 3}, forced[] = {1, 2, 0, 1, 2, 0}, runnable[] = {0, 1, 1, 0, 0, 1};
+    /* shared memory as the budget predicts (dense): 2 writeback stages + fixed 1 KiB + 27 KiB
+     * per main stage + 32 KiB per transform slot (2, then 3 for the solver's plan) */
+    const int64_t smem[] = {126976, 154624, 215040};
+    for (int i = 0; i < 6; i++) {
         const fp4lr_bench_row *r = &j.row[i];
         cr_expect_eq(r->stages_main, stages[i], "job %d", i);
         cr_expect_eq(r->force_stages, forced[i], "job %d", i);
         cr_expect_eq(r->sweep, forced[i] != 0, "job %d", i);
         cr_expect_eq(j.job[i].runnable, runnable[i], "job %d: %s", i, r->note);
-        cr_expect_str_eq(r->variant, i < 4 ? "fp4lr-nvfp4" : "fp4lr-nvfp4-fused");
-        cr_expect_eq(r->kind, i < 4 ? FP4LR_BENCH_DENSE : FP4LR_BENCH_FUSED);
-        cr_expect_eq(r->stages_solver, 4);
-        cr_expect_eq(r->r, i < 4 ? 0 : 32);
+        cr_expect_str_eq(r->variant, i < 3 ? "fp4lr-nvfp4" : "fp4lr-nvfp4-fused");
+        cr_expect_eq(r->kind, i < 3 ? FP4LR_BENCH_DENSE : FP4LR_BENCH_FUSED);
+        cr_expect_eq(r->stages_solver, 3);
+        cr_expect_eq(r->r, i < 3 ? 0 : 32);
         cr_expect(r->has_plan);
-        if (i < 4)
+        if (i < 3)
             cr_expect_eq(r->smem_bytes, smem[i], "job %d", i);
         if (!runnable[i]) {
             cr_expect_eq(r->state, FP4LR_ROW_SKIPPED);
@@ -878,9 +877,10 @@ Test(bench_cli, jobs_sweep_stage_points)
             cr_expect(strstr(r->note, j.job[i].plan.entry) != NULL, "%s", r->note);
         }
     }
-    cr_expect_eq(j.row[7].budget.stages_lora, 1);
-    cr_expect_eq(j.row[7].budget.lora_chunk, 32);
-    cr_expect_str_eq(j.job[7].plan.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4");
+    cr_expect_eq(j.row[5].budget.stages_lora, 1);
+    cr_expect_eq(j.row[5].budget.lora_chunk, 32);
+    cr_expect_eq(j.row[5].budget.stages_transform, 3);
+    cr_expect_str_eq(j.job[5].plan.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_t3");
     fp4lr_bench_jobs_free(&j);
     cr_expect(j.n == 0 && j.row == NULL);
     remove_dir(dir);

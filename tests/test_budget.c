@@ -235,26 +235,64 @@ Test(budget, naive_never_more_stages_than_split)
 /* ---- configuration 4: sm_90a NVFP4 128x256x128 c1 dense ---------------------
  * kb = 128/64 = 2: A = 128*64 = 8192; SFA = 1*2*512 = 1024; W = 256*64 = 16384;
  *   SFW = 2*2*512 = 2048; per stage 27648
- *   W bf16 = 256*64*2 = 32768 x 2 transform stages; epilogue 16384 x 2; fixed 1024
- *   main = (232448-1024-65536-32768)/27648 = 133120/27648 = 4
- *   total = 110592+65536+32768+1024 = 209920; slack 22528
- *   barriers 2*(4 main + 2 transform + 2 queue) = 16. */
+ *   W bf16 = 256*64*2 = 32768 a transform slot; epilogue 16384 x 2; fixed 1024
+ *   3 transform slots: main = (232448-1024-98304-32768)/27648 = 100352/27648 = 3
+ *     (>= 3: the solver keeps the deep ring); total = 82944+98304+32768+1024 = 215040;
+ *     slack 17408; barriers 2*(3 main + 3 transform + 2 queue) = 16
+ *   2 slots forced: main = (232448-1024-65536-32768)/27648 = 133120/27648 = 4
+ *     total = 110592+65536+32768+1024 = 209920; slack 22528; barriers 2*(4+2+2) = 16. */
 Test(budget, sm90_default_dense)
 {
-    fp4lr_budget b = solve_ok(sm90_req());
-    expect_row(&b, FP4LR_OBJ_A, 8192, 8192, 4);
-    expect_row(&b, FP4LR_OBJ_SFA, 1024, 1024, 4);
-    expect_row(&b, FP4LR_OBJ_W, 16384, 16384, 4);
-    expect_row(&b, FP4LR_OBJ_SFW, 2048, 2048, 4);
-    expect_row(&b, FP4LR_OBJ_W_BF16, 32768, 32768, 2);
+    fp4lr_budget_req r = sm90_req();
+    fp4lr_budget b = solve_ok(r);
+    expect_row(&b, FP4LR_OBJ_A, 8192, 8192, 3);
+    expect_row(&b, FP4LR_OBJ_SFA, 1024, 1024, 3);
+    expect_row(&b, FP4LR_OBJ_W, 16384, 16384, 3);
+    expect_row(&b, FP4LR_OBJ_SFW, 2048, 2048, 3);
+    expect_row(&b, FP4LR_OBJ_W_BF16, 32768, 32768, 3);
     expect_row(&b, FP4LR_OBJ_EPILOGUE, 16384, 16384, 2);
     cr_assert_eq(b.per_stage_main, 27648);
+    cr_assert_eq(b.stages_main, 3);
+    cr_assert_eq(b.stages_transform, 3);
+    cr_assert_eq(b.barriers, 16);
+    cr_assert_eq(b.total_bytes, 215040);
+    cr_assert_eq(b.slack, 17408);
+    cr_assert_eq(b.tmem.alloc_cols, 0);
+
+    r.force_transform_stages = 2;
+    b = solve_ok(r);
+    expect_row(&b, FP4LR_OBJ_A, 8192, 8192, 4);
+    expect_row(&b, FP4LR_OBJ_W_BF16, 32768, 32768, 2);
     cr_assert_eq(b.stages_main, 4);
     cr_assert_eq(b.stages_transform, 2);
     cr_assert_eq(b.barriers, 16);
     cr_assert_eq(b.total_bytes, 209920);
     cr_assert_eq(b.slack, 22528);
-    cr_assert_eq(b.tmem.alloc_cols, 0);
+
+    /* a forced main count the deep ring cannot hold falls back to 2 slots, one below 3 too */
+    r.force_transform_stages = 0;
+    r.force_main_stages = 4;
+    b = solve_ok(r);
+    cr_assert_eq(b.stages_transform, 2);
+    r.force_main_stages = 2;
+    b = solve_ok(r);
+    cr_assert_eq(b.stages_transform, 2);
+    r.force_main_stages = 3;
+    b = solve_ok(r);
+    cr_assert_eq(b.stages_transform, 3);
+}
+
+Test(budget, transform_slots_are_2_or_3_on_sm90_only)
+{
+    fp4lr_budget_req r = sm90_req();
+    r.force_transform_stages = 4;
+    expect_fail(r, FP4LR_E_INVALID, "TRANSFORM_STAGES", "forced transform slots = 4");
+    r.force_transform_stages = 3;
+    r.force_main_stages = 4;
+    expect_fail(r, FP4LR_E_INFEASIBLE, "MAIN_STAGES", "forced 4 main stages do not fit");
+    fp4lr_budget_req q = sm100_req();
+    q.force_transform_stages = 2;
+    expect_fail(q, FP4LR_E_INVALID, "TRANSFORM_STAGES", "sm100a has no transform ring");
 }
 
 /* ---- configuration 5: sm_90a MXFP4 256x256x256 c2 fused r=64 affine ---------
@@ -515,7 +553,7 @@ Test(budget, halve_all_single_cta_is_harmless)
     fp4lr_budget_req r = sm90_req();
     r.policy = FP4LR_POLICY_HALVE_ALL;
     fp4lr_budget b = solve_ok(r);
-    cr_assert_eq(b.total_bytes, 209920);
+    cr_assert_eq(b.total_bytes, 215040);
 }
 
 /* ---- request validation ---------------------------------------------------------- */
@@ -679,6 +717,7 @@ Test(budget, sm90_mxfp4_odd_stages_pad_the_main_ring)
     r.format = FP4LR_MXFP4;
     r.has_affine = 0;
     r.force_main_stages = 3;
+    r.force_transform_stages = 2;
     fp4lr_budget b = solve_ok(r);
     expect_row(&b, FP4LR_OBJ_ALIGN, 512, 512, 1);
     cr_assert_eq(b.lora_chunk, 32);

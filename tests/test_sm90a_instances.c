@@ -23,6 +23,7 @@ typedef struct instance {
     fp4lr_format format;
     int fused;
     int tm, tn, tk, cluster, stages;
+    int tslots;             /* W transform ring slots: 3 for entries ending in _t3, else 2 */
     long smem_total;
     long lora_at;           /* fused: offset of the low-rank ring */
 } instance;
@@ -43,6 +44,7 @@ static int load_instances(instance *out, int cap)
         cr_assert_eq(sscanf(de->d_name, "fp4lr_sm90a_%5[a-z0-9]_%5[a-z]_m%dn%dk%d_c%d_s%d.ptx", fmt, fam, &in->tm,
                             &in->tn, &in->tk, &in->cluster, &in->stages),
                      7, "unexpected kernel file name %s", de->d_name);
+        in->tslots = strstr(de->d_name, "_t3.ptx") ? 3 : 2;
         in->format = strcmp(fmt, "nvfp4") == 0 ? FP4LR_NVFP4 : FP4LR_MXFP4;
         in->fused = strcmp(fam, "fused") == 0;
         snprintf(in->entry, sizeof in->entry, "%.*s", (int)(len - 4), de->d_name);
@@ -87,15 +89,18 @@ Test(sm90a_instances, entries_match_the_solver)
     for (int i = 0; i < n; i++) {
         fp4lr_problem p = family_problem(in[i].format, in[i].fused, 0);
         fp4lr_plan_opts o = {.tile_m = in[i].tm, .tile_n = in[i].tn, .tile_k = in[i].tk,
-                             .cluster = in[i].cluster, .force_main_stages = in[i].stages};
+                             .cluster = in[i].cluster, .force_main_stages = in[i].stages,
+                             .force_transform_stages = in[i].tslots};
         fp4lr_plan plan;
         fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &o, &plan);
         cr_assert_eq(st.code, FP4LR_OK, "%s: %s", in[i].entry, st.msg);
         cr_expect_str_eq(plan.entry, in[i].entry);
         cr_expect_eq(plan.budget.stages_main, in[i].stages);
+        cr_expect_eq(plan.budget.stages_transform, in[i].tslots, "%s", in[i].entry);
         cr_expect_leq(in[i].smem_total, plan.smem_bytes, "%s: kernel map %ld B > plan %lld B", in[i].entry,
                       in[i].smem_total, (long long)plan.smem_bytes);
-        /* the unforced solver never gives fewer stages than an instance uses */
+        /* the solver, main stages unforced (with the instance's transform ring), never gives
+         * fewer stages than an instance uses */
         fp4lr_plan_opts u = o;
         u.force_main_stages = 0;
         st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &u, &plan);

@@ -51,9 +51,11 @@ THREADS = 384
 # ptxas compiles a m64n256 wgmma only with >= 158.)
 REG_WG0, REG_CONSUMER = 104, 200
 TRANSFORM_WARPS = 4
-TSLOTS = 2          # bf16 transform ring: 2 slots of BN x 64 bf16 (32 KiB each)
-if "tslots3" in EXPERIMENTS:   # measurement: 3 slots (host built with -DFP4LR_SM90A_TRANSFORM_STAGES=3)
-    TSLOTS = 3
+# bf16 transform ring: 2 or 3 slots of BN x 64 bf16 (32 KiB each), set per kernel by
+# emit_kernel; host/budget.c takes 3 wherever 3 main stages still fit beside them and the
+# entry name then ends in _t3.  Measured (H100, b739920, NVFP4 dense, same run): 3 slots with
+# 3 main stages +5 % against 2 slots with 4.
+TSLOTS = 2
 # Writeback staging: buffers of BM x 64 bf16 (16 KiB each), 2 in the dense family, 1 in the
 # fused family (set per kernel by emit_kernel; host/budget.c charges the same).  Measured on
 # the H200 (b739920, NVFP4, flux-qkv / qwen-fc1-r32 / flux-out / sana-mlp): one buffer costs
@@ -72,6 +74,14 @@ FORMATS = {
 # The stage counts equal what host/budget.c solves for the tile above (checked by
 # tests/test_sm90a_instances.c); lower counts exist for the stage sweep.
 INSTANCES = [
+    # (format, family, cluster, main stages[, transform slots = 2]).  The solver's default
+    # plans use 3 transform slots (_t3) where 3 main stages fit beside them; the 2-slot
+    # instances serve the stage sweep, --stages 4 / 5 and large ranks (r = 128: 3 stages
+    # with 2 slots).
+    ("nvfp4", "dense", 1, 3, 3),
+    ("mxfp4", "dense", 1, 3, 3),
+    ("nvfp4", "dense", 2, 3, 3),
+    ("mxfp4", "dense", 2, 3, 3),
     ("nvfp4", "dense", 1, 4),
     ("mxfp4", "dense", 1, 5),
     ("nvfp4", "dense", 1, 2),
@@ -80,7 +90,10 @@ INSTANCES = [
     ("nvfp4", "dense", 2, 4),
     ("mxfp4", "dense", 2, 5),
     # fused: the solver's stage counts for r = 0 (affine only) .. 1024, both formats
-    ("nvfp4", "fused", 1, 5),
+    ("nvfp4", "fused", 1, 4, 3),
+    ("nvfp4", "fused", 1, 3, 3),
+    ("mxfp4", "fused", 1, 4, 3),
+    ("mxfp4", "fused", 1, 3, 3),
     ("nvfp4", "fused", 1, 4),
     ("nvfp4", "fused", 1, 3),
     ("nvfp4", "fused", 1, 2),
@@ -89,7 +102,10 @@ INSTANCES = [
     ("mxfp4", "fused", 1, 4),
     ("mxfp4", "fused", 1, 3),
     # the fused pair: W and U multicast by rank 0, the same per-CTA budget as one CTA
-    ("nvfp4", "fused", 2, 5),
+    ("nvfp4", "fused", 2, 4, 3),
+    ("nvfp4", "fused", 2, 3, 3),
+    ("mxfp4", "fused", 2, 4, 3),
+    ("mxfp4", "fused", 2, 3, 3),
     ("nvfp4", "fused", 2, 4),
     ("nvfp4", "fused", 2, 3),
     ("mxfp4", "fused", 2, 5),
@@ -98,8 +114,9 @@ INSTANCES = [
 ]
 
 
-def entry_name(fmt, family, cluster, stages):
-    return f"fp4lr_sm90a_{fmt}_{family}_m{BM * cluster}n{BN}k{BK}_c{cluster}_s{stages}"
+def entry_name(fmt, family, cluster, stages, tslots=2):
+    deep = "_t3" if tslots == 3 else ""
+    return f"fp4lr_sm90a_{fmt}_{family}_m{BM * cluster}n{BN}k{BK}_c{cluster}_s{stages}{deep}"
 
 
 # The cluster size of the kernel being emitted (1 or 2), and whether the pair splits the
@@ -140,7 +157,7 @@ def layout(fmt, stages):
 
 def header(e, fmt, family, cluster, stages, L):
     blk, ka, _, _ = FORMATS[fmt]
-    name = entry_name(fmt, family, cluster, stages)
+    name = entry_name(fmt, family, cluster, stages, TSLOTS)
     scale = "ue4m3 (e4m3 bits, sign 0)" if fmt == "nvfp4" else "ue8m0 (0xFF = NaN)"
     optype = "f16" if F16 else "bf16"
     optype_why = (": |value| in [2^-10, 2688], at most 6 significant bits" if F16 else
@@ -236,13 +253,14 @@ def header(e, fmt, family, cluster, stages, L):
 //""")
 
 
-def emit_kernel(fmt, family, cluster, stages):
-    global CL, SPLIT, FUSED, BULK, WB_STAGES
+def emit_kernel(fmt, family, cluster, stages, tslots=2):
+    global CL, SPLIT, FUSED, BULK, WB_STAGES, TSLOTS
     assert family in ("dense", "fused") and cluster in (1, 2)
     global F16
     CL = cluster
     FUSED = family == "fused"
     WB_STAGES = 1 if FUSED else 2
+    TSLOTS = tslots
     F16 = fmt == "nvfp4" and "bf16" not in EXPERIMENTS
     # Measured on the H200 (flux-qkv NVFP4): c1 480 TFLOP/s, c2 with both CTAs converting
     # every W row 441, c2 splitting the rows and writing the peer's half with
@@ -259,7 +277,7 @@ def emit_kernel(fmt, family, cluster, stages):
     L = layout(fmt, stages)
     e = Emitter(CL)
     header(e, fmt, family, cluster, stages, L)
-    name = entry_name(fmt, family, cluster, stages)
+    name = entry_name(fmt, family, cluster, stages, TSLOTS)
     e(""".version 8.0
 .target sm_90a
 .address_size 64
