@@ -22,7 +22,10 @@
 /* sm_90a: the transform warps dequantize W to bf16 64 K-columns at a time into a ring
  * of 3 slots when at least 3 main stages fit beside it, else 2 (the kernel's entry name
  * carries _t3 for the deep ring).  Measured (H100, b739920, NVFP4 dense, same run): 3 slots
- * with 3 main stages +5 % against 2 slots with 4; 3 main stages run like 4 (H200). */
+ * with 3 main stages +5 % against 2 slots with 4; 3 main stages run like 4 (H200).  One
+ * CTA only: the pair (W multicast, both CTAs release each stage) with 3 slots and 3 main
+ * stages ran at 0.66x of one CTA (H200, 8c494db, full benchmark, NVFP4 dense), against
+ * 0.89x with 2 slots and 4 stages before (2b580a1), so a pair keeps 2 slots. */
 #define TRANSFORM_K 64
 #define TRANSFORM_STAGES_DEEP 3
 #define TRANSFORM_STAGES 2
@@ -505,12 +508,15 @@ fp4lr_status fp4lr_budget_solve(const fp4lr_budget_req *req, fp4lr_budget *out)
     int64_t charged = 0;
     if (req->arch == FP4LR_ARCH_SM90A && req->force_transform_stages) {
         FP4LR_TRY(solve_with_transform(req, &s, req->force_transform_stages, b, &charged));
-    } else if (req->arch == FP4LR_ARCH_SM90A) {
+    } else if (req->arch == FP4LR_ARCH_SM90A && req->cluster == 1) {
         /* the deep transform ring where it leaves 3 main stages (a forced count below 3
-         * keeps 2 slots: the stage sweep's instances) */
+         * keeps 2 slots: the stage sweep's instances).  A pair keeps 2 slots and the
+         * deeper main ring (see TRANSFORM_STAGES_DEEP). */
         fp4lr_status deep = solve_with_transform(req, &s, TRANSFORM_STAGES_DEEP, b, &charged);
         if (deep.code != FP4LR_OK || b->stages_main < TRANSFORM_DEEP_MIN_MAIN)
             FP4LR_TRY(solve_with_transform(req, &s, TRANSFORM_STAGES, b, &charged));
+    } else if (req->arch == FP4LR_ARCH_SM90A) {
+        FP4LR_TRY(solve_with_transform(req, &s, TRANSFORM_STAGES, b, &charged));
     } else {
         FP4LR_TRY(solve_with_transform(req, &s, 0, b, &charged));
     }

@@ -282,6 +282,28 @@ Test(budget, sm90_default_dense)
     cr_assert_eq(b.stages_transform, 3);
 }
 
+/* The pair (tile 256x256, each CTA 128 rows, W whole in each CTA) keeps 2 transform slots
+ * and the deeper main ring: its per-CTA objects are those of configuration 4, so
+ * main = 133120/27648 = 4 and total 209920 (measured: 3 slots with 3 stages ran the pair at
+ * 0.66x of one CTA, 2 slots with 4 at 0.89x).  A forced 3 still gives the deep ring. */
+Test(budget, sm90_pair_keeps_two_transform_slots)
+{
+    fp4lr_budget_req r = sm90_req();
+    r.tile_m = 256;
+    r.cluster = 2;
+    fp4lr_budget b = solve_ok(r);
+    expect_row(&b, FP4LR_OBJ_A, 8192, 8192, 4);
+    expect_row(&b, FP4LR_OBJ_W_BF16, 32768, 32768, 2);
+    cr_assert_eq(b.stages_main, 4);
+    cr_assert_eq(b.stages_transform, 2);
+    cr_assert_eq(b.total_bytes, 209920);
+    r.force_transform_stages = 3;
+    b = solve_ok(r);
+    cr_assert_eq(b.stages_main, 3);
+    cr_assert_eq(b.stages_transform, 3);
+    cr_assert_eq(b.total_bytes, 215040);
+}
+
 Test(budget, transform_slots_are_2_or_3_on_sm90_only)
 {
     fp4lr_budget_req r = sm90_req();

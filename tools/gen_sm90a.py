@@ -101,11 +101,14 @@ INSTANCES = [
     ("mxfp4", "fused", 1, 5),
     ("mxfp4", "fused", 1, 4),
     ("mxfp4", "fused", 1, 3),
-    # the fused pair: W and U multicast by rank 0, the same per-CTA budget as one CTA
+    # the fused pair: W and U multicast by rank 0, the same per-CTA budget as one CTA.
+    # A pair's default plans keep 2 slots (host/budget.c); its _t3 instances serve the
+    # forced A/B (fp4lr_plan_opts.force_transform_stages = 3).
     ("nvfp4", "fused", 2, 4, 3),
     ("nvfp4", "fused", 2, 3, 3),
     ("mxfp4", "fused", 2, 4, 3),
     ("mxfp4", "fused", 2, 3, 3),
+    ("nvfp4", "fused", 2, 5),
     ("nvfp4", "fused", 2, 4),
     ("nvfp4", "fused", 2, 3),
     ("mxfp4", "fused", 2, 5),
