@@ -102,7 +102,8 @@ static fp4lr_status kernel_prepare(fp4lr_runtime *rt, const fp4lr_plan *plan, fp
     fp4lr_func_expect ex = {.max_regs = 65536 / plan->block_threads / 8 * 8,
                             .dyn_smem = (int)plan->smem_bytes,
                             .max_static_smem = 0,
-                            .threads = plan->block_threads};
+                            .threads = plan->block_threads,
+                            .threads_exact = 1};
     FP4LR_TRY(fp4lr_func_prepare(rt->ctx, k->fn, plan->entry, &ex, &k->info));
     unsigned block[3] = {(unsigned)plan->block_threads, 1, 1};
     FP4LR_TRY(fp4lr_occupancy_grid(rt->ctx, k->fn, block, (unsigned)plan->smem_bytes, (unsigned)plan->cluster,

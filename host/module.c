@@ -250,6 +250,10 @@ fp4lr_status fp4lr_func_check(const fp4lr_ctx *ctx, const char *entry, const fp4
     if (e->threads > info->max_threads)
         return resource("func_threads", entry, "MAX_THREADS_PER_BLOCK", info->max_threads, ">=",
                         e->threads, "threads per block of the launch");
+    if (e->threads_exact && e->threads != info->max_threads)
+        return resource("func_threads_exact", entry, "MAX_THREADS_PER_BLOCK", info->max_threads, "==",
+                        e->threads, "threads per block of the launch: the kernel's warp roles "
+                        "follow from its .maxntid");
     return fp4lr_ok();
 }
 

@@ -62,6 +62,8 @@ typedef struct fp4lr_func_expect {
     int dyn_smem;         /* dynamic shared memory per block (bytes) */
     int max_static_smem;  /* static shared memory per block, at most (bytes) */
     int threads;          /* threads per block the launch will use */
+    int threads_exact;    /* 1: a warp-specialised kernel (roles follow from the thread
+                           * index): its .maxntid must equal `threads` */
 } fp4lr_func_expect;
 
 /* What the driver reports of a loaded function. */
@@ -84,6 +86,9 @@ fp4lr_status fp4lr_func_info_query(const fp4lr_ctx *ctx, CUfunction f, fp4lr_fun
  *   func_static_smem   SHARED_SIZE_BYTES <= max_static_smem
  *   func_smem_optin    SHARED_SIZE_BYTES + dyn_smem <= the device's opt-in limit
  *   func_threads       threads <= MAX_THREADS_PER_BLOCK
+ *   func_threads_exact threads == MAX_THREADS_PER_BLOCK when threads_exact (a kernel
+ *                      built for another thread count, e.g. an experiment's 512-thread
+ *                      cubins under a 384-thread host, would hang or compute garbage)
  * A malformed expectation (negative or zero where a positive is needed) is
  * FP4LR_E_INVALID "func_expect". */
 fp4lr_status fp4lr_func_check(const fp4lr_ctx *ctx, const char *entry, const fp4lr_func_info *info,

@@ -15,7 +15,9 @@
 /* Defaults per architecture (ARCHITECTURE.md §4): sm_90a one CTA of 384
  * threads (producer + two consumer warpgroups) on a 128x256x128 tile; sm_100a
  * a CTA pair of 256 threads each on a 256x256x256 tile. */
+#ifndef FP4LR_SM90A_THREADS /* -DFP4LR_SM90A_THREADS=512: the tw8 experiment's kernels */
 #define FP4LR_SM90A_THREADS 384
+#endif
 #define FP4LR_SM100A_THREADS 256
 
 /* The sm_90a tile walk.  DP: every CTA takes whole tiles (b, b+G, ...).  SK (stream-K):

@@ -701,6 +701,19 @@ Test(driver, func_check_names_attribute_found_and_expected)
     assert_status(s, FP4LR_E_RESOURCE, "func_threads");
     assert_has(s.msg, "MAX_THREADS_PER_BLOCK = 256, expected >= 384");
 
+    /* a warp-specialised launch needs the kernel's own .maxntid: 512-thread cubins (an
+     * experiment's) under a 384-thread host are refused, and the other way round */
+    fp4lr_func_expect exact = plan;
+    exact.threads_exact = 1;
+    cr_assert_eq(fp4lr_func_check(&fake_ctx, "kern", &fitting_info, &exact).code, FP4LR_OK);
+    info = fitting_info;
+    info.max_threads = 512;
+    cr_assert_eq(fp4lr_func_check(&fake_ctx, "kern", &info, &plan).code, FP4LR_OK,
+                 "without threads_exact 384 <= 512 is enough");
+    s = fp4lr_func_check(&fake_ctx, "kern", &info, &exact);
+    assert_status(s, FP4LR_E_RESOURCE, "func_threads_exact");
+    assert_has(s.msg, "MAX_THREADS_PER_BLOCK = 512, expected == 384");
+
     fp4lr_func_expect none = {0};
     assert_status(fp4lr_func_check(&fake_ctx, "kern", &fitting_info, &none), FP4LR_E_INVALID,
                   "func_expect");

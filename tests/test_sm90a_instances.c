@@ -168,3 +168,31 @@ Test(sm90a_instances, placed_conversion_is_exact, .timeout = 120)
     int rc = system("python3 tests/placed_conversion.py > /dev/null");
     cr_expect_eq(rc, 0, "tests/placed_conversion.py failed: run it for the mismatching elements");
 }
+
+/* The tw8 measurement variant (tools/gen_sm90a.py, FP4LR_GEN_EXPERIMENT=tw8: 8 transform
+ * warps, 512 threads, two m64n128k16 wgmmas a k16 step) stays buildable: its one-CTA dense
+ * kernels pass the ptxas gate (no spills, no serialising warnings) with the register split
+ * 2 x 64 + 2 x 192, and emit only those kernels. */
+Test(sm90a_instances, tw8_experiment_builds, .timeout = 180)
+{
+    char dir[] = "/tmp/fp4lr-tw8.XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "FP4LR_GEN_EXPERIMENT=tw8 python3 tools/gen_sm90a.py --outdir %s > /dev/null && "
+             "test $(ls %s/*.ptx | wc -l) -eq 7 && "
+             "for e in nvfp4_dense_m128n256k128_c1_s3_t3 mxfp4_dense_m128n256k128_c1_s3_t3; do "
+             "  f=%s/fp4lr_sm90a_$e.ptx; "
+             "  grep -q '^.maxntid 512, 1, 1' $f && "
+             "  grep -q 'setmaxnreg.dec.sync.aligned.u32 64;' $f && "
+             "  grep -q 'setmaxnreg.inc.sync.aligned.u32 192;' $f && "
+             "  test $(grep -c 'wgmma.mma_async.sync.aligned.m64n128k16' $f) -eq 16 && "
+             "  ! grep -q 'm64n256k16' $f && "
+             "  sh tools/ptxas_gate.sh sm_90a $f %s/$e.cubin || exit 1; "
+             "done",
+             dir, dir, dir, dir);
+    int rc = system(cmd);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
+    cr_expect_eq(rc, 0, "the tw8 experiment does not build (run the command in this test by hand)");
+}

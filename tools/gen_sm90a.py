@@ -51,6 +51,21 @@ THREADS = 384
 # ptxas compiles a m64n256 wgmma only with >= 158.)
 REG_WG0, REG_CONSUMER = 104, 200
 TRANSFORM_WARPS = 4
+# FP4LR_GEN_EXPERIMENT=tw8 (measurement, not yet run): two transform warpgroups, 8 warps
+# of 64 registers converting one W row a thread, beside the two consumer warpgroups at 192:
+# 512 threads, 128*(2*64 + 2*192) = 65536.  512 threads give 128 registers at entry, so the
+# consumers issue each k16 step as two m64n128k16 wgmmas (accumulators 0-63: columns 0-127,
+# 64-127: columns 128-255, the same registers and layout as one m64n256).  Why: ncu on
+# 8c494db (flux-qkv NVFP4 dense, H200) shows the one transform warp of each scheduler
+# issuing in 22 % of its samples (latency-bound: fixed-latency and short-scoreboard
+# stalls), the consumers waiting on `tfull` in 55 % of theirs and the tensor pipe busy 64 %;
+# a second transform warp per scheduler hides that latency.  Host: build with
+# -DFP4LR_SM90A_THREADS=512 (the launch checks MAX_THREADS_PER_BLOCK against it).
+TW8 = "tw8" in EXPERIMENTS
+if TW8:
+    THREADS, TRANSFORM_WARPS = 512, 8
+    REG_WG0, REG_CONSUMER = 64, 192
+TRANSFORM_THREADS = 32 * TRANSFORM_WARPS
 # bf16 transform ring: 2 or 3 slots of BN x 64 bf16 (32 KiB each), set per kernel by
 # emit_kernel; host/budget.c takes 3 wherever 3 main stages still fit beside them and the
 # entry name then ends in _t3.  Measured (H100, b739920, NVFP4 dense, same run): 3 slots with
@@ -131,8 +146,8 @@ FUSED = False      # the fused family: affine and low-rank after the main loop
 LORA_SLOTS = 4     # low-rank ring slots the kernel has barriers for (the host uses <= this)
 
 
-def acc_list():
-    return "{" + ", ".join(f"%acc{i}" for i in range(BN // 2)) + "}"
+def acc_list(lo=0, hi=BN // 2):
+    return "{" + ", ".join(f"%acc{i}" for i in range(lo, hi)) + "}"
 
 
 def layout(fmt, stages):
@@ -198,17 +213,17 @@ def header(e, fmt, family, cluster, stages, L):
 // Persistent: each {"cluster walks cluster tiles %clusterid.x, +%nclusterid.x" if CL == 2 else "CTA walks tiles blockIdx.x, +gridDim.x"}, ... of a grouped raster order
 // (groups of `group` tile rows along M share W tiles in L2).
 //
-// Warp roles ({THREADS} threads, three warpgroups; registers moved with setmaxnreg):
-//   WG0 (4 warps)       transform ({REG_WG0} regs): per chunk, converts the W chunk of the
+// Warp roles ({THREADS} threads, {"four" if TW8 else "three"} warpgroups; registers moved with setmaxnreg):
+//   {"WG0, WG1 (8 warps)  transform (" + str(REG_WG0) + " regs, one W row a thread)" if TW8 else "WG0 (4 warps)       transform (" + str(REG_WG0) + " regs)"}: per chunk, converts the W chunk of the
 //                       stage (256 rows x 64 fp4) into {optype} times its scale, written K-major
 //                       with the 128-byte swizzle into a slot of the transform ring, then
 //                       `fence.proxy.async` so the wgmma (async proxy) sees it.
 //   WG0 thread 0        also the producer: per main stage, waits `empty`, arms `full` with
 //                       the stage's byte count and issues the four bulk tensor copies
 //                       (A, W, SFA, SFW), S-1 stages ahead of the transform.
-//   WG1, WG2            consumers ({REG_CONSUMER} regs): WG1 owns tile rows 0-63, WG2 rows 64-127.
+//   {"WG2, WG3" if TW8 else "WG1, WG2"}            consumers ({REG_CONSUMER} regs): {"WG2" if TW8 else "WG1"} owns tile rows 0-63, {"WG3" if TW8 else "WG2"} rows 64-127.
 //                       Each thread loads its A bytes, dequantizes them into the wgmma A
-//                       fragment registers and issues m64n256k16 RS wgmma on the slot; after
+//                       fragment registers and issues {"two m64n128k16 (columns 0-127, 128-255)" if TW8 else "m64n256k16"} RS wgmma on the slot; after
 //                       the K loop: alpha in fp32, bf16, swizzled staging, bulk tensor store.
 //
 {cluster_doc()}
@@ -366,10 +381,10 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2):
 L_init_done:
 {sync}
 
-\tsetp.ne.u32 %p0, %wg, 0;
+\t{"setp.ge.u32 %p0, %wg, 2" if TW8 else "setp.ne.u32 %p0, %wg, 0"};
 \t@%p0 bra L_consumer;
 """)
-    e(f"""\t// WG0 gives registers back (all four warps execute the same setmaxnreg)
+    e(f"""\t// {"WG0 and WG1 give" if TW8 else "WG0 gives"} registers back (all {"eight" if TW8 else "four"} warps execute the same setmaxnreg)
 \tsetmaxnreg.dec.sync.aligned.u32 {REG_WG0};""")
     emit_tile_coords_doc(e)
     emit_transform(e, fmt, stages, L)
@@ -822,8 +837,10 @@ def scale_mx(e, byte_reg, out, tmp):
 
 
 def transform_rows_of_thread():
-    """The W rows thread tt converts per chunk: tt and tt+128 alone, 128*rank+tt in a pair."""
-    return ["128*rank+tt"] if SPLIT else ["tt", "tt+128"]
+    """The W rows thread tt converts per chunk: tt and tt+128 alone, 128*rank+tt in a pair;
+    with tw8 (256 transform threads) row tt."""
+    assert not (TW8 and SPLIT)
+    return ["128*rank+tt"] if SPLIT else (["tt"] if TW8 else ["tt", "tt+128"])
 
 
 def row_invariants(e, fmt, L, p, row, tmp):
@@ -951,7 +968,7 @@ def emit_transform(e, fmt, stages, L):
     blk, ka, _, _ = FORMATS[fmt]
     e(f"""
 // =====================================================================================
-// Transform and producer (WG0, 128 threads).  Thread tt converts rows tt and tt+128 of
+// Transform and producer ({"WG0 and WG1, 256 threads).  Thread tt converts row tt" if TW8 else "WG0, 128 threads).  Thread tt converts rows tt and tt+128"} of
 // each W chunk: 32 fp4 bytes (two 16-byte loads through the 64B swizzle) and their
 // scales become 32 bf16x2 words, stored as eight 16-byte chunks through the 128B
 // swizzle.  Thread 0 is also the producer: it issues the first S-1 stages up front and
@@ -1119,8 +1136,18 @@ def wgmma_chunk(e, xr, xq, first_pred):
             e(f"\tadd.s64 %rd1, %rd1, 2;                      // next k16: +32 bytes")
         pred = first_pred if j == 0 else "%ptrue"
         ab = "f16.f16" if F16 else "bf16.bf16"
+        frag = f"{{{xr[2*j]}, {xq[2*j]}, {xr[2*j+1]}, {xq[2*j+1]}}}"
+        if TW8:
+            # columns 0-127 on slot rows 0-127, columns 128-255 on rows 128-255
+            # (+16384 bytes: +1024 in the descriptor's start field)
+            e(f"\twgmma.mma_async.sync.aligned.m64n128k16.f32.{ab} {acc_list(0, 64)}, "
+              f"{frag}, %rd1, {pred}, 1, 1, 0;")
+            e("\tadd.s64 %rd15, %rd1, 1024;")
+            e(f"\twgmma.mma_async.sync.aligned.m64n128k16.f32.{ab} {acc_list(64, 128)}, "
+              f"{frag}, %rd15, {pred}, 1, 1, 0;")
+            continue
         e(f"\twgmma.mma_async.sync.aligned.m64n256k16.f32.{ab} {acc_list()}, "
-          f"{{{xr[2*j]}, {xq[2*j]}, {xr[2*j+1]}, {xq[2*j+1]}}}, %rd1, {pred}, 1, 1, 0;")
+          f"{frag}, %rd1, {pred}, 1, 1, 0;")
     e("\twgmma.commit_group.sync.aligned;")
 
 
@@ -1380,7 +1407,7 @@ L_consumer:
 \tsetmaxnreg.inc.sync.aligned.u32 {REG_CONSUMER};""")
     emit_lut_setup(e)
     e(f"""\tld.param.f32 %alpha, [p_alpha];
-\tsub.u32 %r40, %thr, 128;
+\tsub.u32 %r40, %thr, {TRANSFORM_THREADS};
 \tshr.u32 %r42, %r40, 7;                     // consumer WG index 0/1
 \tand.b32 %r43, %r40, 127;                   // thread in WG
 \tshr.u32 %r44, %r43, 5;                     // warp in WG
@@ -1529,7 +1556,7 @@ def emit_stream_k_fixup(e):
 \t@%psk bra L_sk_owner;
 \tld.param.u32 %skep, [p_sk_epoch];
 \tmad.lo.u32 %r10, %tile0, {CL}, %crank;       // this cluster rank's slot
-\tsub.u32 %r11, %thr, 128;                    // consumer thread 0..255
+\tsub.u32 %r11, %thr, {TRANSFORM_THREADS};                    // consumer thread 0..255
 \tmul.wide.u32 %rd6, %r10, {SK_SLOT};
 \tadd.s64 %rd6, %rd6, %skws;
 \tmul.wide.u32 %rd7, %r11, 16;
@@ -1554,7 +1581,7 @@ L_sk_owner:
 \tadd.u32 %r12, %r12, 1;
 \tmul.lo.u32 %r12, %r12, %nks;                // split iteration where the tile ends
 \tadd.u32 %r13, %tile0, 1;                    // b' = the next cluster
-\tsub.u32 %r11, %thr, 128;
+\tsub.u32 %r11, %thr, {TRANSFORM_THREADS};
 \tmul.wide.u32 %rd9, %r11, 16;
 \tld.param.u32 %r17, [p_sk_q];
 \tld.param.u32 %r18, [p_sk_r];
@@ -1647,7 +1674,10 @@ def emit_epilogue(e, L):
 
 
 def main():
-    return ptxgen.main("gen_sm90a", __doc__, INSTANCES, lambda inst: entry_name(*inst), lambda inst: emit_kernel(*inst), OUTDIR)
+    # tw8 is measured on the one-CTA dense kernels only (its low-rank wgmma would need the
+    # same split), so only those are emitted
+    insts = [i for i in INSTANCES if i[1] == "dense" and i[2] == 1] if TW8 else INSTANCES
+    return ptxgen.main("gen_sm90a", __doc__, insts, lambda inst: entry_name(*inst), lambda inst: emit_kernel(*inst), OUTDIR)
 
 
 if __name__ == "__main__":
