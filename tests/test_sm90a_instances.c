@@ -170,27 +170,30 @@ Test(sm90a_instances, placed_conversion_is_exact, .timeout = 120)
 }
 
 /* The tw8 measurement variant (tools/gen_sm90a.py, FP4LR_GEN_EXPERIMENT=tw8: 8 transform
- * warps, 512 threads, two m64n128k16 wgmmas a k16 step) stays buildable: its one-CTA dense
- * kernels pass the ptxas gate (no spills, no serialising warnings) with the register split
- * 2 x 64 + 2 x 192, and emit only those kernels. */
+ * warps, 512 threads, every wgmma as m64n128k16 halves) stays buildable: it emits every
+ * instance, each with .maxntid 512, the register split 2 x 56 + 2 x 200 and no m64n256 wgmma,
+ * and four representatives (both formats, dense and fused, one CTA and the pair) pass the
+ * ptxas gate (no spills, no serialising warnings). */
 Test(sm90a_instances, tw8_experiment_builds, .timeout = 180)
 {
     char dir[] = "/tmp/fp4lr-tw8.XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
-    char cmd[1024];
+    char cmd[2048];
     snprintf(cmd, sizeof cmd,
              "FP4LR_GEN_EXPERIMENT=tw8 python3 tools/gen_sm90a.py --outdir %s > /dev/null && "
-             "test $(ls %s/*.ptx | wc -l) -eq 7 && "
-             "for e in nvfp4_dense_m128n256k128_c1_s3_t3 mxfp4_dense_m128n256k128_c1_s3_t3; do "
-             "  f=%s/fp4lr_sm90a_$e.ptx; "
+             "test $(ls %s/*.ptx | wc -l) -eq $(ls ptx/sm90a/*.ptx | wc -l) && "
+             "for f in %s/*.ptx; do "
              "  grep -q '^.maxntid 512, 1, 1' $f && "
-             "  grep -q 'setmaxnreg.dec.sync.aligned.u32 64;' $f && "
-             "  grep -q 'setmaxnreg.inc.sync.aligned.u32 192;' $f && "
-             "  test $(grep -c 'wgmma.mma_async.sync.aligned.m64n128k16' $f) -eq 16 && "
-             "  ! grep -q 'm64n256k16' $f && "
-             "  sh tools/ptxas_gate.sh sm_90a $f %s/$e.cubin || exit 1; "
+             "  grep -q 'setmaxnreg.dec.sync.aligned.u32 56;' $f && "
+             "  grep -q 'setmaxnreg.inc.sync.aligned.u32 200;' $f && "
+             "  grep -q 'wgmma.mma_async.sync.aligned.m64n128k16' $f && "
+             "  ! grep -q 'm64n256k16' $f || exit 1; "
+             "done && "
+             "for e in nvfp4_dense_m128n256k128_c1_s3_t3 mxfp4_dense_m128n256k128_c1_s3_t3 "
+             "         nvfp4_fused_m128n256k128_c1_s3_t3 mxfp4_fused_m256n256k128_c2_s4; do "
+             "  sh tools/ptxas_gate.sh sm_90a %s/fp4lr_sm90a_$e.ptx %s/$e.cubin || exit 1; "
              "done",
-             dir, dir, dir, dir);
+             dir, dir, dir, dir, dir);
     int rc = system(cmd);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_expect_eq(system(cmd), 0);

@@ -52,19 +52,21 @@ THREADS = 384
 REG_WG0, REG_CONSUMER = 104, 200
 TRANSFORM_WARPS = 4
 # FP4LR_GEN_EXPERIMENT=tw8 (measurement, not yet run): two transform warpgroups, 8 warps
-# of 64 registers converting one W row a thread, beside the two consumer warpgroups at 192:
-# 512 threads, 128*(2*64 + 2*192) = 65536.  512 threads give 128 registers at entry, so the
+# of 56 registers converting one W row a thread, beside the two consumer warpgroups at 200:
+# 512 threads, 128*(2*56 + 2*200) = 65536.  512 threads give 128 registers at entry, so the
 # consumers issue each k16 step as two m64n128k16 wgmmas (accumulators 0-63: columns 0-127,
-# 64-127: columns 128-255, the same registers and layout as one m64n256).  Why: ncu on
-# 8c494db (flux-qkv NVFP4 dense, H200) shows the one transform warp of each scheduler
-# issuing in 22 % of its samples (latency-bound: fixed-latency and short-scoreboard
-# stalls), the consumers waiting on `tfull` in 55 % of theirs and the tensor pipe busy 64 %;
-# a second transform warp per scheduler hides that latency.  Host: build with
+# 64-127: columns 128-255, the same registers and layout as one m64n256), the fused
+# low-rank step likewise.  ptxas: every instance clean at 56 / 200 (64 / 192 spills the
+# NVFP4 fused consumer, 72 / 184 every kernel).  Why: ncu on 8c494db (flux-qkv NVFP4 dense,
+# H200, bench/results/experiments) shows the one transform warp of each scheduler issuing
+# in 22 % of its samples (latency-bound: fixed-latency and short-scoreboard stalls), the
+# consumers waiting on `tfull` in 55 % of theirs and the tensor pipe busy 64 %; a second
+# transform warp per scheduler hides that latency.  Host: build with
 # -DFP4LR_SM90A_THREADS=512 (the launch checks MAX_THREADS_PER_BLOCK against it).
 TW8 = "tw8" in EXPERIMENTS
 if TW8:
     THREADS, TRANSFORM_WARPS = 512, 8
-    REG_WG0, REG_CONSUMER = 64, 192
+    REG_WG0, REG_CONSUMER = 56, 200
 TRANSFORM_THREADS = 32 * TRANSFORM_WARPS
 # bf16 transform ring: 2 or 3 slots of BN x 64 bf16 (32 KiB each), set per kernel by
 # emit_kernel; host/budget.c takes 3 wherever 3 main stages still fit beside them and the
@@ -1371,6 +1373,18 @@ L_lr_chunk:
 \tshr.u32 %r61, %r61, 4;
 \tand.b32 %r61, %r61, 0x3FFF;
 \tmov.b64 %rd5, {{%r61, %ldeschi}};""")
+            if TW8:
+                # columns 128-255: U rows 128-255 (the A fragments are free after the main
+                # loop; %xr0 holds the second half's address)
+                e(f"""\twgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {acc_list(0, 64)}, %rd4, %rd5, %ptrue, 1, 1, 0, 0;
+\tshl.b32 %xr0, %lrowb, 7;
+\tadd.u32 %xr0, %xr0, %r56;
+\tadd.u32 %xr0, %xr0, {32 * kk};
+\tshr.u32 %xr0, %xr0, 4;
+\tand.b32 %xr0, %xr0, 0x3FFF;
+\tmov.b64 %rd15, {{%xr0, %ldeschi}};
+\twgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {acc_list(64, 128)}, %rd4, %rd15, %ptrue, 1, 1, 0, 0;""")
+                continue
             e(f"\twgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {acc_list()}, %rd4, %rd5, %ptrue, 1, 1, 0, 0;")
         e("\twgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 0;")
         e("\tbra L_lr_kdone;" if steps != 1 else "")
@@ -1676,8 +1690,7 @@ def emit_epilogue(e, L):
 def main():
     # tw8 is measured on the one-CTA dense kernels only (its low-rank wgmma would need the
     # same split), so only those are emitted
-    insts = [i for i in INSTANCES if i[1] == "dense" and i[2] == 1] if TW8 else INSTANCES
-    return ptxgen.main("gen_sm90a", __doc__, insts, lambda inst: entry_name(*inst), lambda inst: emit_kernel(*inst), OUTDIR)
+    return ptxgen.main("gen_sm90a", __doc__, INSTANCES, lambda inst: entry_name(*inst), lambda inst: emit_kernel(*inst), OUTDIR)
 
 
 if __name__ == "__main__":

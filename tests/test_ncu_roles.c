@@ -1,0 +1,47 @@
+/* tools/ncu_roles.py: the per-role split of an ncu source page (tests/data/ncu_source_small.csv,
+ * a hand-made page of a warp-specialised kernel: setup, a transform warpgroup after
+ * USETMAXREG.DEALLOC, consumers after USETMAXREG.TRY_ALLOC, and the two mbarrier retry loops
+ * ptxas moves behind the last EXIT), and its refusals. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+static int run(const char *args, char *out, size_t cap)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "python3 tools/ncu_roles.py %s 2>&1", args);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(ncu_roles, splits_the_roles_and_their_retry_loops)
+{
+    static char out[16384];
+    cr_assert_eq(run("tests/data/ncu_source_small.csv", out, sizeof out), 0, "%s", out);
+    cr_expect_not_null(strstr(out, "kernel: fp4lr_sm90a_test_kernel"), "%s", out);
+    /* transform: 4+40+40+400+4 in the body, 500+500 in its retry loop at 0x300 */
+    cr_expect_not_null(strstr(out, "transform: 54 samples (41.5% of the kernel's), issuing in 18.5% of "
+                                   "them; 1488 warp instructions executed"), "%s", out);
+    cr_expect_not_null(strstr(out, "consumer: 73 samples (56.2% of the kernel's), issuing in 6.8% of "
+                                   "them; 2056 warp instructions executed"), "%s", out);
+    cr_expect_not_null(strstr(out, "in mbarrier waits (the branch after a try_wait): 82.2%"), "%s", out);
+    cr_expect_not_null(strstr(out, "[waits on [UR11]]"), "%s", out);
+    cr_expect_not_null(strstr(out, "[waits on [R22+URZ]]"), "%s", out);
+}
+
+Test(ncu_roles, refuses_what_it_cannot_read)
+{
+    static char out[4096];
+    cr_expect_eq(run("/nonexistent/src.csv", out, sizeof out), 2);
+    cr_expect_not_null(strstr(out, "[NCU_SOURCE_READ]"), "%s", out);
+    cr_expect_eq(run("tests/data/ncu_source_small.csv --details tests/data/ncu_source_small.csv", out,
+                     sizeof out), 2);
+    cr_expect_not_null(strstr(out, "[NCU_DETAILS_FORMAT]"), "%s", out);
+    cr_expect_eq(run("Makefile", out, sizeof out), 2);
+    cr_expect_not_null(strstr(out, "[NCU_SOURCE_FORMAT]"), "%s", out);
+}
