@@ -5,19 +5,15 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
+#include "support_cmd.h"
 
 static int run(const char *args, char *out, size_t cap)
 {
     char cmd[512];
     snprintf(cmd, sizeof cmd, "python3 tools/ncu_roles.py %s 2>&1", args);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t n = fread(out, 1, cap - 1, p);
-    out[n] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return tsupport_run_capture(cmd, out, cap);
 }
+
 
 Test(ncu_roles, splits_the_roles_and_their_retry_loops)
 {

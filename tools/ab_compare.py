@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""ab_compare.py -- compares two kernel builds timed alternately by tools/ab_kernels.sh.
+
+    ab_compare.py DIR
+
+DIR holds fp4lr-bench CSVs named LABEL-ROUND.csv for exactly two labels, A and B (the order
+ab_kernels.sh wrote to DIR/.ab_order; without that file, alphabetical), timed alternately:
+A-1, B-1, A-2, B-2, ...  For every (shape, variant) both builds ran, it prints one
+fixed-width line with the TFLOP/s of each round and B / A of the means; then the geometric
+mean of B / A per variant.  Rows that are not `ok` (skipped, failed validation) are listed, never averaged:
+a build that fails validation on a shape has no speed on it.
+
+Exit status: 0; 1 when any timed row of either build failed validation; 2 for unusable input.
+"""
+import collections
+import csv
+import math
+import os
+import re
+import sys
+
+NAME = re.compile(r"^(?P<label>[A-Za-z0-9_.+]+)-(?P<round>[0-9]+)\.csv$")
+
+
+class InputError(Exception):
+    pass
+
+
+def load(d):
+    runs = collections.defaultdict(dict)   # label -> round -> rows
+    try:
+        names = sorted(os.listdir(d))
+    except OSError as e:
+        raise InputError(f"{d}: cannot list ({e.strerror}) [AB_DIR]")
+    for n in names:
+        m = NAME.match(n)
+        if not m:
+            continue
+        try:
+            with open(os.path.join(d, n), newline="") as f:
+                rows = list(csv.DictReader(f))
+        except (OSError, UnicodeDecodeError, csv.Error) as e:
+            raise InputError(f"{d}/{n}: cannot read ({e}) [AB_CSV]")
+        if rows and not {"shape", "variant", "state", "tflops", "pass"} <= set(rows[0]):
+            raise InputError(f"{d}/{n}: not an fp4lr-bench CSV (columns shape, variant, state, tflops, "
+                             "pass) [AB_CSV_COLUMNS]")
+        runs[m.group("label")][int(m.group("round"))] = rows
+    if len(runs) != 2:
+        raise InputError(f"{d}: expected the CSVs of exactly two labels (LABEL-ROUND.csv), found "
+                         f"{len(runs)}: {', '.join(sorted(runs)) or 'none'} [AB_LABELS]")
+    return runs
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1 or argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    d = argv[0]
+    try:
+        runs = load(d)
+    except InputError as e:
+        print(f"ab_compare: {e}", file=sys.stderr)
+        return 2
+    first = os.path.join(d, ".ab_order")
+    if os.path.exists(first):
+        with open(first) as f:
+            a, b = f.read().split()[:2]
+        if {a, b} != set(runs):
+            print(f"ab_compare: {first} names {a}, {b}; the CSVs are of {', '.join(sorted(runs))} "
+                  "[AB_ORDER]", file=sys.stderr)
+            return 2
+    else:
+        a, b = sorted(runs)
+    speed = collections.defaultdict(lambda: {a: {}, b: {}})
+    bad = []
+    for label in (a, b):
+        for rnd, rows in sorted(runs[label].items()):
+            for r in rows:
+                key = (r["shape"], r["variant"])
+                if r["state"] != "ok":
+                    bad.append(f"{label}-{rnd}: {r['shape']} {r['variant']}: {r['state']} {r.get('note', '')}".rstrip())
+                    continue
+                if r["pass"] not in ("1", "true"):
+                    bad.append(f"{label}-{rnd}: {r['shape']} {r['variant']}: validation FAILED")
+                    continue
+                speed[key][label][rnd] = float(r["tflops"])
+    print(f"{'shape':<16} {'variant':<22} {a + ' (rounds)':>24} {b + ' (rounds)':>24} {b + '/' + a:>10}")
+    ratios = collections.defaultdict(list)
+    for (shape, variant), by in speed.items():
+        if not by[a] or not by[b]:
+            continue
+        ma = sum(by[a].values()) / len(by[a])
+        mb = sum(by[b].values()) / len(by[b])
+        ra = " ".join(f"{by[a][k]:.1f}" for k in sorted(by[a]))
+        rb = " ".join(f"{by[b][k]:.1f}" for k in sorted(by[b]))
+        ratios[variant].append(mb / ma)
+        print(f"{shape:<16} {variant:<22} {ra:>24} {rb:>24} {mb / ma:>10.3f}")
+    for variant, rs in sorted(ratios.items()):
+        g = math.exp(sum(math.log(x) for x in rs) / len(rs))
+        print(f"geometric mean {b}/{a} {variant}: {g:.3f} ({len(rs)} shapes)")
+    for line in bad:
+        print(f"not compared: {line}")
+    return 1 if any("FAILED" in line for line in bad) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+#!/bin/sh
+# ab_kernels.sh [-n ROUNDS] OUTDIR LABEL_A BENCH_A KDIR_A LABEL_B BENCH_B KDIR_B -- BENCH_ARGS...
+#
+# Times two kernel builds against each other on one GPU, alternately (A, B, A, B, ...:
+# clock and thermal drift lands on both), each round one fp4lr-bench run with the same
+# BENCH_ARGS: FP4LR_KERNEL_DIR=KDIR_X BENCH_X BENCH_ARGS --csv OUTDIR/LABEL_X-ROUND.csv.
+# BENCH_X is an fp4lr-bench binary (a build's own: an experiment may need its own host, e.g.
+# -DFP4LR_SM90A_THREADS=512), KDIR_X the directory above its sm90a/ or sm100a/ cubins.
+# Then tools/ab_compare.py OUTDIR prints B / A per shape and variant.  Each run validates
+# before it times; a build that fails validation is reported, not compared.  ROUNDS: 2.
+# Exit status: ab_compare's (0, or 1 when a build failed validation); 2 for bad arguments;
+# a failing bench run stops the script with its status.
+set -eu
+usage() {
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+}
+rounds=2
+if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then usage; fi
+if [ "${1:-}" = "-n" ]; then
+    [ $# -ge 2 ] || usage
+    rounds=$2; shift 2
+fi
+case $rounds in ''|*[!0-9]*|0) echo "ab_kernels: -n needs a positive integer, got '$rounds'" >&2; exit 2;; esac
+[ $# -ge 8 ] && [ "$8" = "--" ] || usage
+out=$1 la=$2 ba=$3 ka=$4 lb=$5 bb=$6 kb=$7
+shift 8
+for l in "$la" "$lb"; do
+    case $l in ''|*[!A-Za-z0-9_.+]*) echo "ab_kernels: label '$l': letters, digits, '_', '.', '+' only" >&2; exit 2;; esac
+done
+[ "$la" != "$lb" ] || { echo "ab_kernels: the two labels must differ" >&2; exit 2; }
+for b in "$ba" "$bb"; do [ -x "$b" ] || { echo "ab_kernels: $b is not an executable" >&2; exit 2; }; done
+for k in "$ka" "$kb"; do [ -d "$k" ] || { echo "ab_kernels: kernel directory $k does not exist" >&2; exit 2; }; done
+mkdir -p "$out"
+if ls "$out"/*.csv >/dev/null 2>&1; then
+    echo "ab_kernels: $out already holds CSVs; use an empty directory" >&2
+    exit 2
+fi
+printf '%s %s\n' "$la" "$lb" > "$out/.ab_order"
+here=$(dirname "$0")
+i=1
+while [ "$i" -le "$rounds" ]; do
+    echo "ab_kernels: round $i: $la" >&2
+    FP4LR_KERNEL_DIR=$ka "$ba" "$@" --csv "$out/$la-$i.csv"
+    echo "ab_kernels: round $i: $lb" >&2
+    FP4LR_KERNEL_DIR=$kb "$bb" "$@" --csv "$out/$lb-$i.csv"
+    i=$((i + 1))
+done
+exec python3 "$here/ab_compare.py" "$out"
