@@ -32,7 +32,8 @@ void fp4lr_bench_usage(FILE *f)
             "  --stages N        force the main stage count of every fp4lr variant\n"
             "  --schedule S      sm_90a tile walk: auto (default), dp (whole tiles), sk (stream-K)\n"
             "  --sweep-stages    also run every main stage count from 1 to the solver's (dense, dense-c2,\n"
-            "                    fused); counts without a built kernel are reported as not built\n"
+            "                    fused; on sm_90a at 2 transform slots when the solver's plan has 3);\n"
+            "                    counts without a built kernel are reported as not built\n"
             "  --arch A          sm90a or sm100a: the plans listed without a GPU (default sm90a)\n"
             "  --seed S          input seed (default 1)\n"
             "  --csv FILE        also write one CSV line per (shape, variant)\n"
@@ -387,10 +388,20 @@ static fp4lr_status variant_jobs(fp4lr_bench_jobs *j, const fp4lr_bench_opts *o,
     fp4lr_plan_opts po = fp4lr_bench_variant_opts(v, t->smem_capacity, 0);
     po.schedule = o->schedule;
     fp4lr_status st = fp4lr_plan_make(&p, t->arch, &po, &solver);
+    /* The sweep varies the main stage count alone: on sm_90a its forced points keep 2
+     * transform slots (1 .. the 2-slot maximum) even where the solver's own plan, the last
+     * point, has the 3-slot ring. */
+    int ring2 = o->sweep_stages && st.code == FP4LR_OK && solver.budget.stages_transform == 3;
+    int top = st.code == FP4LR_OK ? solver.budget.stages_main : 0;
+    if (ring2) {
+        fp4lr_plan two;
+        fp4lr_plan_opts p2 = po;
+        p2.force_transform_stages = 2;
+        if (fp4lr_plan_make(&p, t->arch, &p2, &two).code == FP4LR_OK)
+            top = two.budget.stages_main + 1;
+    }
     int points[FP4LR_BENCH_MAX_STAGES];
-    int npoints = st.code == FP4LR_OK ? fp4lr_bench_stage_points(o, v, solver.budget.stages_main, points,
-                                                                 FP4LR_BENCH_MAX_STAGES)
-                                      : 1;
+    int npoints = st.code == FP4LR_OK ? fp4lr_bench_stage_points(o, v, top, points, FP4LR_BENCH_MAX_STAGES) : 1;
     for (int i = 0; i < npoints; i++) {
         if (!(job = job_new(j, s, fp4lr_format_name(f), label, v, &row)))
             return fp4lr_fail(FP4LR_E_NOMEM, "HOST_ALLOC", "cannot allocate the job list");
@@ -407,6 +418,7 @@ static fp4lr_status variant_jobs(fp4lr_bench_jobs *j, const fp4lr_bench_opts *o,
         fp4lr_status pst = fp4lr_ok();
         if (force) {
             po.force_main_stages = force;
+            po.force_transform_stages = ring2 ? 2 : 0;
             pst = fp4lr_plan_make(&p, t->arch, &po, &job->plan);
         } else {
             job->plan = solver;

@@ -105,7 +105,9 @@ void fp4lr_bench_variant_label(fp4lr_bench_variant v, fp4lr_format f, char *out,
 /* The main stage counts a variant is measured at, given the solver's count:
  * --sweep-stages: 1, 2, ..., solver - 1 forced, then 0 (the solver's own
  * plan), except for NAIVE, whose stage count is the point of it; --stages N:
- * N; otherwise 0.  Returns how many were written to points (at most cap). */
+ * N; otherwise 0.  Returns how many were written to points (at most cap).
+ * (The job list passes the 2-slot maximum + 1 as solver_stages where the solver's
+ * plan has the 3-slot transform ring: its forced points keep 2 slots.) */
 int fp4lr_bench_stage_points(const fp4lr_bench_opts *o, fp4lr_bench_variant v, int solver_stages, int *points,
                              int cap);
 

@@ -852,24 +852,28 @@ Test(bench_cli, jobs_sweep_stage_points)
                  0, "%s", err);
     fp4lr_bench_jobs j;
     make_jobs(&o, FP4LR_ARCH_SM90A, dir, &j);
-    /* dense and fused (r = 32): 1, 2 forced (2 transform slots) and the solver's 3 (3 slots) */
-    cr_assert_eq(j.n, 6);
-    const int stages[] = {1, 2, 3, 1, 2, 3}, forced[] = {1, 2, 0, 1, 2, 0}, runnable[] = {0, 1, 1, 0, 0, 1};
+    /* dense and fused (r = 32): 1 .. 4 forced, every one with 2 transform slots (the sweep
+     * varies the main stages alone; 4 is the most that fit beside 2 slots), then the solver's
+     * own 3 stages with 3 slots */
+    cr_assert_eq(j.n, 10);
+    const int stages[] = {1, 2, 3, 4, 3, 1, 2, 3, 4, 3}, forced[] = {1, 2, 3, 4, 0, 1, 2, 3, 4, 0};
+    const int runnable[] = {0, 1, 0, 0, 1, 0, 0, 0, 0, 1}, slots[] = {2, 2, 2, 2, 3, 2, 2, 2, 2, 3};
     /* shared memory as the budget predicts (dense): 2 writeback stages + fixed 1 KiB + 27 KiB
      * per main stage + 32 KiB per transform slot (2, then 3 for the solver's plan) */
-    const int64_t smem[] = {126976, 154624, 215040};
-    for (int i = 0; i < 6; i++) {
+    const int64_t smem[] = {126976, 154624, 182272, 209920, 215040};
+    for (int i = 0; i < 10; i++) {
         const fp4lr_bench_row *r = &j.row[i];
         cr_expect_eq(r->stages_main, stages[i], "job %d", i);
+        cr_expect_eq(r->budget.stages_transform, slots[i], "job %d", i);
         cr_expect_eq(r->force_stages, forced[i], "job %d", i);
         cr_expect_eq(r->sweep, forced[i] != 0, "job %d", i);
         cr_expect_eq(j.job[i].runnable, runnable[i], "job %d: %s", i, r->note);
-        cr_expect_str_eq(r->variant, i < 3 ? "fp4lr-nvfp4" : "fp4lr-nvfp4-fused");
-        cr_expect_eq(r->kind, i < 3 ? FP4LR_BENCH_DENSE : FP4LR_BENCH_FUSED);
+        cr_expect_str_eq(r->variant, i < 5 ? "fp4lr-nvfp4" : "fp4lr-nvfp4-fused");
+        cr_expect_eq(r->kind, i < 5 ? FP4LR_BENCH_DENSE : FP4LR_BENCH_FUSED);
         cr_expect_eq(r->stages_solver, 3);
-        cr_expect_eq(r->r, i < 3 ? 0 : 32);
+        cr_expect_eq(r->r, i < 5 ? 0 : 32);
         cr_expect(r->has_plan);
-        if (i < 3)
+        if (i < 5)
             cr_expect_eq(r->smem_bytes, smem[i], "job %d", i);
         if (!runnable[i]) {
             cr_expect_eq(r->state, FP4LR_ROW_SKIPPED);
@@ -877,10 +881,12 @@ Test(bench_cli, jobs_sweep_stage_points)
             cr_expect(strstr(r->note, j.job[i].plan.entry) != NULL, "%s", r->note);
         }
     }
-    cr_expect_eq(j.row[5].budget.stages_lora, 1);
-    cr_expect_eq(j.row[5].budget.lora_chunk, 32);
-    cr_expect_eq(j.row[5].budget.stages_transform, 3);
-    cr_expect_str_eq(j.job[5].plan.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_t3");
+    cr_expect_str_eq(j.job[2].plan.entry, "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3",
+                     "the sweep's 3 stages are the 2-slot kernel, not the solver's _t3");
+    cr_expect_eq(j.row[9].budget.stages_lora, 1);
+    cr_expect_eq(j.row[9].budget.lora_chunk, 32);
+    cr_expect_eq(j.row[9].budget.stages_transform, 3);
+    cr_expect_str_eq(j.job[9].plan.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_t3");
     fp4lr_bench_jobs_free(&j);
     cr_expect(j.n == 0 && j.row == NULL);
     remove_dir(dir);

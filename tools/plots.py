@@ -146,14 +146,23 @@ def throughput_data(records):
     return rec, shapes, labels, table
 
 
+def ring(row):
+    """The sm_90a W transform ring of a row's kernel: 3 slots for the _t3 entries, else 2."""
+    return 3 if row["plan"]["entry"].endswith("_t3") else 2
+
+
 def sweep_curves(rows):
-    """{(shape, variant): {stages: (TFLOP/s, smem bytes)}} over the valid fp4lr rows; later rows win."""
+    """{(shape, variant, transform slots): {stages: (TFLOP/s, smem bytes)}} over the valid fp4lr
+    rows; later rows win.  The 3-slot plans (the solver's own point of a sweep whose forced
+    points keep 2 slots) are their own curve, kept as a single point beside a 2-slot line."""
     curves = {}
     for x in rows:
         if ok(x) and is_fp4lr(x):
-            curves.setdefault((x["shape"], x["variant"]), {})[x["plan"]["stages_main"]] = \
+            curves.setdefault((x["shape"], x["variant"], ring(x)), {})[x["plan"]["stages_main"]] = \
                 (x["tflops"], x["plan"]["smem_bytes"])
-    return {k: v for k, v in curves.items() if len(v) > 1}
+    lines = {k: v for k, v in curves.items() if len(v) > 1}
+    return {k: v for k, v in curves.items()
+            if k in lines or (k[2] == 3 and (k[0], k[1], 2) in lines)}
 
 
 def sweep_from_records(records):
@@ -238,9 +247,10 @@ def variant_order(label):
 
 
 def plot_sweep(curves, title, work, svg):
-    """One panel per variant, one line per shape; a shape keeps its colour across panels."""
+    """One panel per variant, one line per shape (2 transform slots) and the solver's 3-slot
+    plan as an open marker of the same colour; a shape keeps its colour across panels."""
     dat = os.path.join(work, "stage_sweep.dat")
-    keys = sorted(curves, key=lambda k: (variant_order(k[1]), k[0]))
+    keys = sorted(curves, key=lambda k: (variant_order(k[1]), k[0], k[2]))
     write(dat, "\n\n\n".join("\n".join(f"{s} {t:.1f} {m}" for s, (t, m) in sorted(curves[k].items()))
                               for k in keys) + "\n")
     variants = sorted({k[1] for k in keys}, key=variant_order)
@@ -265,8 +275,10 @@ def plot_sweep(curves, title, work, svg):
             smem = {curves[k][st][1] for _, k in mine if st in curves[k]}
             text = f"{st}\\n{next(iter(smem)) / 1024:.0f} KiB" if len(smem) == 1 else str(st)
             tics.append(f"\"{text}\" {st}")
-        clauses = [f"{quote(dat)} index {i} using 1:2 with linespoints lw 2 pt 7 ps 0.8 "
-                   f"lc rgb {quote(SPARE[shapes.index(k[0]) % len(SPARE)])} title {quote(k[0])}"
+        clauses = [f"{quote(dat)} index {i} using 1:2 "
+                   + ("with points pt 6 ps 1.6 lw 2 " if k[2] == 3 else "with linespoints lw 2 pt 7 ps 0.8 ")
+                   + f"lc rgb {quote(SPARE[shapes.index(k[0]) % len(SPARE)])} "
+                   + f"title {quote(k[0] + (', 3 transform slots' if k[2] == 3 else ''))}"
                    for i, k in mine]
         gp += [f"set title {quote(v)}",
                "set xlabel 'main stages (shared memory per CTA)' offset 0,-0.5",
@@ -336,10 +348,12 @@ def geomean_text(rec):
 
 def sweep_text(curves):
     parts = []
-    for (shape, variant), c in sorted(curves.items(), key=lambda kv: (variant_order(kv[0][1]), kv[0][0])):
+    for (shape, variant, slots), c in sorted(curves.items(),
+                                             key=lambda kv: (variant_order(kv[0][1]), kv[0][0], kv[0][2])):
         pts = sorted(c.items())
         parts.append(f"{shape} {variant} " + ", ".join(f"{t:.0f}" for s, (t, m) in pts) +
-                     f" TFLOP/s at {', '.join(str(s) for s, _ in pts)} stages")
+                     f" TFLOP/s at {', '.join(str(s) for s, _ in pts)} stages" +
+                     (" with 3 transform slots" if slots == 3 else ""))
     return "; ".join(parts)
 
 
