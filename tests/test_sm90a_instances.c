@@ -169,33 +169,53 @@ Test(sm90a_instances, placed_conversion_is_exact, .timeout = 120)
     cr_expect_eq(rc, 0, "tests/placed_conversion.py failed: run it for the mismatching elements");
 }
 
-/* The tw8 measurement variant (tools/gen_sm90a.py, FP4LR_GEN_EXPERIMENT=tw8: 8 transform
- * warps, 512 threads, every wgmma as m64n128k16 halves) stays buildable: it emits every
- * instance, each with .maxntid 512, the register split 2 x 56 + 2 x 200 and no m64n256 wgmma,
- * and four representatives (both formats, dense and fused, one CTA and the pair) pass the
- * ptxas gate (no spills, no serialising warnings). */
-Test(sm90a_instances, tw8_experiment_builds, .timeout = 180)
+/* Generates the instances of measurement variant `flags` (FP4LR_GEN_EXPERIMENT) into a
+ * temporary directory; every file must pass the shell test `check` (on $f), and the entries
+ * `gated` (space-separated, without the fp4lr_sm90a_ prefix) the ptxas gate.  Returns the
+ * shell's status. */
+static int experiment_builds(const char *flags, const char *check, const char *gated)
 {
-    char dir[] = "/tmp/fp4lr-tw8.XXXXXX";
+    char dir[] = "/tmp/fp4lr-experiment.XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
-    char cmd[2048];
+    char cmd[4096];
     snprintf(cmd, sizeof cmd,
-             "FP4LR_GEN_EXPERIMENT=tw8 python3 tools/gen_sm90a.py --outdir %s > /dev/null && "
+             "FP4LR_GEN_EXPERIMENT=%s python3 tools/gen_sm90a.py --outdir %s > /dev/null && "
              "test $(ls %s/*.ptx | wc -l) -eq $(ls ptx/sm90a/*.ptx | wc -l) && "
-             "for f in %s/*.ptx; do "
-             "  grep -q '^.maxntid 512, 1, 1' $f && "
-             "  grep -q 'setmaxnreg.dec.sync.aligned.u32 56;' $f && "
-             "  grep -q 'setmaxnreg.inc.sync.aligned.u32 200;' $f && "
-             "  grep -q 'wgmma.mma_async.sync.aligned.m64n128k16' $f && "
-             "  ! grep -q 'm64n256k16' $f || exit 1; "
-             "done && "
-             "for e in nvfp4_dense_m128n256k128_c1_s3_t3 mxfp4_dense_m128n256k128_c1_s3_t3 "
-             "         nvfp4_fused_m128n256k128_c1_s3_t3 mxfp4_fused_m256n256k128_c2_s4; do "
-             "  sh tools/ptxas_gate.sh sm_90a %s/fp4lr_sm90a_$e.ptx %s/$e.cubin || exit 1; "
-             "done",
-             dir, dir, dir, dir, dir);
+             "for f in %s/*.ptx; do { %s; } || { echo \"$f\" >&2; exit 1; }; done && "
+             "for e in %s; do sh tools/ptxas_gate.sh sm_90a %s/fp4lr_sm90a_$e.ptx %s/$e.cubin || exit 1; done",
+             flags, dir, dir, dir, check, gated, dir, dir);
     int rc = system(cmd);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_expect_eq(system(cmd), 0);
-    cr_expect_eq(rc, 0, "the tw8 experiment does not build (run the command in this test by hand)");
+    return rc;
+}
+
+/* The tw8 measurement variant (tools/gen_sm90a.py, FP4LR_GEN_EXPERIMENT=tw8: 8 transform
+ * warps, 512 threads, every wgmma as m64n128k16 halves) stays buildable: every instance has
+ * .maxntid 512, the register split 2 x 56 + 2 x 200 and no m64n256 wgmma, and four
+ * representatives (both formats, dense and fused, one CTA and the pair) pass the ptxas gate
+ * (no spills, no serialising warnings). */
+Test(sm90a_instances, tw8_experiment_builds, .timeout = 180)
+{
+    int rc = experiment_builds("tw8",
+                               "grep -q '^.maxntid 512, 1, 1' $f && "
+                               "grep -q 'setmaxnreg.dec.sync.aligned.u32 56;' $f && "
+                               "grep -q 'setmaxnreg.inc.sync.aligned.u32 200;' $f && "
+                               "grep -q 'wgmma.mma_async.sync.aligned.m64n128k16' $f && "
+                               "! grep -q 'm64n256k16' $f",
+                               "nvfp4_dense_m128n256k128_c1_s3_t3 mxfp4_dense_m128n256k128_c1_s3_t3 "
+                               "nvfp4_fused_m128n256k128_c1_s3_t3 mxfp4_fused_m256n256k128_c2_s4");
+    cr_expect_eq(rc, 0, "the tw8 experiment does not build (run experiment_builds' command by hand)");
+}
+
+/* The prodrot measurement variant (FP4LR_GEN_EXPERIMENT=prodrot: the stage issue rotates over
+ * the transform warps, the cursor checks %pke) stays buildable, alone and with tw8: every
+ * instance rotates (no thread-0-only producer step is left), two representatives pass the
+ * ptxas gate. */
+Test(sm90a_instances, prodrot_experiment_builds, .timeout = 180)
+{
+    const char *check = "grep -q '^L_prod_issued_loop:' $f && ! grep -q '@!%pthr0 bra L_prod_skip' $f";
+    const char *gated = "nvfp4_dense_m128n256k128_c1_s3_t3 mxfp4_fused_m256n256k128_c2_s4";
+    cr_expect_eq(experiment_builds("prodrot", check, gated), 0, "the prodrot experiment does not build");
+    cr_expect_eq(experiment_builds("tw8,prodrot", check, gated), 0, "prodrot with tw8 does not build");
 }

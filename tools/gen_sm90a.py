@@ -64,6 +64,15 @@ TRANSFORM_WARPS = 4
 # transform warp per scheduler hides that latency.  Host: build with
 # -DFP4LR_SM90A_THREADS=512 (the launch checks MAX_THREADS_PER_BLOCK against it).
 TW8 = "tw8" in EXPERIMENTS
+# FP4LR_GEN_EXPERIMENT=prodrot (measurement, not yet run): the producer's stage issue rotates
+# over the transform warps (stage g by lane 0 of warp g % TRANSFORM_WARPS) and its cursor
+# checks the unit's end against %pke instead of recomputing the unit's bounds every stage.
+# Every transform warp runs the cursor (a few instructions a stage), one in four (eight)
+# the empty wait and the four bulk copies.  Why: in the 8c494db profile transform warp 0,
+# the producer, executes ~110 more instructions a stage than the others (~660): the others
+# wait on `tempty` (21 % of the transform's samples) while the consumers wait for warp 0's
+# `tfull` arrive.
+PRODROT = "prodrot" in EXPERIMENTS
 if TW8:
     THREADS, TRANSFORM_WARPS = 512, 8
     REG_WG0, REG_CONSUMER = 56, 200
@@ -220,7 +229,7 @@ def header(e, fmt, family, cluster, stages, L):
 //                       stage (256 rows x 64 fp4) into {optype} times its scale, written K-major
 //                       with the 128-byte swizzle into a slot of the transform ring, then
 //                       `fence.proxy.async` so the wgmma (async proxy) sees it.
-//   WG0 thread 0        also the producer: per main stage, waits `empty`, arms `full` with
+//   {"lane 0 of warp g%" + str(TRANSFORM_WARPS) + "  " if PRODROT else "WG0 thread 0        "}also the producer{" of stage g (every transform warp runs the cursor)" if PRODROT else ""}: per main stage, waits `empty`, arms `full` with
 //                       the stage's byte count and issues the four bulk tensor copies
 //                       (A, W, SFA, SFW), S-1 stages ahead of the transform.
 //   {"WG2, WG3" if TW8 else "WG1, WG2"}            consumers ({REG_CONSUMER} regs): {"WG2" if TW8 else "WG1"} owns tile rows 0-63, {"WG3" if TW8 else "WG2"} rows 64-127.
@@ -346,6 +355,8 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2):
 \t.reg .pred %psk;
 \t.reg .f32 %skf<32>;                               // a stream-K owner's partial loads
 """)
+    if PRODROT:
+        e("\t.reg .b32 %pgs;                              // prodrot: stages issued so far (who issues the next)")
     if ASSIST:
         e("\t.reg .b32 %ca<6>;                         // consumer assist: addresses, slot base")
     if FUSED:
@@ -617,11 +628,21 @@ def produce_next(e, fmt, stages, L, tag):
     ring slot %ps, parity %pph), if any is left: wait `empty`, arm `full` with the
     stage's bytes, four bulk tensor copies."""
     blk, ka, _, _ = FORMATS[fmt]
-    e(f"""\t// ---- producer step ({tag}): thread 0 issues the next stage of its cursor ----
-\t@!%pthr0 bra L_prod_skip_{tag};
+    if PRODROT:
+        e(f"""\t// ---- producer step ({tag}): every transform warp advances the cursor; lane 0 of
+\t// warp (stages issued % {TRANSFORM_WARPS}) issues the stage ----
 \tsetp.ge.u32 %p5, %ptile, %ntiles;
 \t@%p5 bra L_prod_skip_{tag};
-\tmul.lo.u32 %r10, %ps, 8;
+\tand.b32 %r10, %pgs, {TRANSFORM_WARPS - 1};
+\tsetp.ne.u32 %p5, %r10, %warp;
+\tsetp.ne.or.u32 %p5, %lane, 0, %p5;
+\t@%p5 bra L_prod_issued_{tag};""")
+    else:
+        e(f"""\t// ---- producer step ({tag}): thread 0 issues the next stage of its cursor ----
+\t@!%pthr0 bra L_prod_skip_{tag};
+\tsetp.ge.u32 %p5, %ptile, %ntiles;
+\t@%p5 bra L_prod_skip_{tag};""")
+    e(f"""\tmul.lo.u32 %r10, %ps, 8;
 \tadd.u32 %r11, %bar_empty, %r10;
 \txor.b32 %r12, %pph, 1;                     // first lap passes""")
     e.wait("%r11", "%r12", "empty")
@@ -650,10 +671,17 @@ def produce_next(e, fmt, stages, L, tag):
 \tadd.u32 %r17, %r14, {L['sfw']};
 \tcp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r17], [%tmSFW, {{0, %r16, %r9}}], [%r13], %mask;
 L_prod_nomc_{tag}:""")
-    advance(e, "%ps", "%pph", stages)
-    e("\tadd.u32 %pks, %pks, 1;")
-    sk_consts(e)
-    unit_bounds(e, PCUR)
+    if PRODROT:
+        # %pke stays the unit's end: set by unit_first / unit_split, and every
+        # data-parallel tile (the only units unit_next leaves it alone for) ends at nks
+        e(f"L_prod_issued_{tag}:")
+        advance(e, "%ps", "%pph", stages)
+        e("\tadd.u32 %pks, %pks, 1;\n\tadd.u32 %pgs, %pgs, 1;")
+    else:
+        advance(e, "%ps", "%pph", stages)
+        e("\tadd.u32 %pks, %pks, 1;")
+        sk_consts(e)
+        unit_bounds(e, PCUR)
     e(f"""\tsetp.lt.u32 %p5, %pks, %pke;
 \t@%p5 bra L_prod_skip_{tag};""")
     unit_next(e, PCUR, f"p{tag}")
@@ -991,6 +1019,8 @@ L_transform:""")
 \tmov.u32 %ps, 0;
 \tmov.u32 %pph, 0;
 \tmov.u32 %r62, 0;""")
+    if PRODROT:
+        e("\tmov.u32 %pgs, 0;")
     unit_first(e, PCUR, "pfirst")
     producer_unit_start(e)
     e(f"""L_prod_prologue:
