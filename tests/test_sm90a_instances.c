@@ -15,6 +15,7 @@
 
 #include "plan.h"
 #include "sm90a_gemm.h"
+#include "support_cmd.h"
 
 #define PTX_DIR "ptx/sm90a"
 
@@ -218,4 +219,19 @@ Test(sm90a_instances, prodrot_experiment_builds, .timeout = 180)
     const char *gated = "nvfp4_dense_m128n256k128_c1_s3_t3 mxfp4_fused_m256n256k128_c2_s4";
     cr_expect_eq(experiment_builds("prodrot", check, gated), 0, "the prodrot experiment does not build");
     cr_expect_eq(experiment_builds("tw8,prodrot", check, gated), 0, "prodrot with tw8 does not build");
+}
+
+/* tools/experiment_build.sh and the generator refuse what they cannot build: a misspelt
+ * experiment flag (it would build the default kernels under an experiment's name) and a
+ * malformed flag list. */
+Test(sm90a_instances, experiment_flags_are_checked)
+{
+    char out[2048];
+    int rc = tsupport_run_capture("sh tools/experiment_build.sh tw9 /tmp/fp4lr-experiment-none 2>&1", out, sizeof out);
+    cr_expect_eq(rc, 1, "%s", out);
+    cr_expect_not_null(strstr(out, "unknown FP4LR_GEN_EXPERIMENT flag(s) tw9; known:"), "%s", out);
+    rc = tsupport_run_capture("sh tools/experiment_build.sh 'tw8 x' /tmp/fp4lr-experiment-none 2>&1", out, sizeof out);
+    cr_expect_eq(rc, 2, "%s", out);
+    cr_expect_not_null(strstr(out, "lower-case words separated by commas"), "%s", out);
+    cr_expect_eq(system("rm -rf /tmp/fp4lr-experiment-none"), 0);
 }

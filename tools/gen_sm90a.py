@@ -22,6 +22,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # the transform warps skip their conversion, to time everything else.
 EXPERIMENT = os.environ.get("FP4LR_GEN_EXPERIMENT", "")
 EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
+# every flag the generator reads (a misspelt one would silently build the default kernels)
+KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw8",
+                     "prodrot"}
+if EXPERIMENTS - KNOWN_EXPERIMENTS:
+    sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
+             f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
 # FP4LR_GEN_EXPERIMENT=consumer_assist: the consumer warpgroups convert half of every W
 # chunk (one row-half per thread) between issuing a chunk's wgmmas and the next chunk's,
 # the transform warps the other half (measurement variant until it has run on a GPU).
@@ -1057,7 +1063,7 @@ L_t_k:
             e("\tmapa.shared::cluster.u32 %r39, %r42, %peer;   // the peer's slot base")
         # one CTA converts rows tt and tt+128; a pair splits them: rank v converts row
         # 128v+tt and writes it into both CTAs' slots
-        if EXPERIMENT != "skip_transform":
+        if "skip_transform" not in EXPERIMENTS:
             # with consumer_assist the consumers convert half 1 of every row
             transform_rows(e, fmt, h, L, halves=(0,) if ASSIST else (0, 1))
         if BULK:

@@ -1,0 +1,29 @@
+#!/bin/sh
+# experiment_build.sh FLAGS OUTDIR
+#
+# Builds the sm_90a kernels of a measurement variant of tools/gen_sm90a.py
+# (FP4LR_GEN_EXPERIMENT=FLAGS, comma-separated, e.g. tw8 or tw8,prodrot) into OUTDIR/sm90a/:
+# the generated .ptx, and each through tools/ptxas_gate.sh (no spills, no local memory, no
+# serialising warnings) into a .cubin beside its ptxas report.  Point FP4LR_KERNEL_DIR at
+# OUTDIR to run them (fp4lr-check, fp4lr-bench, fp4lr-tests, tools/ab_kernels.sh); a variant
+# that changes the launch (tw8: 512 threads) also needs its own host build, as its comment in
+# tools/gen_sm90a.py says.  Exit status: 0; 1 when the generator or a gate fails; 2 for bad
+# arguments.  PTXAS as in ptxas_gate.sh.
+set -eu
+usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -eq 2 ] || usage
+flags=$1 out=$2
+case $flags in ''|*[!a-z0-9_,]*) echo "experiment_build: FLAGS '$flags': lower-case words separated by commas" >&2; exit 2;; esac
+here=$(dirname "$0")
+mkdir -p "$out/sm90a"
+if ls "$out/sm90a"/*.ptx >/dev/null 2>&1; then
+    echo "experiment_build: $out/sm90a already holds kernels; use an empty directory" >&2
+    exit 2
+fi
+FP4LR_GEN_EXPERIMENT=$flags python3 "$here/gen_sm90a.py" --outdir "$out/sm90a" >/dev/null || exit 1
+n=0
+for f in "$out"/sm90a/*.ptx; do
+    sh "$here/ptxas_gate.sh" sm_90a "$f" "${f%.ptx}.cubin" || exit 1
+    n=$((n + 1))
+done
+echo "experiment_build: $n kernels of '$flags' in $out/sm90a"
