@@ -58,8 +58,9 @@ typedef struct fp4lr_budget_req {
     int64_t smem_capacity;      /* bytes; 0 = fp4lr_arch_smem_default(arch) */
     int force_main_stages;      /* 0 = as many as fit; N > 0 = exactly N (1 is
                                    allowed only this way, for stage sweeps) */
-    int force_transform_stages; /* sm_90a: 0 = 3 slots where 3 main stages still fit
-                                   beside them, else 2; 2 or 3 = exactly that */
+    int force_transform_stages; /* sm_90a: 0 = one CTA 3 slots where 3 main stages
+                                   still fit beside them, else 2, a pair 2; 2 or 3 =
+                                   exactly that */
 } fp4lr_budget_req;
 
 /* The resident objects, in table order. */

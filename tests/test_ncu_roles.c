@@ -14,7 +14,6 @@ static int run(const char *args, char *out, size_t cap)
     return tsupport_run_capture(cmd, out, cap);
 }
 
-
 Test(ncu_roles, splits_the_roles_and_their_retry_loops)
 {
     static char out[16384];
