@@ -11,7 +11,8 @@
 
 static char dir[64];
 
-static void write_stub(const char *name, const char *tflops_a, const char *pass)
+/* A stub fp4lr-bench: logs "<name> <kernel dir>", writes the CSV after --csv, exits `rc`. */
+static void write_stub(const char *name, const char *tflops_a, const char *pass, int rc)
 {
     char path[160];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -25,8 +26,9 @@ static void write_stub(const char *name, const char *tflops_a, const char *pass)
             "  echo flux-qkv,fp4lr-nvfp4,ok,%s,1,\n"
             "  echo square-r0,fp4lr-nvfp4,ok,%s,%s,\n"
             "  echo sana-out,fp4lr-nvfp4,skipped,0,0,not built\n"
-            "} > \"$out\"\n",
-            name, dir, tflops_a, tflops_a, pass);
+            "} > \"$out\"\n"
+            "exit %d\n",
+            name, dir, tflops_a, tflops_a, pass, rc);
     fclose(f);
     chmod(path, 0755);
 }
@@ -52,8 +54,8 @@ TestSuite(ab_kernels, .init = setup, .fini = teardown);
 
 Test(ab_kernels, alternates_the_builds_and_compares_them)
 {
-    write_stub("benchA", "500.0", "1");
-    write_stub("benchB", "550.0", "1");
+    write_stub("benchA", "500.0", "1", 0);
+    write_stub("benchB", "550.0", "1", 0);
     static char out[8192], cmd[1024];
     snprintf(cmd, sizeof cmd,
              "sh tools/ab_kernels.sh -n 2 %s/out base %s/benchA %s/ka tw8 %s/benchB %s/kb -- "
@@ -71,8 +73,8 @@ Test(ab_kernels, alternates_the_builds_and_compares_them)
 
 Test(ab_kernels, a_failed_validation_is_reported_not_compared)
 {
-    write_stub("benchA", "500.0", "1");
-    write_stub("benchB", "900.0", "0");
+    write_stub("benchA", "500.0", "1", 0);
+    write_stub("benchB", "900.0", "0", 1);
     static char out[8192], cmd[1024];
     snprintf(cmd, sizeof cmd, "sh tools/ab_kernels.sh -n 1 %s/out a %s/benchA %s/ka b %s/benchB %s/kb -- x 2>/dev/null",
              dir, dir, dir, dir, dir);
@@ -81,9 +83,21 @@ Test(ab_kernels, a_failed_validation_is_reported_not_compared)
     cr_expect_not_null(strstr(out, "geometric mean b/a fp4lr-nvfp4: 1.800 (1 shapes)"), "%s", out);
 }
 
+Test(ab_kernels, a_broken_bench_run_stops_the_comparison)
+{
+    write_stub("benchA", "500.0", "1", 0);
+    write_stub("benchB", "500.0", "1", 3);
+    static char out[8192], cmd[1024];
+    snprintf(cmd, sizeof cmd, "sh tools/ab_kernels.sh -n 2 %s/out a %s/benchA %s/ka b %s/benchB %s/kb -- x 2>&1",
+             dir, dir, dir, dir, dir);
+    cr_expect_eq(tsupport_run_capture(cmd, out, sizeof out), 3, "%s", out);
+    cr_expect_not_null(strstr(out, "(round 1, b) failed with status 3"), "%s", out);
+    cr_expect_null(strstr(out, "round 2"), "no second round after a broken run: %s", out);
+}
+
 Test(ab_kernels, refuses_bad_arguments)
 {
-    write_stub("benchA", "500.0", "1");
+    write_stub("benchA", "500.0", "1", 0);
     static char out[4096], cmd[1024];
     snprintf(cmd, sizeof cmd, "sh tools/ab_kernels.sh %s/out a %s/benchA %s/ka a %s/benchA %s/ka -- x 2>&1", dir, dir,
              dir, dir, dir);

@@ -9,7 +9,7 @@
 # Then tools/ab_compare.py OUTDIR prints B / A per shape and variant.  Each run validates
 # before it times; a build that fails validation is reported, not compared.  ROUNDS: 2.
 # Exit status: ab_compare's (0, or 1 when a build failed validation); 2 for bad arguments;
-# a failing bench run stops the script with its status.
+# a bench run failing otherwise than by validation (status 1) stops the script with its status.
 set -eu
 usage() {
     sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
@@ -39,11 +39,21 @@ fi
 printf '%s %s\n' "$la" "$lb" > "$out/.ab_order"
 here=$(dirname "$0")
 i=1
+# one bench run; its status 1 (a validation failed) is carried on to the comparison, which
+# reports the failing rows; any other failure stops here
+bench() {
+    label=$1 kdir=$2 bin=$3; shift 3
+    echo "ab_kernels: round $i: $label" >&2
+    rc=0
+    FP4LR_KERNEL_DIR=$kdir "$bin" "$@" --csv "$out/$label-$i.csv" || rc=$?
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
+        echo "ab_kernels: $bin (round $i, $label) failed with status $rc" >&2
+        exit "$rc"
+    fi
+}
 while [ "$i" -le "$rounds" ]; do
-    echo "ab_kernels: round $i: $la" >&2
-    FP4LR_KERNEL_DIR=$ka "$ba" "$@" --csv "$out/$la-$i.csv"
-    echo "ab_kernels: round $i: $lb" >&2
-    FP4LR_KERNEL_DIR=$kb "$bb" "$@" --csv "$out/$lb-$i.csv"
+    bench "$la" "$ka" "$ba" "$@"
+    bench "$lb" "$kb" "$bb" "$@"
     i=$((i + 1))
 done
 exec python3 "$here/ab_compare.py" "$out"
