@@ -26,9 +26,10 @@ static void write_stub(const char *name, const char *tflops_a, const char *pass,
             "  echo flux-qkv,fp4lr-nvfp4,ok,%s,1,\n"
             "  echo square-r0,fp4lr-nvfp4,ok,%s,%s,\n"
             "  echo sana-out,fp4lr-nvfp4,skipped,0,0,not built\n"
+            "  [ \"%s\" = 0 ] && echo sana-mlp,fp4lr-nvfp4,invalid,700.0,0,\n"
             "} > \"$out\"\n"
             "exit %d\n",
-            name, dir, tflops_a, tflops_a, pass, rc);
+            name, dir, tflops_a, tflops_a, pass, pass, rc);
     fclose(f);
     chmod(path, 0755);
 }
@@ -80,6 +81,8 @@ Test(ab_kernels, a_failed_validation_is_reported_not_compared)
              dir, dir, dir, dir, dir);
     cr_expect_eq(tsupport_run_capture(cmd, out, sizeof out), 1, "%s", out);
     cr_expect_not_null(strstr(out, "not compared: b-1: square-r0 fp4lr-nvfp4: validation FAILED"), "%s", out);
+    cr_expect_not_null(strstr(out, "not compared: b-1: sana-mlp fp4lr-nvfp4: validation FAILED"),
+                       "a timed row that failed validation (state invalid): %s", out);
     cr_expect_not_null(strstr(out, "geometric mean b/a fp4lr-nvfp4: 1.800 (1 shapes)"), "%s", out);
 }
 

@@ -7,10 +7,12 @@ DIR holds fp4lr-bench CSVs named LABEL-ROUND.csv for exactly two labels, A and B
 ab_kernels.sh wrote to DIR/.ab_order; without that file, alphabetical), timed alternately:
 A-1, B-1, A-2, B-2, ...  For every (shape, variant) both builds ran, it prints one
 fixed-width line with the TFLOP/s of each round and B / A of the means; then the geometric
-mean of B / A per variant.  Rows that are not `ok` (skipped, failed validation) are listed, never averaged:
-a build that fails validation on a shape has no speed on it.
+mean of B / A per variant.  Rows that are not `ok` are listed, never averaged: a build that
+fails validation on a shape (state `invalid`, or `pass` 0) or cannot run it (`failed`) has
+no speed on it, and a skipped row (not built, does not fit) is only named.
 
-Exit status: 0; 1 when any timed row of either build failed validation; 2 for unusable input.
+Exit status: 0; 1 when a row of either build failed validation or failed to run; 2 for
+unusable input.
 """
 import collections
 import csv
@@ -78,11 +80,15 @@ def main(argv=None):
         for rnd, rows in sorted(runs[label].items()):
             for r in rows:
                 key = (r["shape"], r["variant"])
-                if r["state"] != "ok":
-                    bad.append(f"{label}-{rnd}: {r['shape']} {r['variant']}: {r['state']} {r.get('note', '')}".rstrip())
+                where = f"{label}-{rnd}: {r['shape']} {r['variant']}"
+                if r["state"] == "invalid" or (r["state"] == "ok" and r["pass"] not in ("1", "true")):
+                    bad.append(f"{where}: validation FAILED")
                     continue
-                if r["pass"] not in ("1", "true"):
-                    bad.append(f"{label}-{rnd}: {r['shape']} {r['variant']}: validation FAILED")
+                if r["state"] == "failed":
+                    bad.append(f"{where}: run FAILED {r.get('note', '')}".rstrip())
+                    continue
+                if r["state"] != "ok":
+                    bad.append(f"{where}: {r['state']} {r.get('note', '')}".rstrip())
                     continue
                 speed[key][label][rnd] = float(r["tflops"])
     print(f"{'shape':<16} {'variant':<22} {a + ' (rounds)':>24} {b + ' (rounds)':>24} {b + '/' + a:>10}")
