@@ -30,6 +30,9 @@ void fp4lr_bench_usage(FILE *f)
             "  --warmup N        untimed launches first (default %d)\n"
             "  --quick           allow fewer iterations (default %d, warm-up %d): a smoke run, not a measurement\n"
             "  --stages N        force the main stage count of every fp4lr variant\n"
+            "  --transform-slots N  sm_90a: force the W transform ring to 2 or 3 slots\n"
+            "  --lora-chunk N    force N ranks a low-rank chunk (fused rows with r >= N; a multiple of 16)\n"
+            "  --lora-slots N    force N low-rank ring slots, 1..4 (fused rows with r > 0)\n"
             "  --schedule S      sm_90a tile walk: auto (default), dp (whole tiles), sk (stream-K)\n"
             "  --sweep-stages    also run every main stage count from 1 to the solver's (dense, dense-c2,\n"
             "                    fused; on sm_90a at 2 transform slots when the solver's plan has 3);\n"
@@ -180,6 +183,18 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
             if (parse_ll(v, 1, FP4LR_BENCH_MAX_STAGES, &x))
                 return bad(err, errlen, "--stages %s: expected 1..%d", v, FP4LR_BENCH_MAX_STAGES);
             o->force_stages = (int)x, i++;
+        } else if (!strcmp(a, "--transform-slots")) {
+            if (parse_ll(v, 2, 3, &x))
+                return bad(err, errlen, "--transform-slots %s: expected 2 or 3", v);
+            o->force_transform_slots = (int)x, i++;
+        } else if (!strcmp(a, "--lora-chunk")) {
+            if (parse_ll(v, 16, 1024, &x) || x % 16)
+                return bad(err, errlen, "--lora-chunk %s: expected a multiple of 16", v);
+            o->force_lora_chunk = (int)x, i++;
+        } else if (!strcmp(a, "--lora-slots")) {
+            if (parse_ll(v, 1, 4, &x))
+                return bad(err, errlen, "--lora-slots %s: expected 1..4", v);
+            o->force_lora_slots = (int)x, i++;
         } else if (!strcmp(a, "--seed")) {
             if (parse_ll(v, 0, 1LL << 62, &x))
                 return bad(err, errlen, "--seed %s: expected an integer >= 0", v);
@@ -387,11 +402,26 @@ static fp4lr_status variant_jobs(fp4lr_bench_jobs *j, const fp4lr_bench_opts *o,
     fp4lr_plan solver;
     fp4lr_plan_opts po = fp4lr_bench_variant_opts(v, t->smem_capacity, 0);
     po.schedule = o->schedule;
+    if (t->arch == FP4LR_ARCH_SM90A)
+        po.force_transform_stages = o->force_transform_slots;
+    if (p.r > 0)
+        po.force_lora_chunk = o->force_lora_chunk, po.force_lora_stages = o->force_lora_slots;
+    if (po.force_lora_chunk > p.r) { /* a chunk above the rank: that row is not this run's */
+        if (!(job = job_new(j, s, fp4lr_format_name(f), label, v, &row)))
+            return fp4lr_fail(FP4LR_E_NOMEM, "HOST_ALLOC", "cannot allocate the job list");
+        job->format = f;
+        row->r = p.r;
+        row->state = FP4LR_ROW_SKIPPED;
+        snprintf(row->note, sizeof row->note, "--lora-chunk %d exceeds r = %lld", po.force_lora_chunk,
+                 (long long)p.r);
+        return fp4lr_ok();
+    }
     fp4lr_status st = fp4lr_plan_make(&p, t->arch, &po, &solver);
     /* The sweep varies the main stage count alone: on sm_90a its forced points keep 2
      * transform slots (1 .. the 2-slot maximum) even where the solver's own plan, the last
      * point, has the 3-slot ring. */
-    int ring2 = o->sweep_stages && st.code == FP4LR_OK && solver.budget.stages_transform == 3;
+    int ring2 = o->sweep_stages && !o->force_transform_slots && st.code == FP4LR_OK &&
+                solver.budget.stages_transform == 3;
     int top = st.code == FP4LR_OK ? solver.budget.stages_main : 0;
     if (ring2) {
         fp4lr_plan two;
@@ -418,7 +448,7 @@ static fp4lr_status variant_jobs(fp4lr_bench_jobs *j, const fp4lr_bench_opts *o,
         fp4lr_status pst = fp4lr_ok();
         if (force) {
             po.force_main_stages = force;
-            po.force_transform_stages = ring2 ? 2 : 0;
+            po.force_transform_stages = ring2 ? 2 : po.force_transform_stages;
             pst = fp4lr_plan_make(&p, t->arch, &po, &job->plan);
         } else {
             job->plan = solver;

@@ -135,6 +135,14 @@ static fp4lr_status validate_request(const fp4lr_budget_req *r)
     if (r->force_main_stages < 0 || r->force_main_stages > FORCED_STAGES_MAX)
         return INVALID("STAGES", "forced main stages = %d must be 0 (as many as fit) or 1..%d",
                        r->force_main_stages, FORCED_STAGES_MAX);
+    if (r->force_lora_chunk &&
+        (r->rank == 0 || r->force_lora_chunk < 16 || r->force_lora_chunk % 16 != 0 ||
+         r->force_lora_chunk > r->rank || r->force_lora_chunk > LORA_CHUNK_MAX))
+        return INVALID("LORA_CHUNK", "forced low-rank chunk = %d with rank %d: 0 (the solver's), or a "
+                       "multiple of 16 up to the rank and %d", r->force_lora_chunk, r->rank, LORA_CHUNK_MAX);
+    if (r->force_lora_stages && (r->rank == 0 || r->force_lora_stages < 0 || r->force_lora_stages > LORA_STAGES_MAX))
+        return INVALID("LORA_STAGES", "forced low-rank slots = %d with rank %d: 0 (the solver's), or 1..%d "
+                       "with a rank", r->force_lora_stages, r->rank, LORA_STAGES_MAX);
     if (r->force_transform_stages && (r->arch != FP4LR_ARCH_SM90A ||
                                       (r->force_transform_stages != TRANSFORM_STAGES &&
                                        r->force_transform_stages != TRANSFORM_STAGES_DEEP)))
@@ -351,7 +359,7 @@ static fp4lr_status solve_stages(const fp4lr_budget_req *r, const obj_sizes *s, 
                           b->stages_transform * s->w_bf16.cta, s->affine.cta, room0, fit0,
                           b->per_stage_main);
     }
-    int rc = r->rank < LORA_CHUNK_MAX ? r->rank : LORA_CHUNK_MAX;
+    int rc = r->force_lora_chunk ? r->force_lora_chunk : r->rank < LORA_CHUNK_MAX ? r->rank : LORA_CHUNK_MAX;
     int chunks = 0, fit = fit0;
     int64_t lora_stage = 0, room = room0;
     b->stages_lora = 0;
@@ -359,12 +367,18 @@ static fp4lr_status solve_stages(const fp4lr_budget_req *r, const obj_sizes *s, 
         obj_bytes l, u;
         size_lora(r, s->m_cta, rc, &l, &u);
         chunks = (r->rank + rc - 1) / rc;
-        b->stages_lora = chunks < 2 ? chunks : 2;
+        const int slots = r->force_lora_stages ? r->force_lora_stages : 2;
+        b->stages_lora = chunks < slots ? chunks : slots;
         lora_stage = l.cta + u.cta;
         room = main_room(b, s, fixed, b->stages_lora * lora_stage);
         fit = stages_in(room, b->per_stage_main);
         if (fit >= need)
             break;
+        if (r->force_lora_chunk) /* a forced chunk is not shrunk */
+            return INFEASIBLE("LORA_CHUNK",
+                              "the forced low-rank chunk of %d ranks (%d slot(s) of %" PRId64
+                              " bytes) leaves room for %d main stage(s), %d needed",
+                              rc, b->stages_lora, lora_stage, fit, need);
         const int smaller = rc / 2 / 16 * 16;
         if (smaller < 16)
             return INFEASIBLE("RANK_STREAM",
@@ -377,7 +391,7 @@ static fp4lr_status solve_stages(const fp4lr_budget_req *r, const obj_sizes *s, 
     b->stages_main = r->force_main_stages ? r->force_main_stages : fit;
     int64_t left = room - main_ring_bytes(b->stages_main, b->per_stage_main);
     const int lora_max = chunks < LORA_STAGES_MAX ? chunks : LORA_STAGES_MAX;
-    while (b->stages_lora < lora_max && left >= lora_stage) {
+    while (!r->force_lora_stages && b->stages_lora < lora_max && left >= lora_stage) {
         b->stages_lora++;
         left -= lora_stage;
     }

@@ -61,6 +61,12 @@ typedef struct fp4lr_budget_req {
     int force_transform_stages; /* sm_90a: 0 = one CTA 3 slots where 3 main stages
                                    still fit beside them, else 2, a pair 2; 2 or 3 =
                                    exactly that */
+    int force_lora_chunk;       /* rank > 0: 0 = the largest chunk that leaves 2 main
+                                   stages; N = exactly N ranks a chunk (a multiple of
+                                   16, at most the rank and LORA_CHUNK_MAX) */
+    int force_lora_stages;      /* rank > 0: 0 = 2 slots (1 for one chunk), more while
+                                   room is left; N = exactly N (at most 4, at most the
+                                   chunk count) */
 } fp4lr_budget_req;
 
 /* The resident objects, in table order. */

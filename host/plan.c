@@ -69,6 +69,8 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
         .smem_capacity = o->smem_capacity,
         .force_main_stages = o->force_main_stages,
         .force_transform_stages = o->force_transform_stages,
+        .force_lora_chunk = o->force_lora_chunk,
+        .force_lora_stages = o->force_lora_stages,
     };
     FP4LR_TRY(fp4lr_budget_solve(&req, &pl->budget));
 

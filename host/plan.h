@@ -43,6 +43,9 @@ typedef struct fp4lr_plan_opts {
     int force_main_stages;
     /* sm_90a: the W transform ring's slots, 2 or 3 (0: the solver's choice; entry _t3) */
     int force_transform_stages;
+    /* the low-rank ring (r > 0): ranks a chunk and slots, 0 = the solver's (budget.h) */
+    int force_lora_chunk;
+    int force_lora_stages;
     /* sm_100a only: name the family-target kernels (fp4lr_sm100f_..., built for every
      * compute capability 10.x part) instead of the arch-specific ones (10.0 only).  The
      * runtime sets it from the device. */

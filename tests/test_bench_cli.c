@@ -1150,3 +1150,64 @@ Test(bench_cli, gpu_ring_copies_hold_the_same_inputs)
     fp4lr_pgen_free(&h);
     fp4lr_ctx_destroy(ctx);
 }
+
+/* --transform-slots, --lora-chunk, --lora-slots: parsed and checked; the plans follow them
+ * (qwen-fc1-r128 fused beside the 3-slot ring with 16-rank chunks: 3 main stages, the s3_t3
+ * kernel), a chunk above a shape's r skips that row with a note, and the sweep honours a
+ * forced ring instead of its 2-slot default. */
+Test(bench_cli, forced_transform_and_lowrank_rings)
+{
+    fp4lr_bench_opts o;
+    char err[256];
+    cr_expect_eq(PARSE(&o, err, "--transform-slots", "4"), 2);
+    cr_expect(strstr(err, "expected 2 or 3") != NULL, "%s", err);
+    cr_expect_eq(PARSE(&o, err, "--lora-chunk", "24"), 2);
+    cr_expect(strstr(err, "multiple of 16") != NULL, "%s", err);
+    cr_expect_eq(PARSE(&o, err, "--lora-slots", "0"), 2);
+    cr_assert_eq(PARSE(&o, err, "--shape", "qwen-fc1-r128", "--shape", "flux-qkv", "--format", "nvfp4", "--variants",
+                       "dense,fused", "--transform-slots", "3", "--lora-chunk", "64", "--lora-slots", "1"),
+                 0, "%s", err);
+    cr_expect_eq(o.force_transform_slots, 3);
+    cr_expect_eq(o.force_lora_chunk, 64);
+    cr_expect_eq(o.force_lora_slots, 1);
+
+    char dir[] = "/tmp/fp4lr-bench-kernels-XXXXXX";
+    fake_kernels(dir, NULL, 0);
+    cr_assert_eq(PARSE(&o, err, "--shape", "qwen-fc1-r128", "--shape", "flux-qkv", "--format", "nvfp4", "--variants",
+                       "dense,fused", "--transform-slots", "3", "--lora-chunk", "64", "--lora-slots", "1"),
+                 0, "%s", err);
+    fp4lr_bench_jobs j;
+    make_jobs(&o, FP4LR_ARCH_SM90A, dir, &j);
+    cr_assert_eq(j.n, 4);
+    /* r = 128, one slot of 64 ranks (49152 B) beside 3 transform slots: 2 main stages */
+    cr_expect_eq(j.row[1].budget.lora_chunk, 64);
+    cr_expect_eq(j.row[1].budget.stages_lora, 1);
+    cr_expect_eq(j.row[1].budget.stages_transform, 3);
+    cr_expect_str_eq(j.job[1].plan.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s2_t3");
+    /* flux-qkv: r = 32 < 64 */
+    cr_expect_eq(j.row[3].state, FP4LR_ROW_SKIPPED);
+    cr_expect_str_eq(j.row[3].note, "--lora-chunk 64 exceeds r = 32");
+    cr_expect_eq(j.row[2].budget.stages_transform, 3, "the dense row takes the forced ring too");
+    fp4lr_bench_jobs_free(&j);
+
+    cr_assert_eq(PARSE(&o, err, "--shape", "qwen-fc1-r128", "--format", "nvfp4", "--variants", "fused",
+                       "--transform-slots", "3", "--lora-chunk", "16"),
+                 0, "%s", err);
+    make_jobs(&o, FP4LR_ARCH_SM90A, dir, &j);
+    cr_assert_eq(j.n, 1);
+    cr_expect_str_eq(j.job[0].plan.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_t3");
+    cr_expect_eq(j.row[0].budget.lora_chunk, 16);
+    cr_expect_eq(j.row[0].budget.stages_lora, 2);
+    fp4lr_bench_jobs_free(&j);
+
+    /* the sweep keeps a forced ring: its points are 3-slot plans (1 and 2 stages, not built) */
+    cr_assert_eq(PARSE(&o, err, "--shape", "flux-qkv", "--format", "nvfp4", "--variants", "dense", "--sweep-stages",
+                       "--transform-slots", "3"),
+                 0, "%s", err);
+    make_jobs(&o, FP4LR_ARCH_SM90A, dir, &j);
+    cr_assert_eq(j.n, 3);
+    for (int i = 0; i < 3; i++)
+        cr_expect_eq(j.row[i].budget.stages_transform, 3, "job %d", i);
+    fp4lr_bench_jobs_free(&j);
+    remove_dir(dir);
+}

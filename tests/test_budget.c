@@ -750,3 +750,71 @@ Test(budget, sm90_mxfp4_odd_stages_pad_the_main_ring)
     b = solve_ok(r);
     cr_assert_null(fp4lr_budget_row_find(&b, FP4LR_OBJ_ALIGN));
 }
+
+/* ---- forced low-rank ring (measurement: r = 128 beside the 3-slot transform ring) -----------
+ * sm_90a NVFP4 fused r = 128, affine: L chunk 128 x rc x 2, U chunk 256 x rc x 2 (rc = 16:
+ * 4096 + 8192 = 12288 a slot; rc = 32: 24576).  The solver alone: 2 transform slots, 3 main
+ * stages, 2 slots of a 32-rank chunk (219136 B).  With 3 transform slots and a 16-rank chunk:
+ * room = 232448 - 1024 fixed - 16384 writeback - 98304 transform - 4096 wc/beta - 2 x 12288
+ * = 88064 -> 3 main stages (82944), 5120 left (no third low-rank slot); total 227328.  The same
+ * total with one slot of a 32-rank chunk. */
+Test(budget, sm90_forced_lowrank_ring)
+{
+    fp4lr_budget_req r = fused(sm90_req(), 128);
+    fp4lr_budget b = solve_ok(r);
+    cr_assert_eq(b.stages_transform, 2);
+    cr_assert_eq(b.stages_main, 3);
+    cr_assert_eq(b.lora_chunk, 32);
+    cr_assert_eq(b.stages_lora, 2);
+    cr_assert_eq(b.total_bytes, 219136);
+
+    r.force_transform_stages = 3;
+    r.force_lora_chunk = 16;
+    b = solve_ok(r);
+    cr_assert_eq(b.stages_transform, 3);
+    cr_assert_eq(b.stages_main, 3);
+    cr_assert_eq(b.lora_chunk, 16);
+    cr_assert_eq(b.stages_lora, 2);
+    expect_row(&b, FP4LR_OBJ_L, 4096, 4096, 2);
+    expect_row(&b, FP4LR_OBJ_U, 8192, 8192, 2);
+    cr_assert_eq(b.total_bytes, 227328);
+
+    r.force_lora_chunk = 32;
+    r.force_lora_stages = 1;
+    b = solve_ok(r);
+    cr_assert_eq(b.stages_main, 3);
+    cr_assert_eq(b.lora_chunk, 32);
+    cr_assert_eq(b.stages_lora, 1);
+    cr_assert_eq(b.total_bytes, 227328);
+
+    /* forced slots alone: the chunk still shrinks to leave 2 main stages, no slot is added */
+    r.force_lora_chunk = 0;
+    r.force_lora_stages = 1;
+    b = solve_ok(r);
+    cr_assert_eq(b.stages_lora, 1);
+    cr_assert_eq(b.lora_chunk, 64);
+    cr_assert_eq(b.stages_main, 2);
+
+    /* a forced chunk is not shrunk: 1 slot of 128 ranks (98304 B) leaves no main stage */
+    r.force_lora_stages = 0;
+    r.force_lora_chunk = 128;
+    expect_fail(r, FP4LR_E_INFEASIBLE, "LORA_CHUNK", "forced low-rank chunk of 128 ranks");
+}
+
+Test(budget, forced_lowrank_ring_is_validated)
+{
+    fp4lr_budget_req r = fused(sm90_req(), 64);
+    r.force_lora_chunk = 24;
+    expect_fail(r, FP4LR_E_INVALID, "LORA_CHUNK", "forced low-rank chunk = 24 with rank 64");
+    r.force_lora_chunk = 128;
+    expect_fail(r, FP4LR_E_INVALID, "LORA_CHUNK", "up to the rank");
+    r.force_lora_chunk = 0;
+    r.force_lora_stages = 5;
+    expect_fail(r, FP4LR_E_INVALID, "LORA_STAGES", "forced low-rank slots = 5");
+    fp4lr_budget_req d = sm90_req();
+    d.force_lora_stages = 1;
+    expect_fail(d, FP4LR_E_INVALID, "LORA_STAGES", "with rank 0");
+    d.force_lora_stages = 0;
+    d.force_lora_chunk = 16;
+    expect_fail(d, FP4LR_E_INVALID, "LORA_CHUNK", "with rank 0");
+}

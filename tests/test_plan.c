@@ -113,6 +113,22 @@ Test(plan, forced_stages_in_entry)
     cr_assert_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s2");
 }
 
+/* The forced rings reach the budget through the plan options: r = 128 fused beside the
+ * 3-slot transform ring with 16-rank low-rank chunks is the s3_t3 kernel (budget.c's
+ * sm90_forced_lowrank_ring has the bytes). */
+Test(plan, forced_rings_in_entry)
+{
+    fp4lr_plan_opts o = {.force_transform_stages = 3, .force_lora_chunk = 16};
+    fp4lr_plan pl = plan_ok(problem(1024, 1024, 1024, 128, 1, 1), FP4LR_ARCH_SM90A, &o);
+    cr_assert_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_t3");
+    cr_assert_eq(pl.budget.lora_chunk, 16);
+    o.force_lora_stages = 1;
+    o.force_lora_chunk = 32;
+    pl = plan_ok(problem(1024, 1024, 1024, 128, 1, 1), FP4LR_ARCH_SM90A, &o);
+    cr_assert_eq(pl.budget.stages_lora, 1);
+    cr_assert_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_t3");
+}
+
 Test(plan, resolves_leading_dimensions)
 {
     fp4lr_plan pl = plan_ok(problem(64, 96, 128, 16, 0, 0), FP4LR_ARCH_SM90A, NULL);

@@ -537,6 +537,8 @@ int main(int argc, char **argv)
     fp4lr_run_info_capture(&run, argc, argv);
     run.iters = o.iters, run.warmup = o.warmup, run.seed = (unsigned long long)o.seed;
     run.force_stages = o.force_stages, run.sweep_stages = o.sweep_stages;
+    run.force_transform_slots = o.force_transform_slots;
+    run.force_lora_chunk = o.force_lora_chunk, run.force_lora_slots = o.force_lora_slots;
     snprintf(run.schedule, sizeof run.schedule, "%s", fp4lr_schedule_name(o.schedule));
     run.validate_rows = FP4LR_BENCH_VALIDATE_ROWS;
     fp4lr_bench_variants_format(o.variants, run.variants, sizeof run.variants);

@@ -27,6 +27,9 @@ static const char usage[] =
     "  --policy split|naive      per-CTA charge of pair-split objects (default split)\n"
     "  --smem BYTES              shared-memory capacity per block (default: the arch's)\n"
     "  --stages N                force N main stages (default: as many as fit)\n"
+    "  --transform-slots N       sm90a: force the W transform ring to 2 or 3 slots\n"
+    "  --lora-chunk N            force N ranks a low-rank chunk (a multiple of 16, at most R)\n"
+    "  --lora-slots N            force N low-rank ring slots (1..4)\n"
     "  --json                    print one JSON object instead of the table\n"
     "  --help                    this text\n";
 
@@ -132,13 +135,22 @@ static int apply(cli *c, const char *opt, const char *val)
     if (!strcmp(opt, "--stages"))
         return parse_int(val, &r->force_main_stages) ? bad("STAGES", "stages is not a number:", val)
                                                      : 0;
+    if (!strcmp(opt, "--transform-slots"))
+        return parse_int(val, &r->force_transform_stages)
+                   ? bad("TRANSFORM_STAGES", "transform slots is not a number:", val) : 0;
+    if (!strcmp(opt, "--lora-chunk"))
+        return parse_int(val, &r->force_lora_chunk) ? bad("LORA_CHUNK", "low-rank chunk is not a number:", val) : 0;
+    if (!strcmp(opt, "--lora-slots"))
+        return parse_int(val, &r->force_lora_stages) ? bad("LORA_STAGES", "low-rank slots is not a number:", val)
+                                                     : 0;
     return bad("USAGE", "unknown option", opt);
 }
 
 static int takes_value(const char *opt)
 {
     static const char *const opts[] = {"--arch", "--format", "--tile", "--cluster", "--rank",
-                                       "--family", "--policy", "--out", "--smem", "--stages"};
+                                       "--family", "--policy", "--out", "--smem", "--stages",
+                                       "--transform-slots", "--lora-chunk", "--lora-slots"};
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
         if (!strcmp(opt, opts[i]))
             return 1;
