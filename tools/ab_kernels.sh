@@ -5,14 +5,16 @@
 # clock and thermal drift lands on both), each round one fp4lr-bench run with the same
 # BENCH_ARGS: FP4LR_KERNEL_DIR=KDIR_X BENCH_X BENCH_ARGS --csv OUTDIR/LABEL_X-ROUND.csv.
 # BENCH_X is an fp4lr-bench binary (a build's own: an experiment may need its own host, e.g.
-# -DFP4LR_SM90A_THREADS=512), KDIR_X the directory above its sm90a/ or sm100a/ cubins.
+# -DFP4LR_SM90A_THREADS=512; or, to compare options of one build, a two-line script
+# `exec .../fp4lr-bench --transform-slots 3 "$@"`), KDIR_X the directory above its sm90a/
+# or sm100a/ cubins.
 # Then tools/ab_compare.py OUTDIR prints B / A per shape and variant.  Each run validates
 # before it times; a build that fails validation is reported, not compared.  ROUNDS: 2.
 # Exit status: ab_compare's (0, or 1 when a build failed validation); 2 for bad arguments;
 # a bench run failing otherwise than by validation (status 1) stops the script with its status.
 set -eu
 usage() {
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 rounds=2
