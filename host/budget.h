@@ -65,8 +65,8 @@ typedef struct fp4lr_budget_req {
                                    stages; N = exactly N ranks a chunk (a multiple of
                                    16, at most the rank and LORA_CHUNK_MAX) */
     int force_lora_stages;      /* rank > 0: 0 = 2 slots (1 for one chunk), more while
-                                   room is left; N = exactly N (at most 4, at most the
-                                   chunk count) */
+                                   room is left; N = N (1..4), capped at the chunk
+                                   count, never grown */
 } fp4lr_budget_req;
 
 /* The resident objects, in table order. */
