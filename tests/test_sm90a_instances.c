@@ -235,3 +235,14 @@ Test(sm90a_instances, experiment_flags_are_checked)
     cr_expect_not_null(strstr(out, "lower-case words separated by commas"), "%s", out);
     cr_expect_eq(system("rm -rf /tmp/fp4lr-experiment-none"), 0);
 }
+
+/* The tprefetch measurement variant (the transform's fp4 loads before its slot wait) stays
+ * buildable, alone and with tw8 and prodrot. */
+Test(sm90a_instances, tprefetch_experiment_builds, .timeout = 180)
+{
+    const char *check = "test $(grep -c 'before the slot wait' $f) -eq 2";
+    const char *gated = "nvfp4_dense_m128n256k128_c1_s3_t3 mxfp4_fused_m256n256k128_c2_s4";
+    cr_expect_eq(experiment_builds("tprefetch", check, gated), 0, "the tprefetch experiment does not build");
+    cr_expect_eq(experiment_builds("tw8,prodrot,tprefetch", check, gated), 0,
+                 "tprefetch with tw8 and prodrot does not build");
+}

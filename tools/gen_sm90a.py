@@ -24,7 +24,7 @@ EXPERIMENT = os.environ.get("FP4LR_GEN_EXPERIMENT", "")
 EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 # every flag the generator reads (a misspelt one would silently build the default kernels)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw8",
-                     "prodrot"}
+                     "prodrot", "tprefetch"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -79,6 +79,11 @@ TW8 = "tw8" in EXPERIMENTS
 # wait on `tempty` (21 % of the transform's samples) while the consumers wait for warp 0's
 # `tfull` arrive.
 PRODROT = "prodrot" in EXPERIMENTS
+# FP4LR_GEN_EXPERIMENT=tprefetch (measurement, not yet run): the transform loads a chunk's fp4
+# words and scales (guarded by `full`) before it waits for a free slot (`tempty`), so their
+# latency overlaps the wait (short-scoreboard stalls were 10 % of the transform's samples
+# at 8c494db, and it waited on `tempty` in 23 %).
+TPREFETCH = "tprefetch" in EXPERIMENTS
 if TW8:
     THREADS, TRANSFORM_WARPS = 512, 8
     REG_WG0, REG_CONSUMER = 56, 200
@@ -947,18 +952,19 @@ TRANSFORM_REGS = dict(stage="%r41", slot="%r42", peer="%r39", t=("%r44", "%r45",
 ASSIST_REGS = dict(stage="%r41", slot="%ca5", peer=None, t=("%ca0", "%ca1", "%ca2", "%ca3", "%ca4"))
 
 
-def transform_rows(e, fmt, h, L, rows=None, halves=(0, 1), regs=TRANSFORM_REGS):
+def transform_rows(e, fmt, h, L, rows=None, halves=(0, 1), regs=TRANSFORM_REGS, part="all"):
     """Chunk h of the stage at regs['stage'] into the slot at regs['slot'] (the peer's
     slot at regs['peer'] in a pair): each row's 32 fp4 bytes and 4 scales -> 32 bf16x2
     words, written as logical 16-byte chunks q = { W_0[q], W_1[q], W_2[q], W_3[q] }.
     Words u with u%2 == half give the chunks 4*half..4*half+3, so the work goes in two
     halves (16 live outputs a row) and can be shared out by half; the rows'
-    independent chains are emitted side by side for the scheduler."""
+    independent chains are emitted side by side for the scheduler.  part: "all", or
+    "loads" (the fp4 words and scales alone) then "convert" (the rest)."""
     if rows is None:
         rows = range(len(transform_rows_of_thread()))
     stage, slot, peer = regs["stage"], regs["slot"], regs["peer"]
     t0, t1, t2, t3, t4 = regs["t"]
-    for p in rows:
+    for p in (rows if part != "convert" else ()):
         e(f"""\tadd.u32 {t0}, {stage}, %wrow{p};               // row {p}: W bytes
 \txor.b32 {t1}, {t0}, {(2 * h) << 4};
 \tld.shared.v4.b32 {{%wi{8*p}, %wi{8*p+1}, %wi{8*p+2}, %wi{8*p+3}}}, [{t1}];
@@ -975,7 +981,7 @@ def transform_rows(e, fmt, h, L, rows=None, halves=(0, 1), regs=TRANSFORM_REGS):
             e(f"\tshr.u32 {t3}, {t3}, 8;")
             scale_mx(e, t3, sc[2], t4)
             e(f"\tmov.b32 {sc[1]}, {sc[0]};\n\tmov.b32 {sc[3]}, {sc[2]};")
-    for half in halves:
+    for half in (halves if part != "loads" else ()):
         outs = {}
         for c in range(4):
             u = 2 * c + half
@@ -1052,6 +1058,10 @@ L_t_k:
     e.wait("%r11", "%ph", "full_t")
     e(f"\tmad.lo.u32 %r41, %s, {L['stage']}, %sbase;   // stage base")
     for h in range(2):
+        prefetch = TPREFETCH and "skip_transform" not in EXPERIMENTS
+        if prefetch:
+            e(f"\t// ---- chunk {h}: its fp4 words and scales (the stage is full) before the slot wait ----")
+            transform_rows(e, fmt, h, L, part="loads")
         e(f"\t// ---- chunk {h}: wait for a free slot t ----")
         e("""\tmul.lo.u32 %r12, %t, 8;
 \tadd.u32 %r13, %bar_tempty, %r12;
@@ -1065,7 +1075,8 @@ L_t_k:
         # 128v+tt and writes it into both CTAs' slots
         if "skip_transform" not in EXPERIMENTS:
             # with consumer_assist the consumers convert half 1 of every row
-            transform_rows(e, fmt, h, L, halves=(0,) if ASSIST else (0, 1))
+            transform_rows(e, fmt, h, L, halves=(0,) if ASSIST else (0, 1),
+                           part="convert" if prefetch else "all")
         if BULK:
             e(f"""\t// the 128 converted rows of this CTA -> the same rows of the peer's slot, one bulk
 \t// copy (async proxy) onto the peer's tfull; every transform warp has stored its rows
