@@ -143,3 +143,111 @@ Test(sm90a_schedule, bad_arguments_are_refused)
     cr_expect_eq(fp4lr_schedule_parse("stream-k"), -1);
     cr_expect_eq(fp4lr_sm90a_sk_workspace_bytes(132), 132u * (131072u + 4u));
 }
+
+/* ---- the producer's cursor, register by register -----------------------------------------
+ * A C mirror of the generator's cursor code (sk_consts, unit_first, unit_split, unit_bounds,
+ * unit_next) as the producer runs it: the default producer recomputes the unit's bounds from
+ * the tile after every stage (unit_bounds), the prodrot variant (FP4LR_GEN_EXPERIMENT=prodrot)
+ * keeps %pke from unit_first / unit_split and never recomputes it.  Both must issue the same
+ * (tile, stage) sequence, which must be the walk check_walk verifies. */
+typedef struct cursor {
+    uint32_t tile, kb, ke, ks;
+} cursor;
+
+typedef struct sk_regs {
+    uint32_t skdp, skit0, skit1, nks, ntiles, tile0, tstride;
+} sk_regs;
+
+static void unit_split_m(const sk_regs *c, cursor *u, uint32_t skit)
+{
+    if (skit >= c->skit1) {
+        u->tile = c->ntiles;
+        return;
+    }
+    u->tile = skit / c->nks;
+    u->kb = skit - u->tile * c->nks;
+    u->tile += c->skdp;
+    u->ke = c->skit1 - skit + u->kb;
+    if (u->ke > c->nks)
+        u->ke = c->nks;
+}
+
+static void unit_first_m(const sk_regs *c, cursor *u)
+{
+    u->tile = c->tile0, u->kb = 0, u->ke = c->nks;
+    if (u->tile >= c->skdp)
+        unit_split_m(c, u, c->skit0);
+    u->ks = u->kb;
+}
+
+static void unit_bounds_m(const sk_regs *c, cursor *u)
+{
+    u->kb = 0, u->ke = c->nks;
+    if (u->tile < c->skdp)
+        return;
+    const uint32_t base = (u->tile - c->skdp) * c->nks;
+    u->kb = (c->skit0 > base ? c->skit0 : base) - base;
+    u->ke = (base + c->nks < c->skit1 ? base + c->nks : c->skit1) - base;
+}
+
+static void unit_next_m(const sk_regs *c, cursor *u)
+{
+    if (u->tile < c->skdp) {
+        u->tile += c->tstride;
+        if (u->tile < c->skdp)
+            return;
+        unit_split_m(c, u, c->skit0);
+        return;
+    }
+    unit_split_m(c, u, (u->tile - c->skdp) * c->nks + u->ke);
+}
+
+/* One producer step: advance past the stage just issued; at the unit's end, the next unit. */
+static void produce_step(const sk_regs *c, cursor *u, int prodrot)
+{
+    u->ks++;
+    if (!prodrot)
+        unit_bounds_m(c, u);
+    if (u->ks < u->ke)
+        return;
+    unit_next_m(c, u);
+    u->ks = u->kb;
+}
+
+Test(sm90a_schedule, prodrot_cursor_issues_the_default_sequence)
+{
+    const int gs[] = {1, 2, 7, 66, 132};
+    for (size_t gi = 0; gi < sizeof gs / sizeof gs[0]; gi++)
+        for (int64_t tiles = 1; tiles <= 300; tiles += tiles < 20 ? 1 : 37)
+            for (int64_t nks = 1; nks <= 40; nks += nks < 6 ? 1 : 11)
+                for (int mode = 0; mode < 2; mode++) {
+                    fp4lr_sm90a_sk w;
+                    cr_assert_eq(fp4lr_sm90a_schedule(mode ? FP4LR_SCHEDULE_SK : FP4LR_SCHEDULE_DP, tiles, nks,
+                                                      gs[gi], &w).code,
+                                 FP4LR_OK);
+                    unsigned char *done = calloc((size_t)(tiles * nks), 1);
+                    cr_assert_not_null(done);
+                    for (int b = 0; b < gs[gi]; b++) {
+                        sk_regs c = {.skdp = w.dp_tiles, .nks = (uint32_t)nks, .ntiles = (uint32_t)tiles,
+                                     .tile0 = (uint32_t)b, .tstride = (uint32_t)gs[gi]};
+                        slice(&w, tiles, nks, (uint32_t)b, &c.skit0, &c.skit1);
+                        cursor d, r;
+                        unit_first_m(&c, &d);
+                        r = d;
+                        while (d.tile < c.ntiles) {
+                            cr_assert_eq(r.tile, d.tile, "G %d tiles %lld nks %lld cluster %d: tiles differ",
+                                         gs[gi], (long long)tiles, (long long)nks, b);
+                            cr_assert_eq(r.ks, d.ks, "G %d tiles %lld nks %lld cluster %d tile %u: stages differ",
+                                         gs[gi], (long long)tiles, (long long)nks, b, d.tile);
+                            done[(int64_t)d.tile * nks + d.ks]++;
+                            produce_step(&c, &d, 0);
+                            produce_step(&c, &r, 1);
+                        }
+                        cr_assert_eq(r.tile, c.ntiles, "the prodrot cursor runs on past the walk");
+                    }
+                    for (int64_t i = 0; i < tiles * nks; i++)
+                        cr_assert_eq(done[i], 1, "tile %lld stage %lld issued %d times", (long long)(i / nks),
+                                     (long long)(i % nks), done[i]);
+                    free(done);
+                }
+}
