@@ -6,7 +6,8 @@ integer instructions it uses, against the e2m1 definition.
 For f16 every output must hold (e2m1 value) * 2^-14 exactly, for bf16 (e2m1 value) * 2^-126
 before the multiply by 2^126 (that multiply is checked apart: the result must be the exact
 e2m1 value).  Inputs: every pair of codes in every output position (the two elements an
-output holds) with the six other nibbles random, and 50000 random words.  Exit status 0
+output holds) with the six other nibbles random, and 50000 random words; and mxone's fast
+MXFP4 scale (2^(E-1) for E <= 128) with the exactness of its one multiply.  Exit status 0
 when every output matches, 1 otherwise (the first mismatches are printed).
 
     python3 tests/placed_conversion.py
@@ -54,6 +55,14 @@ def run(program, w):
             regs[d] = srcs[0] & srcs[1]
         elif op == "or.b32":
             regs[d] = srcs[0] | srcs[1]
+        elif op == "add.u32":
+            regs[d] = (srcs[0] + srcs[1]) & MASK
+        elif op == "shl.b32":
+            regs[d] = (srcs[0] << srcs[1]) & MASK
+        elif op == "prmt.b32":
+            a, b, sel = srcs
+            pool = a | b << 32
+            regs[d] = sum((pool >> (8 * (sel >> (4 * k) & 7)) & 0xFF) << (8 * k) for k in range(4))
         elif op == "lop3.b32":
             a, b, c, lut = srcs
             r = 0
@@ -63,7 +72,7 @@ def run(program, w):
             regs[d] = r
         else:
             raise SystemExit(f"placed_conversion: no interpreter for '{op}'")
-    return [regs[f"%o{a}"] for a in range(4)]
+    return [regs[f"%o{a}"] for a in range(4) if f"%o{a}" in regs]
 
 
 def f16_value(bits):
@@ -100,6 +109,33 @@ def check(f16, words):
     return bad
 
 
+def bf16_exact(x):
+    """x is a bf16 value (normal or subnormal): its float32 pattern has no low 16 bits."""
+    bits = struct.unpack("<I", struct.pack("<f", x))[0]
+    return struct.unpack("<f", struct.pack("<I", bits))[0] == x and bits & 0xFFFF == 0
+
+
+def check_mx_fast():
+    """mxone's fast path (FP4LR_GEN_EXPERIMENT=mxone): the scale code emitted for ue8m0 bytes
+    E <= 128 gives bf16x2 (2^(E-1), 2^(E-1)), and every placed element times it is the exact
+    e2m1 value times 2^(E-127), a bf16 number (so the one rounding multiply is exact)."""
+    lines = []
+    gen_sm90a.scale_mx_fast(lambda t: lines.extend(t.split("\n")), "%w", "%o0", "%t0")
+    program = [ln.split("//")[0].strip().rstrip(";") for ln in lines if ln.strip()]
+    bad = 0
+    for e8 in range(129):
+        got = run(program, e8 | 0xAB00)[0]   # the byte's neighbours must not leak in
+        want = (e8 + 126) << 7
+        if got != (want | want << 16) or bf16_value(want) != 2.0 ** (e8 - 1):
+            bad += 1
+            print(f"placed_conversion: mx fast scale E={e8}: 0x{got:08X}, want 2^{e8 - 1}")
+        for code in range(16):
+            prod = code_value(code) * 2.0 ** -126 * 2.0 ** (e8 - 1)
+            if prod != code_value(code) * 2.0 ** (e8 - 127) or not bf16_exact(prod):
+                bad += 1
+    return bad
+
+
 def main():
     rnd = random.Random(7)
     words = []
@@ -118,6 +154,7 @@ def main():
         placed = code_value(code) * 2.0 ** -126
         if placed * 2.0 ** 126 != code_value(code):
             bad += 1
+    bad += check_mx_fast()
     n = 2 * 8 * len(words)
     if bad:
         print(f"placed_conversion: FAIL, {bad} of {n} elements wrong")

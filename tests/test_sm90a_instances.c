@@ -246,3 +246,16 @@ Test(sm90a_instances, tprefetch_experiment_builds, .timeout = 180)
     cr_expect_eq(experiment_builds("tw8,prodrot,tprefetch", check, gated), 0,
                  "tprefetch with tw8 and prodrot does not build");
 }
+
+/* The mxone measurement variant (MXFP4 with one multiply an output where every scale of the
+ * warp is <= 2; tests/placed_conversion.py checks its scale and exactness) stays buildable,
+ * alone and with tw8 and prodrot: the MXFP4 kernels vote on their path, the NVFP4 ones are
+ * untouched. */
+Test(sm90a_instances, mxone_experiment_builds, .timeout = 180)
+{
+    const char *check = "case $f in *mxfp4*) grep -q 'vote.sync.any.pred %pmx' $f;; "
+                        "*) ! grep -q 'pmx' $f;; esac";
+    const char *gated = "mxfp4_dense_m128n256k128_c1_s3_t3 mxfp4_fused_m256n256k128_c2_s4";
+    cr_expect_eq(experiment_builds("mxone", check, gated), 0, "the mxone experiment does not build");
+    cr_expect_eq(experiment_builds("tw8,prodrot,mxone", check, gated), 0, "mxone with tw8 and prodrot does not build");
+}

@@ -24,7 +24,7 @@ EXPERIMENT = os.environ.get("FP4LR_GEN_EXPERIMENT", "")
 EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 # every flag the generator reads (a misspelt one would silently build the default kernels)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw8",
-                     "prodrot", "tprefetch"}
+                     "prodrot", "tprefetch", "mxone"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -84,6 +84,13 @@ PRODROT = "prodrot" in EXPERIMENTS
 # latency overlaps the wait (short-scoreboard stalls were 10 % of the transform's samples
 # at 8c494db, and it waited on `tempty` in 23 %).
 TPREFETCH = "tprefetch" in EXPERIMENTS
+# FP4LR_GEN_EXPERIMENT=mxone (measurement, not yet run): MXFP4 operands with one multiply an
+# output instead of two where the warp's scales allow: the bf16 placement gives
+# value * 2^-126, the scale is 2^(E-127); their product is placed * 2^(E-1), one bf16 multiply
+# whenever E <= 128 (scale <= 2; 2^(E-1) then fits bf16).  A warp-uniform vote picks that
+# path per chunk; a warp with a larger scale (or the NaN code 255) takes the two multiplies
+# of before.  Same results bit for bit (both exact).
+MXONE = "mxone" in EXPERIMENTS
 if TW8:
     THREADS, TRANSFORM_WARPS = 512, 8
     REG_WG0, REG_CONSUMER = 56, 200
@@ -366,6 +373,8 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2):
 \t.reg .pred %psk;
 \t.reg .f32 %skf<32>;                               // a stream-K owner's partial loads
 """)
+    if MXONE and fmt == "mxfp4":
+        e("\t.reg .b32 %mxt, %mxt2;\n\t.reg .pred %pmx;         // mxone: scale bytes, the warp's path")
     if PRODROT:
         e("\t.reg .b32 %pgs;                              // prodrot: stages issued so far (who issues the next)")
     if ASSIST:
@@ -772,7 +781,7 @@ def shift_left(e, dst, src, k, why):
         e(f"\tshr.u32 {dst}, {src}, {-k};{' ' * (12 - len(str(-k)))}// {why}")
 
 
-def fp4x8_to_placed(e, w, outs, tmp):
+def fp4x8_to_placed(e, w, outs, tmp, undo=True):
     """8 e2m1 codes in word `w` -> 4 f16x2 (F16) or bf16x2 words `outs`, outs[a] = (element a,
     element a+4), by bit placement: the sign bit to bit 15 and the 3 magnitude bits (e1 e0 m)
     to the exponent/mantissa boundary, bits 9-11 in f16 and 6-8 in bf16, which IS the pattern
@@ -825,7 +834,7 @@ def fp4x8_to_placed(e, w, outs, tmp):
             e(f"\tand.b32 {outs[a]}, {outs[a]}, 0x{m:08X};      // (element {a}, element {a + 4}) * {unit}")
         else:
             e(f"\tand.b32 {outs[a]}, {z}, 0x{m:08X};      // (element {a}, element {a + 4}) * {unit}")
-        if not F16:
+        if not F16 and undo:
             e(f"\tmul.rn.bf16x2 {outs[a]}, {outs[a]}, %bfx126;   // * 2^126: exact")
 
 
@@ -837,10 +846,11 @@ def unscale(i):
     return ""
 
 
-def fp4x8_to(e, w, outs, tmp):
-    """The operand type's conversion: f16 (F16) or bf16."""
+def fp4x8_to(e, w, outs, tmp, undo=True):
+    """The operand type's conversion: f16 (F16) or bf16 (undo=False, mxone's fast path: the
+    bf16 placement's 2^-126 is left for the scale, 2^(E-1), to undo)."""
     if PLACED:
-        fp4x8_to_placed(e, w, outs, tmp)
+        fp4x8_to_placed(e, w, outs, tmp, undo)
         return
     (fp4x8_to_f16 if F16 else fp4x8_to_bf16)(e, w, outs, tmp)
 
@@ -875,6 +885,33 @@ def scale_mx(e, byte_reg, out, tmp):
 \tsetp.eq.u32 %p6, {tmp}, 255;
 \t@%p6 mov.b32 {out}, 0x7FC0;
 \tprmt.b32 {out}, {out}, 0, 0x1010;""")
+
+
+def scale_mx_fast(e, byte_reg, out, tmp):
+    """mxone's fast path: ue8m0 byte E <= 128 -> bf16x2 (2^(E-1), twice), the scale times the
+    2^126 that undoes the bf16 placement's 2^-126: exponent field E + 126 (126..254, normal)."""
+    e(f"""\tand.b32 {tmp}, {byte_reg}, 255;
+\tadd.u32 {tmp}, {tmp}, 126;
+\tshl.b32 {out}, {tmp}, 7;
+\tprmt.b32 {out}, {out}, 0, 0x1010;""")
+
+
+def mx_big_scales(e, bytes_, pred="%pmx"):
+    """pred = some lane of the warp has a ue8m0 scale above 128 among the bytes (registers,
+    (reg, shift) pairs); warp-uniform, so the fast and the slow path never diverge."""
+    first = True
+    for reg, shift in bytes_:
+        src = reg
+        if shift:
+            e(f"\tshr.u32 %mxt, {reg}, {shift};")
+            src = "%mxt"
+        e(f"\tand.b32 %mxt, {src}, 255;")
+        if first:
+            e(f"\tsetp.gt.u32 {pred}, %mxt, 128;")
+        else:
+            e(f"\tsetp.gt.or.u32 {pred}, %mxt, 128, {pred};")
+        first = False
+    e(f"\tvote.sync.any.pred {pred}, {pred}, 0xffffffff;   // a scale above 2: the two-multiply path")
 
 
 def transform_rows_of_thread():
@@ -959,11 +996,15 @@ def transform_rows(e, fmt, h, L, rows=None, halves=(0, 1), regs=TRANSFORM_REGS, 
     Words u with u%2 == half give the chunks 4*half..4*half+3, so the work goes in two
     halves (16 live outputs a row) and can be shared out by half; the rows'
     independent chains are emitted side by side for the scheduler.  part: "all", or
-    "loads" (the fp4 words and scales alone) then "convert" (the rest)."""
+    "loads" (the fp4 words and scales alone) then "convert" (the rest).  With mxone
+    (MXFP4) the loads keep each row's two raw scale bytes in %sc{4p+3} and the conversion
+    is emitted twice, one multiply an output where the warp's scales allow, two where not."""
     if rows is None:
         rows = range(len(transform_rows_of_thread()))
     stage, slot, peer = regs["stage"], regs["slot"], regs["peer"]
     t0, t1, t2, t3, t4 = regs["t"]
+    mxone = MXONE and fmt == "mxfp4"
+    assert not (mxone and ASSIST)
     for p in (rows if part != "convert" else ()):
         e(f"""\tadd.u32 {t0}, {stage}, %wrow{p};               // row {p}: W bytes
 \txor.b32 {t1}, {t0}, {(2 * h) << 4};
@@ -975,35 +1016,64 @@ def transform_rows(e, fmt, h, L, rows=None, halves=(0, 1), regs=TRANSFORM_REGS, 
         if fmt == "nvfp4":
             e(f"\tld.shared.u32 {t3}, [{t2}+{h * 512}];          // scales of groups c = 0..3")
             scales_nv4(e, t3, sc, p)
+        elif mxone:
+            e(f"\tld.shared.u16 {sc[3]}, [{t2}+{2 * h}];            // raw scales: groups 0,1 | 2,3")
         else:
             e(f"\tld.shared.u16 {t3}, [{t2}+{2 * h}];            // scales: groups 0,1 | 2,3")
-            scale_mx(e, t3, sc[0], t4)
-            e(f"\tshr.u32 {t3}, {t3}, 8;")
-            scale_mx(e, t3, sc[2], t4)
-            e(f"\tmov.b32 {sc[1]}, {sc[0]};\n\tmov.b32 {sc[3]}, {sc[2]};")
-    for half in (halves if part != "loads" else ()):
-        outs = {}
-        for c in range(4):
-            u = 2 * c + half
+            mx_scales(e, t3, sc, t4, scale_mx)
+    if part == "loads":
+        return
+
+    def convert(undo):
+        for half in halves:
+            outs = {}
+            for c in range(4):
+                u = 2 * c + half
+                for p in rows:
+                    regs_out = [f"%tw{16 * p + 4 * c + i}" for i in range(4)]
+                    tmp = [f"%cv{6 * p + k}" for k in range(6)]
+                    fp4x8_to(e, f"%wi{8 * p + u}", regs_out, tmp, undo)
+                    for i in range(4):
+                        e(f"\t{mul_x2()} {regs_out[i]}, {regs_out[i]}, %sc{4 * p + c};")
+                        outs[(p, c, i)] = regs_out[i]
             for p in rows:
-                regs_out = [f"%tw{16 * p + 4 * c + i}" for i in range(4)]
-                tmp = [f"%cv{6 * p + k}" for k in range(6)]
-                fp4x8_to(e, f"%wi{8 * p + u}", regs_out, tmp)
-                for i in range(4):
-                    e(f"\t{mul_x2()} {regs_out[i]}, {regs_out[i]}, %sc{4 * p + c};")
-                    outs[(p, c, i)] = regs_out[i]
-        for p in rows:
-            e(f"\tadd.u32 {t0}, {slot}, %wst{p};")
-            if SPLIT and not BULK:
-                e(f"\tadd.u32 {t2}, {peer}, %wst{p};")
-            for i in range(4):
-                q = 4 * half + i
-                vec = ", ".join(outs[(p, c, i)] for c in range(4))
-                e(f"""\txor.b32 {t1}, {t0}, {q << 4};
-\tst.shared.v4.b32 [{t1}], {{{vec}}};""")
+                e(f"\tadd.u32 {t0}, {slot}, %wst{p};")
                 if SPLIT and not BULK:
-                    e(f"""\txor.b32 {t1}, {t2}, {q << 4};
+                    e(f"\tadd.u32 {t2}, {peer}, %wst{p};")
+                for i in range(4):
+                    q = 4 * half + i
+                    vec = ", ".join(outs[(p, c, i)] for c in range(4))
+                    e(f"""\txor.b32 {t1}, {t0}, {q << 4};
+\tst.shared.v4.b32 [{t1}], {{{vec}}};""")
+                    if SPLIT and not BULK:
+                        e(f"""\txor.b32 {t1}, {t2}, {q << 4};
 \tst.shared::cluster.v4.b32 [{t1}], {{{vec}}};""")
+
+    if not mxone:
+        convert(True)
+        return
+    slow, done = e.label("mx_slow"), e.label("mx_done")
+    mx_big_scales(e, [(f"%sc{4 * p + 3}", k) for p in rows for k in (0, 8)])
+    e(f"\t@%pmx bra {slow};")
+    e("\t// every scale of the warp <= 2: one multiply an output, by 2^(E-1)")
+    for p in rows:
+        mx_scales(e, f"%sc{4 * p + 3}", [f"%sc{4 * p + c}" for c in range(4)], t4, scale_mx_fast)
+    convert(False)
+    e(f"\tbra {done};\n{slow}:")
+    e("\t// a scale above 2 (or NaN) in the warp: * 2^126, then * 2^(E-127)")
+    for p in rows:
+        mx_scales(e, f"%sc{4 * p + 3}", [f"%sc{4 * p + c}" for c in range(4)], t4, scale_mx)
+    convert(True)
+    e(f"{done}:")
+
+
+def mx_scales(e, raw, sc, tmp, conv):
+    """Two ue8m0 bytes (raw, low byte first; raw may be sc[3]) -> sc[0] = sc[1] (group 0 / 1's
+    scale pair) and sc[2] = sc[3], through conv (scale_mx or scale_mx_fast)."""
+    conv(e, raw, sc[0], tmp)
+    e(f"\tshr.u32 %mxt2, {raw}, 8;" if MXONE else f"\tshr.u32 {raw}, {raw}, 8;")
+    conv(e, "%mxt2" if MXONE else raw, sc[2], tmp)
+    e(f"\tmov.b32 {sc[1]}, {sc[0]};\n\tmov.b32 {sc[3]}, {sc[2]};")
 
 
 def emit_transform(e, fmt, stages, L):
@@ -1152,24 +1222,35 @@ def load_a_chunk(e, fmt, h, xr, xq, L):
 \tadd.u32 %r26, %r26, %r41;                   // + stage base
 \tld.shared.u8 %r4, [%r26+{L['sfa'] + 2 * h}];
 \tld.shared.u8 %r5, [%r26+{L['sfa'] + 2 * h + 128}];""")
-    sc = {}
-    for i, reg in enumerate(("%r4", "%r5")):
-        if fmt == "nvfp4":
-            scale_nv(e, reg, f"%r{6 + i}", "%r8")
-        else:
-            scale_mx(e, reg, f"%r{6 + i}", "%r8")
     tmp = ["%r9", "%r10", "%r11", "%r12", "%r13", "%r14"]
-    if "cnoconv" in EXPERIMENTS:   # measurement only: the raw words as fragments
+
+    def convert(scale, undo):
+        for i, reg in enumerate(("%r4", "%r5")):
+            scale(e, reg, f"%r{6 + i}", "%r8")
+        if "cnoconv" in EXPERIMENTS:   # measurement only: the raw words as fragments
+            for i in range(8):
+                e(f"\tmov.b32 {xr[i]}, %r{i % 2};\n\tmov.b32 {xq[i]}, %r{2 + i % 2};")
+            return
+        fp4x8_to(e, "%r0", xr[0:4], tmp, undo)
+        fp4x8_to(e, "%r1", xr[4:8], tmp, undo)
+        fp4x8_to(e, "%r2", xq[0:4], tmp, undo)
+        fp4x8_to(e, "%r3", xq[4:8], tmp, undo)
         for i in range(8):
-            e(f"\tmov.b32 {xr[i]}, %r{i % 2};\n\tmov.b32 {xq[i]}, %r{2 + i % 2};")
-        return
-    fp4x8_to(e, "%r0", xr[0:4], tmp)
-    fp4x8_to(e, "%r1", xr[4:8], tmp)
-    fp4x8_to(e, "%r2", xq[0:4], tmp)
-    fp4x8_to(e, "%r3", xq[4:8], tmp)
-    for i in range(8):
-        e(f"\t{mul_x2()} {xr[i]}, {xr[i]}, %r6;")
-        e(f"\t{mul_x2()} {xq[i]}, {xq[i]}, %r7;")
+            e(f"\t{mul_x2()} {xr[i]}, {xr[i]}, %r6;")
+            e(f"\t{mul_x2()} {xq[i]}, {xq[i]}, %r7;")
+
+    if fmt == "nvfp4":
+        convert(scale_nv, True)
+    elif not MXONE:
+        convert(scale_mx, True)
+    else:   # mxone: one multiply an output where every scale of the warp is <= 2
+        slow, done = e.label("mxa_slow"), e.label("mxa_done")
+        mx_big_scales(e, [("%r4", 0), ("%r5", 0)])
+        e(f"\t@%pmx bra {slow};")
+        convert(scale_mx_fast, False)
+        e(f"\tbra {done};\n{slow}:")
+        convert(scale_mx, True)
+        e(f"{done}:")
 
 
 def wgmma_chunk(e, xr, xq, first_pred):
