@@ -33,6 +33,8 @@ void fp4lr_bench_usage(FILE *f)
             "  --transform-slots N  sm_90a: force the W transform ring to 2 or 3 slots\n"
             "  --lora-chunk N    force N ranks a low-rank chunk (fused rows with r >= N; a multiple of 16)\n"
             "  --lora-slots N    force N low-rank ring slots, 1..4 (fused rows with r > 0)\n"
+            "  --scales S        the inputs' block scales: realistic (default) or small (MXFP4 scales\n"
+            "                    <= 2^0, as a trained model's)\n"
             "  --schedule S      sm_90a tile walk: auto (default), dp (whole tiles), sk (stream-K)\n"
             "  --sweep-stages    also run every main stage count from 1 to the solver's (dense, dense-c2,\n"
             "                    fused; on sm_90a at 2 transform slots when the solver's plan has 3);\n"
@@ -191,6 +193,11 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
             if (parse_ll(v, 16, 1024, &x) || x % 16)
                 return bad(err, errlen, "--lora-chunk %s: expected a multiple of 16", v);
             o->force_lora_chunk = (int)x, i++;
+        } else if (!strcmp(a, "--scales")) {
+            if (v && (!strcmp(v, "realistic") || !strcmp(v, "small")))
+                o->small_scales = !strcmp(v, "small"), i++;
+            else
+                return bad(err, errlen, "--scales %s: expected realistic or small", v ? v : "(nothing)");
         } else if (!strcmp(a, "--lora-slots")) {
             if (parse_ll(v, 1, 4, &x))
                 return bad(err, errlen, "--lora-slots %s: expected 1..4", v);

@@ -108,23 +108,23 @@ static uint8_t realistic_scale(fp4lr_pgen_rng *g, fp4lr_format f, int base)
     return (uint8_t)(low ? rng_int(g, 0, code) : code);
 }
 
-/* The row's base binade: ue8m0 code around 127, or ue4m3 exponent field; `spread`
- * binades either side (the ue4m3 band sits near the top, as NVFP4's two-level
- * scaling places block scales near 448). */
-static int row_base(fp4lr_pgen_rng *g, fp4lr_format f, int spread)
+/* The row's base binade: ue8m0 code around `centre` (127 = 2^0), or ue4m3 exponent
+ * field; `spread` binades either side (the ue4m3 band sits near the top, as NVFP4's
+ * two-level scaling places block scales near 448). */
+static int row_base(fp4lr_pgen_rng *g, fp4lr_format f, int spread, int centre)
 {
     if (f == FP4LR_MXFP4)
-        return 127 + (int)rng_int(g, -spread, spread);
+        return centre + (int)rng_int(g, -spread, spread);
     return 14 - (int)rng_int(g, 0, spread);
 }
 
 /* Fills one operand's scales (atom layout) and returns each row's rms of deq. */
-static void fill_scales(fp4lr_pgen_rng *g, fp4lr_format f, fp4lr_pgen_scales mode, int spread, const uint8_t *q,
-                        uint8_t *sf, int64_t rows, int64_t K, double *rms)
+static void fill_scales(fp4lr_pgen_rng *g, fp4lr_format f, fp4lr_pgen_scales mode, int spread, int centre,
+                        const uint8_t *q, uint8_t *sf, int64_t rows, int64_t K, double *rms)
 {
     const int64_t B = fp4lr_format_block(f), kv = K / B;
     for (int64_t i = 0; i < rows; i++) {
-        int base = row_base(g, f, spread);
+        int base = row_base(g, f, spread, centre);
         double sq = 0.0;
         for (int64_t c = 0; c < kv; c++) {
             uint8_t code;
@@ -182,8 +182,9 @@ void fp4lr_pgen_fill(fp4lr_pgen_problem *t, uint64_t seed, fp4lr_pgen_scales sca
     }
     fill_bytes(&g, t->A, t->sizes.A);
     fill_bytes(&g, t->W, t->sizes.W);
-    fill_scales(&g, p->format, scales, 3, t->A, t->SFA, p->M, p->K, ra);
-    fill_scales(&g, p->format, scales, 8, t->W, t->SFW, p->N, p->K, rw);
+    const int small = scales == FP4LR_PGEN_SCALES_SMALL;
+    fill_scales(&g, p->format, scales, 3, small ? 122 : 127, t->A, t->SFA, p->M, p->K, ra);
+    fill_scales(&g, p->format, scales, 8, small ? 118 : 127, t->W, t->SFW, p->N, p->K, rw);
 
     const double alpha =
         p->format == FP4LR_NVFP4 ? ldexp(1.0 + rng_unit(&g), -16 + (int)rng_int(&g, 0, 1)) : 1.0;

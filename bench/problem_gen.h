@@ -23,6 +23,10 @@ typedef enum fp4lr_pgen_scales {
     /* Every valid non-NaN scale code uniformly (ue4m3 0x00..0x7E, ue8m0 0..254):
      * exercises the double reference over the whole range; fp32 sums may overflow. */
     FP4LR_PGEN_SCALES_FULL = 1,
+    /* As realistic, but the ue8m0 (MXFP4) bases are centred on 2^-5 for A and 2^-9 for W
+     * (activations near 0.3, weights near 0.02, as in a trained model): every MXFP4 block
+     * scale is at most 2^0.  ue4m3 (NVFP4) scales as realistic. */
+    FP4LR_PGEN_SCALES_SMALL = 2,
 } fp4lr_pgen_scales;
 
 /* A problem with its host buffers.  `p` is resolved; `a` points at the buffers

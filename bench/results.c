@@ -607,6 +607,7 @@ fp4lr_status fp4lr_results_write_record(FILE *f, const fp4lr_run_info *run, cons
     put_int(&set, "force_transform_slots", run->force_transform_slots);
     put_int(&set, "force_lora_chunk", run->force_lora_chunk);
     put_int(&set, "force_lora_slots", run->force_lora_slots);
+    put_str(&set, "scales", run->small_scales ? "small" : "realistic");
     put_bool(&set, "sweep_stages", run->sweep_stages);
     put_str(&set, "schedule", run->schedule[0] ? run->schedule : "auto");
     put_str(&set, "variants", run->variants);

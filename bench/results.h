@@ -160,6 +160,7 @@ typedef struct fp4lr_run_info {
     int force_transform_slots;   /* --transform-slots, 0 = the solver's */
     int force_lora_chunk;        /* --lora-chunk, 0 = the solver's */
     int force_lora_slots;        /* --lora-slots, 0 = the solver's */
+    int small_scales;            /* --scales small */
     int sweep_stages;            /* --sweep-stages */
     char schedule[8];            /* the sm_90a tile walk asked for: auto, dp, sk */
     char variants[96];           /* the variants asked for, e.g. "dense,dense-c2,fused,peers" */

@@ -1211,3 +1211,17 @@ Test(bench_cli, forced_transform_and_lowrank_rings)
     fp4lr_bench_jobs_free(&j);
     remove_dir(dir);
 }
+
+Test(bench_cli, opts_scales)
+{
+    fp4lr_bench_opts o;
+    char err[256];
+    cr_assert_eq(PARSE(&o, err, "--shape", "flux-qkv"), 0, "%s", err);
+    cr_expect_eq(o.small_scales, 0, "realistic scales by default");
+    cr_assert_eq(PARSE(&o, err, "--scales", "small"), 0, "%s", err);
+    cr_expect_eq(o.small_scales, 1);
+    cr_assert_eq(PARSE(&o, err, "--scales", "realistic"), 0, "%s", err);
+    cr_expect_eq(o.small_scales, 0);
+    cr_expect_eq(PARSE(&o, err, "--scales", "full"), 2, "full scales overflow fp32 sums: not a benchmark input");
+    cr_expect(strstr(err, "expected realistic or small") != NULL, "%s", err);
+}

@@ -104,6 +104,19 @@ Test(gemm_dense, full_scale_range, .timeout = 300)
     fp4lr_ctx_destroy(ctx);
 }
 
+/* MXFP4 with small block scales (every ue8m0 code <= 127, as a trained model's): the
+ * FP4LR_GEN_EXPERIMENT=mxone kernels take their one-multiply path only on such data. */
+Test(gemm_dense, mxfp4_small_scales, .timeout = 300)
+{
+    fp4lr_ctx *ctx = gpu_or_skip();
+    gcase g;
+    setup_case(&g, ctx, 300, 520, 640, FP4LR_MXFP4, 33, FP4LR_PGEN_SCALES_SMALL, 0, 1);
+    run_case(&g);
+    expect_pass(&g);
+    teardown_case(&g);
+    fp4lr_ctx_destroy(ctx);
+}
+
 /* ---- the reference shapes that fit the test-time budget (sampled rows) ---- */
 
 Test(gemm_dense, reference_shapes, .timeout = 900)

@@ -142,6 +142,25 @@ Test(reference, naive_mxfp4_r32_affine_ragged_m)
     naive_case(shape(129, 7, 256, 32, FP4LR_MXFP4, 1, 1), 3, FP4LR_PGEN_SCALES_REALISTIC);
 }
 
+/* Small MXFP4 scales (a trained model's range): every ue8m0 code at most 127 (2^0), the
+ * reference still the naive loop's. */
+Test(reference, naive_mxfp4_small_scales)
+{
+    fp4lr_problem p = shape(129, 70, 512, 16, FP4LR_MXFP4, 1, 1);
+    naive_case(p, 12, FP4LR_PGEN_SCALES_SMALL);
+    fp4lr_pgen_problem t;
+    cr_assert_eq(fp4lr_pgen_alloc(&t, &p), 0);
+    fp4lr_pgen_fill(&t, 12, FP4LR_PGEN_SCALES_SMALL);
+    int top = 0;
+    for (size_t i = 0; i < t.sizes.SFA; i++)
+        top = t.SFA[i] > top ? t.SFA[i] : top;
+    for (size_t i = 0; i < t.sizes.SFW; i++)
+        top = t.SFW[i] > top ? t.SFW[i] : top;
+    cr_expect_leq(top, 127, "largest ue8m0 code %d", top);
+    cr_expect_geq(top, 110, "the scales are small, not all zero: largest %d", top);
+    fp4lr_pgen_free(&t);
+}
+
 Test(reference, naive_mxfp4_full_scale_range)
 {
     naive_case(shape(13, 17, 256, 16, FP4LR_MXFP4, 1, 0), 4, FP4LR_PGEN_SCALES_FULL);

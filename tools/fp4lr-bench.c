@@ -82,12 +82,12 @@ static void progress(bench *b, const fp4lr_bench_row *row)
 /* ---- the problem a run of jobs shares ------------------------------------------------------ */
 
 /* Random inputs and the reference of the sampled rows. */
-static fp4lr_status host_prepare(const fp4lr_problem *p, uint64_t seed, host_side *h)
+static fp4lr_status host_prepare(const fp4lr_problem *p, uint64_t seed, fp4lr_pgen_scales scales, host_side *h)
 {
     memset(h, 0, sizeof *h);
     if (fp4lr_pgen_alloc(&h->host, p))
         return fp4lr_fail(FP4LR_E_NOMEM, "HOST_ALLOC", "cannot allocate the host operands");
-    fp4lr_pgen_fill(&h->host, seed, FP4LR_PGEN_SCALES_REALISTIC);
+    fp4lr_pgen_fill(&h->host, seed, scales);
     int64_t want = p->M < FP4LR_BENCH_VALIDATE_ROWS ? p->M : FP4LR_BENCH_VALIDATE_ROWS;
     FP4LR_TRY(fp4lr_sample_rows(p->M, want, seed, h->rows, &h->nrows));
     h->ref = malloc(sizeof(double) * (size_t)(h->nrows * p->N));
@@ -139,7 +139,8 @@ static fp4lr_status workload_for(bench *b, const fp4lr_problem *p, workload **ou
     workload_release(w);
     w->ready = 1;
     w->p = *p;
-    w->st = host_prepare(p, b->o->seed, &w->h);
+    w->st = host_prepare(p, b->o->seed, b->o->small_scales ? FP4LR_PGEN_SCALES_SMALL : FP4LR_PGEN_SCALES_REALISTIC,
+                         &w->h);
     if (w->st.code == FP4LR_OK) {
         size_t read, copy;
         fp4lr_problem_rotation_bytes(&w->h.host.sizes, &read, &copy);
@@ -539,6 +540,7 @@ int main(int argc, char **argv)
     run.force_stages = o.force_stages, run.sweep_stages = o.sweep_stages;
     run.force_transform_slots = o.force_transform_slots;
     run.force_lora_chunk = o.force_lora_chunk, run.force_lora_slots = o.force_lora_slots;
+    run.small_scales = o.small_scales;
     snprintf(run.schedule, sizeof run.schedule, "%s", fp4lr_schedule_name(o.schedule));
     run.validate_rows = FP4LR_BENCH_VALIDATE_ROWS;
     fp4lr_bench_variants_format(o.variants, run.variants, sizeof run.variants);

@@ -52,7 +52,8 @@ static void usage(FILE *f)
             "  --no-affine         leave wc and beta out (1 and 0)\n"
             "  --dense             the dense kernel alone: r = 0, no wc, no beta\n"
             "  --seed S            input seed (default 1)\n"
-            "  --scales S          realistic (default) or full (every scale code; sums may overflow)\n"
+            "  --scales S          realistic (default), full (every scale code; sums may overflow) or\n"
+            "                      small (MXFP4 block scales <= 2^0, as a trained model's)\n"
             "  --rows N            rows validated, sampled (default 384; 0 = every row)\n"
             "  --iters N           timed launches (default 20; 0 = no timing)\n"
             "  --stages N          force the main stage count (an instantiation must exist)\n"
@@ -147,7 +148,8 @@ static int parse(int argc, char **argv, opts *o)
         } else if (!strcmp(a, "--scales")) {
             if (!strcmp(v, "realistic")) o->scales = FP4LR_PGEN_SCALES_REALISTIC;
             else if (!strcmp(v, "full")) o->scales = FP4LR_PGEN_SCALES_FULL;
-            else return bad_arg(a, v, "scales must be realistic or full");
+            else if (!strcmp(v, "small")) o->scales = FP4LR_PGEN_SCALES_SMALL;
+            else return bad_arg(a, v, "scales must be realistic, full or small");
             scales_set = 1, i++;
         } else if (!strcmp(a, "--rows")) {
             if (parse_int(v, 0, 1 << 30, &x) || (x > 0 && x < FP4LR_SAMPLE_FIXED_MAX))
