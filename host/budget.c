@@ -333,13 +333,13 @@ static int stages_in(int64_t room, int64_t per_stage)
 
 /* Chooses the low-rank chunk and the main and low-rank stage counts against a
  * charged fixed area.  The chunk starts at min(r, 128); while the minimum ring
- * (min(2, chunks) stages) leaves fewer main stages than needed (2, or the
+ * (min(2, chunks) stages) leaves fewer main stages than needed (min_main, or the
  * forced count), it halves, keeping a multiple of 16.  Left-over bytes then
  * buy extra low-rank stages, up to the chunk count and at most 4. */
 static fp4lr_status solve_stages(const fp4lr_budget_req *r, const obj_sizes *s, int64_t fixed,
-                                 fp4lr_budget *b)
+                                 int min_main, fp4lr_budget *b)
 {
-    const int need = r->force_main_stages ? r->force_main_stages : 2;
+    const int need = r->force_main_stages ? r->force_main_stages : min_main;
     const int64_t room0 = main_room(b, s, fixed, 0);
     const int fit0 = stages_in(room0, b->per_stage_main);
     if (fit0 < need) {
@@ -352,10 +352,10 @@ static fp4lr_status solve_stages(const fp4lr_budget_req *r, const obj_sizes *s, 
                               b->stages_transform * s->w_bf16.cta, s->affine.cta, room0, fit0,
                               b->per_stage_main);
         return INFEASIBLE("MAIN_STAGES",
-                          "fewer than 2 main stages fit: capacity %" PRId64 " - fixed %" PRId64
+                          "fewer than %d main stages fit: capacity %" PRId64 " - fixed %" PRId64
                           " - writeback %" PRId64 " - transform %" PRId64 " - wc/beta %" PRId64
                           " = %" PRId64 " bytes hold %d stage(s) of %" PRId64 " bytes",
-                          b->capacity, fixed, b->stages_wb * s->epilogue.cta,
+                          need, b->capacity, fixed, b->stages_wb * s->epilogue.cta,
                           b->stages_transform * s->w_bf16.cta, s->affine.cta, room0, fit0,
                           b->per_stage_main);
     }
@@ -485,14 +485,15 @@ fp4lr_status fp4lr_budget_check_slicing(const fp4lr_budget *b)
  * re-solve with the area the result needs while that is larger (the area only grows, so
  * this ends), and keep the charged value, which covers the final stage counts. */
 static fp4lr_status solve_with_transform(const fp4lr_budget_req *req, const obj_sizes *s,
-                                         int transform, fp4lr_budget *b, int64_t *charged)
+                                         int transform, int min_main, fp4lr_budget *b,
+                                         int64_t *charged)
 {
     b->stages_transform = transform;
     b->stages_main = req->force_main_stages ? req->force_main_stages : 2;
     b->stages_lora = req->rank > 0 ? 1 : 0;
     size_fixed(req, b, &b->barriers, charged);
     for (;;) {
-        FP4LR_TRY(solve_stages(req, s, *charged, b));
+        FP4LR_TRY(solve_stages(req, s, *charged, min_main, b));
         int64_t needed;
         size_fixed(req, b, &b->barriers, &needed);
         if (needed <= *charged)
@@ -521,18 +522,22 @@ fp4lr_status fp4lr_budget_solve(const fp4lr_budget_req *req, fp4lr_budget *out)
                        ? WB_STAGES_SM90A_FUSED : WB_STAGES;
     int64_t charged = 0;
     if (req->arch == FP4LR_ARCH_SM90A && req->force_transform_stages) {
-        FP4LR_TRY(solve_with_transform(req, &s, req->force_transform_stages, b, &charged));
+        FP4LR_TRY(solve_with_transform(req, &s, req->force_transform_stages, 2, b, &charged));
     } else if (req->arch == FP4LR_ARCH_SM90A && req->cluster == 1) {
-        /* the deep transform ring where it leaves 3 main stages (a forced count below 3
-         * keeps 2 slots: the stage sweep's instances).  A pair keeps 2 slots and the
-         * deeper main ring (see TRANSFORM_STAGES_DEEP). */
-        fp4lr_status deep = solve_with_transform(req, &s, TRANSFORM_STAGES_DEEP, b, &charged);
-        if (deep.code != FP4LR_OK || b->stages_main < TRANSFORM_DEEP_MIN_MAIN)
-            FP4LR_TRY(solve_with_transform(req, &s, TRANSFORM_STAGES, b, &charged));
+        /* the deep transform ring where it leaves 3 main stages, the low-rank chunk
+         * shrunk for them if it must be (a forced count below 3 keeps 2 slots: the stage
+         * sweep's instances).  A pair keeps 2 slots and the deeper main ring (see
+         * TRANSFORM_STAGES_DEEP). */
+        fp4lr_status deep = solve_with_transform(req, &s, TRANSFORM_STAGES_DEEP,
+                                                 TRANSFORM_DEEP_MIN_MAIN, b, &charged);
+        if (deep.code != FP4LR_OK || b->stages_main < TRANSFORM_DEEP_MIN_MAIN) {
+            charged = 0;
+            FP4LR_TRY(solve_with_transform(req, &s, TRANSFORM_STAGES, 2, b, &charged));
+        }
     } else if (req->arch == FP4LR_ARCH_SM90A) {
-        FP4LR_TRY(solve_with_transform(req, &s, TRANSFORM_STAGES, b, &charged));
+        FP4LR_TRY(solve_with_transform(req, &s, TRANSFORM_STAGES, 2, b, &charged));
     } else {
-        FP4LR_TRY(solve_with_transform(req, &s, 0, b, &charged));
+        FP4LR_TRY(solve_with_transform(req, &s, 0, 2, b, &charged));
     }
     b->fixed = charged;
     if (req->arch == FP4LR_ARCH_SM100A)

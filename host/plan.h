@@ -12,11 +12,12 @@
 #include "problem.h"
 #include "status.h"
 
-/* Defaults per architecture (ARCHITECTURE.md §4): sm_90a one CTA of 384
- * threads (producer + two consumer warpgroups) on a 128x256x128 tile; sm_100a
- * a CTA pair of 256 threads each on a 256x256x256 tile. */
-#ifndef FP4LR_SM90A_THREADS /* -DFP4LR_SM90A_THREADS=512: the tw8 experiment's kernels */
-#define FP4LR_SM90A_THREADS 384
+/* Defaults per architecture (ARCHITECTURE.md §4): sm_90a one CTA of 512
+ * threads (two transform warpgroups, one of whose lanes issues each stage's
+ * copies, and two consumer warpgroups) on a 128x256x128 tile; sm_100a a CTA
+ * pair of 256 threads each on a 256x256x256 tile. */
+#ifndef FP4LR_SM90A_THREADS /* -DFP4LR_SM90A_THREADS=384: the tw4 experiment's kernels */
+#define FP4LR_SM90A_THREADS 512
 #endif
 #define FP4LR_SM100A_THREADS 256
 

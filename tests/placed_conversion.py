@@ -6,7 +6,7 @@ integer instructions it uses, against the e2m1 definition.
 For f16 every output must hold (e2m1 value) * 2^-14 exactly, for bf16 (e2m1 value) * 2^-126
 before the multiply by 2^126 (that multiply is checked apart: the result must be the exact
 e2m1 value).  Inputs: every pair of codes in every output position (the two elements an
-output holds) with the six other nibbles random, and 50000 random words; and mxone's fast
+output holds) with the six other nibbles random, and 50000 random words; and the one-multiply
 MXFP4 scale (2^(E-1) for E <= 128) with the exactness of its one multiply.  Exit status 0
 when every output matches, 1 otherwise (the first mismatches are printed).
 
@@ -116,8 +116,8 @@ def bf16_exact(x):
 
 
 def check_mx_fast():
-    """mxone's fast path (FP4LR_GEN_EXPERIMENT=mxone): the scale code emitted for ue8m0 bytes
-    E <= 128 gives bf16x2 (2^(E-1), 2^(E-1)), and every placed element times it is the exact
+    """The MXFP4 one-multiply path (FP4LR_GEN_EXPERIMENT=mxtwo turns it off): the scale code
+    emitted for ue8m0 bytes E <= 128 gives bf16x2 (2^(E-1), 2^(E-1)), and every placed element times it is the exact
     e2m1 value times 2^(E-127), a bf16 number (so the one rounding multiply is exact)."""
     lines = []
     gen_sm90a.scale_mx_fast(lambda t: lines.extend(t.split("\n")), "%w", "%o0", "%t0")

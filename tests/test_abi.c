@@ -250,10 +250,10 @@ Test(abi, fused_nvfp4_maps_scalars_and_launch)
     cr_expect_eq(u32_at(&l, "p_lora_wk"), 32);
     cr_expect_eq(u32_at(&l, "p_lora_deschi"), 0x80000020u);
 
-    /* §2: grid min(9 tiles, 132), block 384, the plan's shared memory, no cluster attribute */
+    /* §2: grid min(9 tiles, 132), block 512, the plan's shared memory, no cluster attribute */
     cr_expect_eq(rec.cfg.gridDimX, 9);
     cr_expect_eq(rec.cfg.gridDimY * rec.cfg.gridDimZ, 1);
-    cr_expect_eq(rec.cfg.blockDimX, 384);
+    cr_expect_eq(rec.cfg.blockDimX, 512);
     cr_expect_eq(rec.cfg.blockDimY * rec.cfg.blockDimZ, 1);
     cr_expect_eq(rec.cfg.sharedMemBytes, 227328,
                  "3 x 27648 main + 3 x 32768 transform + 16384 writeback + 1024 fixed + 4096 "
@@ -262,7 +262,8 @@ Test(abi, fused_nvfp4_maps_scalars_and_launch)
 }
 
 /* Fused MXFP4, M 200, N 264, K 256, r 128 with ldL 136, wc only: KA = ceil(256/32/4) = 2,
- * KS = 1; chunk 32 with two ring slots: 4 chunks; 2 x 2 tiles. */
+ * KS = 1; 3 transform slots beside 3 main stages, so chunk 16 (32-byte swizzle, ksteps 1,
+ * deschi 0xC0000010) with two ring slots: 8 chunks; 2 x 2 tiles. */
 Test(abi, fused_mxfp4_strided_lowrank_without_beta)
 {
     tsupport_kparams l;
@@ -271,25 +272,27 @@ Test(abi, fused_mxfp4_strided_lowrank_without_beta)
     fp4lr_plan plan;
     fp4lr_sm90a_params prm;
     library_launch(&p, 1, &l, &plan, &prm);
-    cr_assert_str_eq(plan.entry, "fp4lr_sm90a_mxfp4_fused_m128n256k128_c1_s3");
+    cr_assert_str_eq(plan.entry, "fp4lr_sm90a_mxfp4_fused_m128n256k128_c1_s3_t3");
 
     expect_map(&l, "p_tmSFA", DEV_SFA, (want_map){U8, 3, {256, 4, 2}, {256, 1024}, {256, 2, 1}, SW(NONE), L2(L2_256B)});
     expect_map(&l, "p_tmSFW", DEV_SFW, (want_map){U8, 3, {256, 4, 3}, {256, 1024}, {256, 2, 2}, SW(NONE), L2(L2_256B)});
     expect_map(&l, "p_tmY", DEV_Y, (want_map){BF16, 2, {264, 200}, {528}, {64, 64}, SW(128B), L2(NONE)});
-    expect_map(&l, "p_tmL", DEV_L, (want_map){BF16, 2, {128, 200}, {272}, {32, 128}, SW(64B), L2(L2_128B)});
-    expect_map(&l, "p_tmU", DEV_U, (want_map){BF16, 2, {128, 264}, {256}, {32, 256}, SW(64B), L2(L2_128B)});
+    expect_map(&l, "p_tmL", DEV_L, (want_map){BF16, 2, {128, 200}, {272}, {16, 128}, SW(32B), L2(L2_128B)});
+    expect_map(&l, "p_tmU", DEV_U, (want_map){BF16, 2, {128, 264}, {256}, {16, 256}, SW(32B), L2(L2_128B)});
     cr_expect_eq(u32_at(&l, "p_num_k_stages"), 2);
     cr_expect_eq(u32_at(&l, "p_tiles_m"), 2);
     cr_expect_eq(u32_at(&l, "p_tiles_n"), 2);
     cr_expect_eq(u64_at(&l, "p_wc"), DEV_WC);
     cr_expect_eq(u64_at(&l, "p_beta"), 0, "an absent beta is passed as 0");
-    cr_expect_eq(u32_at(&l, "p_lora_chunks"), 4);
+    cr_expect_eq(u32_at(&l, "p_lora_chunks"), 8);
     cr_expect_eq(u32_at(&l, "p_lora_slots"), 2);
-    cr_expect_eq(u32_at(&l, "p_lora_wk"), 32);
+    cr_expect_eq(u32_at(&l, "p_lora_ksteps"), 1);
+    cr_expect_eq(u32_at(&l, "p_lora_wk"), 16);
+    cr_expect_eq(u32_at(&l, "p_lora_deschi"), 0xC0000010u);
     cr_expect_eq(rec.cfg.gridDimX, 4);
-    cr_expect_eq(rec.cfg.sharedMemBytes, 215040,
-                 "3 stages of 26112 B + 512 B ring alignment + 65536 transform + 16384 writeback "
-                 "(one buffer) + 1024 fixed + 4096 wc/beta slices + 2 x 24576 L/U: %u",
+    cr_expect_eq(rec.cfg.sharedMemBytes, 223232,
+                 "3 stages of 26112 B + 512 B ring alignment + 3 x 32768 transform + 16384 writeback "
+                 "(one buffer) + 1024 fixed + 4096 wc/beta slices + 2 x 12288 L/U: %u",
                  rec.cfg.sharedMemBytes);
 }
 
@@ -341,7 +344,7 @@ Test(abi, dense_pair_counts_cluster_tiles)
     cr_expect_eq(u32_at(&l, "p_tiles_m"), 2);
     cr_expect_eq(u32_at(&l, "p_tiles_n"), 2);
     cr_expect_eq(rec.cfg.gridDimX, 8);
-    cr_expect_eq(rec.cfg.blockDimX, 384);
+    cr_expect_eq(rec.cfg.blockDimX, 512);
     cr_expect_eq(rec.cfg.sharedMemBytes, 230400,
                  "5 stages of 26112 B + 512 B ring alignment + 2 x 32768 transform + 2 x 16384 "
                  "writeback + 1024 fixed (a pair keeps 2 slots): %u", rec.cfg.sharedMemBytes);

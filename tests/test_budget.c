@@ -753,15 +753,25 @@ Test(budget, sm90_mxfp4_odd_stages_pad_the_main_ring)
 
 /* ---- forced low-rank ring (measurement: r = 128 beside the 3-slot transform ring) -----------
  * sm_90a NVFP4 fused r = 128, affine: L chunk 128 x rc x 2, U chunk 256 x rc x 2 (rc = 16:
- * 4096 + 8192 = 12288 a slot; rc = 32: 24576).  The solver alone: 2 transform slots, 3 main
- * stages, 2 slots of a 32-rank chunk (219136 B).  With 3 transform slots and a 16-rank chunk:
- * room = 232448 - 1024 fixed - 16384 writeback - 98304 transform - 4096 wc/beta - 2 x 12288
- * = 88064 -> 3 main stages (82944), 5120 left (no third low-rank slot); total 227328.  The same
- * total with one slot of a 32-rank chunk. */
+ * 4096 + 8192 = 12288 a slot; rc = 32: 24576).  The solver alone takes 3 transform slots and
+ * shrinks the chunk to 16 ranks so that 3 main stages fit beside them: room = 232448 - 1024
+ * fixed - 16384 writeback - 98304 transform - 4096 wc/beta - 2 x 12288 = 88064 -> 3 main
+ * stages (82944), 5120 left (no third low-rank slot); total 227328 (measured on the H200,
+ * e36a593: NVFP4 fused r = 128 +3.3 % against 2 transform slots with 2 slots of 32 ranks).
+ * Forced 2 transform slots: 3 main stages, 2 slots of a 32-rank chunk (219136 B).  The 3-slot
+ * total again with one slot of a 32-rank chunk. */
 Test(budget, sm90_forced_lowrank_ring)
 {
     fp4lr_budget_req r = fused(sm90_req(), 128);
     fp4lr_budget b = solve_ok(r);
+    cr_assert_eq(b.stages_transform, 3);
+    cr_assert_eq(b.stages_main, 3);
+    cr_assert_eq(b.lora_chunk, 16);
+    cr_assert_eq(b.stages_lora, 2);
+    cr_assert_eq(b.total_bytes, 227328);
+
+    r.force_transform_stages = 2;
+    b = solve_ok(r);
     cr_assert_eq(b.stages_transform, 2);
     cr_assert_eq(b.stages_main, 3);
     cr_assert_eq(b.lora_chunk, 32);

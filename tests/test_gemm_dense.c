@@ -105,7 +105,7 @@ Test(gemm_dense, full_scale_range, .timeout = 300)
 }
 
 /* MXFP4 with small block scales (every ue8m0 code <= 127, as a trained model's): the
- * FP4LR_GEN_EXPERIMENT=mxone kernels take their one-multiply path only on such data. */
+ * MXFP4 kernels take their one-multiply path only on such data. */
 Test(gemm_dense, mxfp4_small_scales, .timeout = 300)
 {
     fp4lr_ctx *ctx = gpu_or_skip();

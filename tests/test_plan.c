@@ -43,7 +43,7 @@ Test(plan, sm90_default_dense)
     fp4lr_plan pl = plan_ok(problem(1000, 3000, 1024, 0, 0, 0), FP4LR_ARCH_SM90A, NULL);
     cr_assert_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_t3");
     cr_assert_eq(pl.family, FP4LR_FAMILY_DENSE);
-    cr_assert_eq(pl.block_threads, 384);
+    cr_assert_eq(pl.block_threads, 512);
     cr_assert_eq(pl.smem_bytes, 215040);
     cr_assert_eq(pl.tiles, 96);
 }

@@ -191,34 +191,57 @@ static int experiment_builds(const char *flags, const char *check, const char *g
     return rc;
 }
 
-/* The tw8 measurement variant (tools/gen_sm90a.py, FP4LR_GEN_EXPERIMENT=tw8: 8 transform
- * warps, 512 threads, every wgmma as m64n128k16 halves) stays buildable: every instance has
- * .maxntid 512, the register split 2 x 56 + 2 x 200 and no m64n256 wgmma, and four
- * representatives (both formats, dense and fused, one CTA and the pair) pass the ptxas gate
- * (no spills, no serialising warnings). */
-Test(sm90a_instances, tw8_experiment_builds, .timeout = 180)
+/* Shell tests (on $f) of the default layout's four measured choices (tools/gen_sm90a.py: tw8,
+ * prodrot, tprefetch, mxone) and of their opt-out flags' code. */
+#define TW8_CHECK "grep -q '^.maxntid 512, 1, 1' $f && " \
+                  "grep -q 'setmaxnreg.dec.sync.aligned.u32 56;' $f && " \
+                  "grep -q 'setmaxnreg.inc.sync.aligned.u32 200;' $f && " \
+                  "grep -q 'wgmma.mma_async.sync.aligned.m64n128k16' $f && ! grep -q 'm64n256k16' $f"
+#define TW4_CHECK "grep -q '^.maxntid 384, 1, 1' $f && " \
+                  "grep -q 'setmaxnreg.dec.sync.aligned.u32 104;' $f && " \
+                  "grep -q 'wgmma.mma_async.sync.aligned.m64n256k16' $f && ! grep -q 'm64n128k16' $f"
+#define PRODROT_CHECK "grep -q '^L_prod_issued_loop:' $f && ! grep -q '@!%pthr0 bra L_prod_skip' $f"
+#define PRODFIX_CHECK "grep -q '@!%pthr0 bra L_prod_skip' $f && ! grep -q '^L_prod_issued_loop:' $f"
+#define PREFETCH_CHECK "test $(grep -c 'before the slot wait' $f) -eq 2"
+#define NOPREFETCH_CHECK "! grep -q 'before the slot wait' $f"
+#define MXONE_CHECK "case $f in *mxfp4*) grep -q 'vote.sync.any.pred %pmx' $f;; *) ! grep -q 'pmx' $f;; esac"
+#define MXTWO_CHECK "! grep -q 'pmx' $f"
+
+/* The committed kernels carry all four: 8 transform warps at 56 registers beside consumers at
+ * 200 (512 threads, every wgmma as two m64n128k16 halves), the stage issue rotated over the
+ * transform warps, the fp4 loads before the slot wait, and in MXFP4 the per-chunk vote for
+ * the one-multiply path.  (The ptxas gate runs on every committed file in the build.) */
+Test(sm90a_instances, committed_kernels_have_the_measured_layout)
 {
-    int rc = experiment_builds("tw8",
-                               "grep -q '^.maxntid 512, 1, 1' $f && "
-                               "grep -q 'setmaxnreg.dec.sync.aligned.u32 56;' $f && "
-                               "grep -q 'setmaxnreg.inc.sync.aligned.u32 200;' $f && "
-                               "grep -q 'wgmma.mma_async.sync.aligned.m64n128k16' $f && "
-                               "! grep -q 'm64n256k16' $f",
-                               "nvfp4_dense_m128n256k128_c1_s3_t3 mxfp4_dense_m128n256k128_c1_s3_t3 "
-                               "nvfp4_fused_m128n256k128_c1_s3_t3 mxfp4_fused_m256n256k128_c2_s4");
-    cr_expect_eq(rc, 0, "the tw8 experiment does not build (run experiment_builds' command by hand)");
+    int rc = system("for f in ptx/sm90a/*.ptx; do { " TW8_CHECK " && " PRODROT_CHECK " && " PREFETCH_CHECK
+                    " && " MXONE_CHECK "; } || { echo \"$f\" >&2; exit 1; }; done");
+    cr_expect_eq(rc, 0, "a committed sm_90a kernel lacks part of the default layout (file above)");
 }
 
-/* The prodrot measurement variant (FP4LR_GEN_EXPERIMENT=prodrot: the stage issue rotates over
- * the transform warps, the cursor checks %pke) stays buildable, alone and with tw8: every
- * instance rotates (no thread-0-only producer step is left), two representatives pass the
- * ptxas gate. */
-Test(sm90a_instances, prodrot_experiment_builds, .timeout = 180)
+/* tw4 (4 transform warps at 104 registers, 384 threads, one m64n256k16 a k16 step: the
+ * layout before e36a593+1, measured against in the A/B) stays buildable; four
+ * representatives (both formats, dense and fused, one CTA and the pair) pass the ptxas gate. */
+Test(sm90a_instances, tw4_experiment_builds, .timeout = 180)
 {
-    const char *check = "grep -q '^L_prod_issued_loop:' $f && ! grep -q '@!%pthr0 bra L_prod_skip' $f";
+    int rc = experiment_builds("tw4", TW4_CHECK " && " PRODROT_CHECK,
+                               "nvfp4_dense_m128n256k128_c1_s3_t3 mxfp4_dense_m128n256k128_c1_s3_t3 "
+                               "nvfp4_fused_m128n256k128_c1_s3_t3 mxfp4_fused_m256n256k128_c2_s4");
+    cr_expect_eq(rc, 0, "the tw4 experiment does not build (run experiment_builds' command by hand)");
+}
+
+/* prodfix (thread 0 issues every stage), notprefetch and mxtwo stay buildable, and all four
+ * opt-outs together rebuild the 0a33f42 kernels' code paths. */
+Test(sm90a_instances, opt_out_experiments_build, .timeout = 240)
+{
     const char *gated = "nvfp4_dense_m128n256k128_c1_s3_t3 mxfp4_fused_m256n256k128_c2_s4";
-    cr_expect_eq(experiment_builds("prodrot", check, gated), 0, "the prodrot experiment does not build");
-    cr_expect_eq(experiment_builds("tw8,prodrot", check, gated), 0, "prodrot with tw8 does not build");
+    cr_expect_eq(experiment_builds("prodfix", TW8_CHECK " && " PRODFIX_CHECK, gated), 0,
+                 "the prodfix experiment does not build");
+    cr_expect_eq(experiment_builds("notprefetch,mxtwo", TW8_CHECK " && " NOPREFETCH_CHECK " && " MXTWO_CHECK,
+                                   "mxfp4_dense_m128n256k128_c1_s3_t3 mxfp4_fused_m256n256k128_c2_s4"),
+                 0, "notprefetch with mxtwo does not build");
+    cr_expect_eq(experiment_builds("tw4,prodfix,notprefetch,mxtwo",
+                                   TW4_CHECK " && " PRODFIX_CHECK " && " NOPREFETCH_CHECK " && " MXTWO_CHECK, gated),
+                 0, "the four opt-outs together do not build");
 }
 
 /* tools/experiment_build.sh and the generator refuse what they cannot build: a misspelt
@@ -230,32 +253,9 @@ Test(sm90a_instances, experiment_flags_are_checked)
     int rc = tsupport_run_capture("sh tools/experiment_build.sh tw9 /tmp/fp4lr-experiment-none 2>&1", out, sizeof out);
     cr_expect_eq(rc, 1, "%s", out);
     cr_expect_not_null(strstr(out, "unknown FP4LR_GEN_EXPERIMENT flag(s) tw9; known:"), "%s", out);
-    rc = tsupport_run_capture("sh tools/experiment_build.sh 'tw8 x' /tmp/fp4lr-experiment-none 2>&1", out, sizeof out);
+    rc = tsupport_run_capture("sh tools/experiment_build.sh 'tw4 x' /tmp/fp4lr-experiment-none 2>&1", out, sizeof out);
     cr_expect_eq(rc, 2, "%s", out);
     cr_expect_not_null(strstr(out, "lower-case words separated by commas"), "%s", out);
     cr_expect_eq(system("rm -rf /tmp/fp4lr-experiment-none"), 0);
 }
 
-/* The tprefetch measurement variant (the transform's fp4 loads before its slot wait) stays
- * buildable, alone and with tw8 and prodrot. */
-Test(sm90a_instances, tprefetch_experiment_builds, .timeout = 180)
-{
-    const char *check = "test $(grep -c 'before the slot wait' $f) -eq 2";
-    const char *gated = "nvfp4_dense_m128n256k128_c1_s3_t3 mxfp4_fused_m256n256k128_c2_s4";
-    cr_expect_eq(experiment_builds("tprefetch", check, gated), 0, "the tprefetch experiment does not build");
-    cr_expect_eq(experiment_builds("tw8,prodrot,tprefetch", check, gated), 0,
-                 "tprefetch with tw8 and prodrot does not build");
-}
-
-/* The mxone measurement variant (MXFP4 with one multiply an output where every scale of the
- * warp is <= 2; tests/placed_conversion.py checks its scale and exactness) stays buildable,
- * alone and with tw8 and prodrot: the MXFP4 kernels vote on their path, the NVFP4 ones are
- * untouched. */
-Test(sm90a_instances, mxone_experiment_builds, .timeout = 180)
-{
-    const char *check = "case $f in *mxfp4*) grep -q 'vote.sync.any.pred %pmx' $f;; "
-                        "*) ! grep -q 'pmx' $f;; esac";
-    const char *gated = "mxfp4_dense_m128n256k128_c1_s3_t3 mxfp4_fused_m256n256k128_c2_s4";
-    cr_expect_eq(experiment_builds("mxone", check, gated), 0, "the mxone experiment does not build");
-    cr_expect_eq(experiment_builds("tw8,prodrot,mxone", check, gated), 0, "mxone with tw8 and prodrot does not build");
-}

@@ -2,11 +2,11 @@
 # experiment_build.sh FLAGS OUTDIR
 #
 # Builds the sm_90a kernels of a measurement variant of tools/gen_sm90a.py
-# (FP4LR_GEN_EXPERIMENT=FLAGS, comma-separated, e.g. tw8 or tw8,prodrot) into OUTDIR/sm90a/:
+# (FP4LR_GEN_EXPERIMENT=FLAGS, comma-separated, e.g. tw4 or prodfix,notprefetch) into OUTDIR/sm90a/:
 # the generated .ptx, and each through tools/ptxas_gate.sh (no spills, no local memory, no
 # serialising warnings) into a .cubin beside its ptxas report.  Point FP4LR_KERNEL_DIR at
 # OUTDIR to run them (fp4lr-check, fp4lr-bench, fp4lr-tests, tools/ab_kernels.sh); a variant
-# that changes the launch (tw8: 512 threads) also needs its own host build, as its comment in
+# that changes the launch (tw4: 384 threads) also needs its own host build, as its comment in
 # tools/gen_sm90a.py says.  Exit status: 0; 1 when the generator or a gate fails; 2 for bad
 # arguments.  PTXAS as in ptxas_gate.sh.
 set -eu

@@ -23,8 +23,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EXPERIMENT = os.environ.get("FP4LR_GEN_EXPERIMENT", "")
 EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 # every flag the generator reads (a misspelt one would silently build the default kernels)
-KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw8",
-                     "prodrot", "tprefetch", "mxone"}
+KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
+                     "prodfix", "notprefetch", "mxtwo"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -50,47 +50,57 @@ OUTDIR = os.path.join(os.path.dirname(HERE), "ptx", "sm90a")
 # Tile of one CTA: 128 x 256 outputs, a K stage of 128 fp4 elements (64 bytes a row),
 # converted and multiplied 64 K at a time ("chunks").
 BM, BN, BK, CHUNK_K = 128, 256, 128, 64
+# setmaxnreg budget of the tw4 layout: 384 threads x 168 registers at entry = a pool of
+# 64512; WG0 (four transform warps, one of them the producer) 104, two consumer WGs 200
+# -> 128*(104 + 2*200) = 64512 (more would make setmaxnreg.inc wait forever).  The default
+# layout (TW8 below) re-sets all three.
 THREADS = 384
-# setmaxnreg budget: 384 threads x 168 registers at entry = a pool of 64512;
-# WG0 (producer warp + three transform warps) 104, two consumer WGs 200
-# -> 128*(104 + 2*200) = 64512 (more would make setmaxnreg.inc wait forever).  (512 threads would give 128 registers at entry, and
-# ptxas compiles a m64n256 wgmma only with >= 158.)
 REG_WG0, REG_CONSUMER = 104, 200
 TRANSFORM_WARPS = 4
-# FP4LR_GEN_EXPERIMENT=tw8 (measurement, not yet run): two transform warpgroups, 8 warps
-# of 56 registers converting one W row a thread, beside the two consumer warpgroups at 200:
-# 512 threads, 128*(2*56 + 2*200) = 65536.  512 threads give 128 registers at entry, so the
-# consumers issue each k16 step as two m64n128k16 wgmmas (accumulators 0-63: columns 0-127,
-# 64-127: columns 128-255, the same registers and layout as one m64n256), the fused
+# The transform layout, producer placement, fp4 prefetch and MXFP4 one-multiply path below
+# became the default together at e36a593+1 after a same-run A/B on the H200 (driver
+# 580.159.04, 2026-12-03, tools/ab_kernels.sh, 2 alternating rounds, flux-qkv / qwen-fc1-r32 /
+# flux-out / sana-mlp / square-r0, bench/results/experiments/README.md): tw8 + prodrot
+# against the 0a33f42 layout NVFP4 dense +6.9 %, fused +4.3 %, MXFP4 dense +8.9 %, fused
+# +8.1 %; prodrot + tprefetch against it +4.0 / +4.2 % (NVFP4); mxone against prodrot on
+# small MXFP4 scales (--scales small) dense +7.5 %, fused +10.5 %.  Each flag below emits the
+# previous code again, for measurement.
+#
+# Transform layout (FP4LR_GEN_EXPERIMENT=tw4 emits the old one): two transform warpgroups, 8
+# warps of 56 registers converting one W row a thread, beside the two consumer warpgroups at
+# 200: 512 threads, 128*(2*56 + 2*200) = 65536.  512 threads give 128 registers at entry, so
+# the consumers issue each k16 step as two m64n128k16 wgmmas (accumulators 0-63: columns
+# 0-127, 64-127: columns 128-255, the same registers and layout as one m64n256), the fused
 # low-rank step likewise.  ptxas: every instance clean at 56 / 200 (64 / 192 spills the
 # NVFP4 fused consumer, 72 / 184 every kernel).  Why: ncu on 8c494db (flux-qkv NVFP4 dense,
-# H200, bench/results/experiments) shows the one transform warp of each scheduler issuing
+# H200, bench/results/experiments) showed the one transform warp of each scheduler issuing
 # in 22 % of its samples (latency-bound: fixed-latency and short-scoreboard stalls), the
 # consumers waiting on `tfull` in 55 % of theirs and the tensor pipe busy 64 %; a second
-# transform warp per scheduler hides that latency.  Host: build with
-# -DFP4LR_SM90A_THREADS=512 (the launch checks MAX_THREADS_PER_BLOCK against it).
-TW8 = "tw8" in EXPERIMENTS
-# FP4LR_GEN_EXPERIMENT=prodrot (measurement, not yet run): the producer's stage issue rotates
-# over the transform warps (stage g by lane 0 of warp g % TRANSFORM_WARPS) and its cursor
-# checks the unit's end against %pke instead of recomputing the unit's bounds every stage.
-# Every transform warp runs the cursor (a few instructions a stage), one in four (eight)
-# the empty wait and the four bulk copies.  Why: in the 8c494db profile transform warp 0,
-# the producer, executes ~110 more instructions a stage than the others (~660): the others
-# wait on `tempty` (21 % of the transform's samples) while the consumers wait for warp 0's
-# `tfull` arrive.
-PRODROT = "prodrot" in EXPERIMENTS
-# FP4LR_GEN_EXPERIMENT=tprefetch (measurement, not yet run): the transform loads a chunk's fp4
-# words and scales (guarded by `full`) before it waits for a free slot (`tempty`), so their
-# latency overlaps the wait (short-scoreboard stalls were 10 % of the transform's samples
-# at 8c494db, and it waited on `tempty` in 23 %).
-TPREFETCH = "tprefetch" in EXPERIMENTS
-# FP4LR_GEN_EXPERIMENT=mxone (measurement, not yet run): MXFP4 operands with one multiply an
-# output instead of two where the warp's scales allow: the bf16 placement gives
-# value * 2^-126, the scale is 2^(E-127); their product is placed * 2^(E-1), one bf16 multiply
-# whenever E <= 128 (scale <= 2; 2^(E-1) then fits bf16).  A warp-uniform vote picks that
-# path per chunk; a warp with a larger scale (or the NaN code 255) takes the two multiplies
-# of before.  Same results bit for bit (both exact).
-MXONE = "mxone" in EXPERIMENTS
+# transform warp per scheduler hides that latency.  tw4: 4 transform warps at 104 registers
+# (two W rows a thread), 384 threads, one m64n256k16 a k16 step; its host needs
+# -DFP4LR_SM90A_THREADS=384 (the launch checks MAX_THREADS_PER_BLOCK against it).
+TW8 = "tw4" not in EXPERIMENTS
+# Producer placement (FP4LR_GEN_EXPERIMENT=prodfix: warp 0 issues every stage): the stage
+# issue rotates over the transform warps (stage g by lane 0 of warp g % TRANSFORM_WARPS) and
+# the cursor checks the unit's end against %pke instead of recomputing the unit's bounds
+# every stage.  Every transform warp runs the cursor (a few instructions a stage), one in
+# eight the empty wait and the four bulk copies.  Why: in the 8c494db profile transform warp
+# 0, the producer, executed ~110 more instructions a stage than the others (~660): the
+# others waited on `tempty` while the consumers waited for warp 0's `tfull` arrive.
+PRODROT = "prodfix" not in EXPERIMENTS
+# fp4 prefetch (FP4LR_GEN_EXPERIMENT=notprefetch): the transform loads a chunk's fp4 words
+# and scales (guarded by `full`) before it waits for a free slot (`tempty`), so their latency
+# overlaps the wait (short-scoreboard stalls were 10 % of the transform's samples at 8c494db,
+# and it waited on `tempty` in 23 %).
+TPREFETCH = "notprefetch" not in EXPERIMENTS
+# MXFP4 one-multiply path (FP4LR_GEN_EXPERIMENT=mxtwo: always two multiplies): the bf16
+# placement gives value * 2^-126, the scale is 2^(E-127); their product is placed * 2^(E-1),
+# one bf16 multiply whenever E <= 128 (scale <= 2; 2^(E-1) then fits bf16).  A warp-uniform
+# vote picks that path per chunk; a warp with a larger scale (or the NaN code 255) takes the
+# two multiplies.  Same results bit for bit (both exact).  Trained weights' scales sit near
+# E = 120; the benchmark's default synthetic scales (centred on 2^0) mostly take the
+# two-multiply path, `--scales small` the fast one.
+MXONE = "mxtwo" not in EXPERIMENTS
 if TW8:
     THREADS, TRANSFORM_WARPS = 512, 8
     REG_WG0, REG_CONSUMER = 56, 200
