@@ -104,6 +104,37 @@ Test(gemm_fused, nan_in_wc_and_l, .timeout = 300)
     fp4lr_ctx_destroy(ctx);
 }
 
+/* ---- forced rings: the low-rank ring deepened beside the 3-slot transform ring ----
+ * r = 128 on the s2_t3 instances (2 main stages, 3 transform slots) with 2 slots of 32
+ * ranks and 4 slots of 16, and the solver's s3_t3 with one slot of 32: every plan the
+ * benchmark's forced A/B runs must agree with the reference (both formats, affine on). */
+
+Test(gemm_fused, forced_lowrank_rings, .timeout = 300)
+{
+    fp4lr_ctx *ctx = tsupport_gemm_or_skip(FP4LR_FAMILY_FUSED);
+    if (!tsupport_ctx_is_sm90a(ctx)) {
+        fp4lr_ctx_destroy(ctx);
+        cr_skip_test("the forced transform ring is sm_90a's");
+    }
+    const struct { int stages, chunk, slots; } rings[] = {{2, 32, 2}, {2, 16, 4}, {3, 32, 1}};
+    for (int f = 0; f < 2; f++)
+        for (size_t i = 0; i < sizeof rings / sizeof rings[0]; i++) {
+            fp4lr_plan_opts o = {.force_main_stages = rings[i].stages, .force_transform_stages = 3,
+                                 .force_lora_chunk = rings[i].chunk, .force_lora_stages = rings[i].slots};
+            fp4lr_problem p = fused(300, 520, 640, 128, f ? FP4LR_MXFP4 : FP4LR_NVFP4, 1);
+            tsupport_case g;
+            tsupport_case_setup(&g, ctx, &p, 700 + 10 * f + i, FP4LR_PGEN_SCALES_REALISTIC, 0, &o);
+            cr_assert_eq(g.plan.budget.stages_main, rings[i].stages, "%s", g.plan.entry);
+            cr_assert_eq(g.plan.budget.stages_transform, 3, "%s", g.plan.entry);
+            cr_assert_eq(g.plan.budget.lora_chunk, rings[i].chunk, "%s", g.plan.entry);
+            cr_assert_eq(g.plan.budget.stages_lora, rings[i].slots, "%s", g.plan.entry);
+            tsupport_case_run(&g);
+            tsupport_case_expect_pass(&g);
+            tsupport_case_teardown(&g);
+        }
+    fp4lr_ctx_destroy(ctx);
+}
+
 /* ---- one runtime, one entry, two low-rank ring sizes ----
  * The fused entry sizes its low-rank ring at run time, so one cached function serves
  * plans of different shared-memory sizes: the runtime must raise the function's

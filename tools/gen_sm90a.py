@@ -129,9 +129,11 @@ FORMATS = {
 # tests/test_sm90a_instances.c); lower counts exist for the stage sweep.
 INSTANCES = [
     # (format, family, cluster, main stages[, transform slots = 2]).  The solver's default
-    # plans use 3 transform slots (_t3) where 3 main stages fit beside them; the 2-slot
-    # instances serve the stage sweep, --stages 4 / 5 and large ranks (r = 128: 3 stages
-    # with 2 slots).
+    # plans use 3 transform slots (_t3) where 3 main stages fit beside them (every rank:
+    # r = 128 and up with 16-rank low-rank chunks); the 2-slot instances serve the stage
+    # sweep, --stages 4 / 5 and the forced 2-slot ring.  The fused s2_t3 instances serve the
+    # forced A/B of a deeper low-rank ring (--stages 2 --transform-slots 3: 2 x 32 or 4 x 16
+    # ranks beside 2 main stages).
     ("nvfp4", "dense", 1, 3, 3),
     ("mxfp4", "dense", 1, 3, 3),
     ("nvfp4", "dense", 2, 3, 3),
@@ -148,6 +150,8 @@ INSTANCES = [
     ("nvfp4", "fused", 1, 3, 3),
     ("mxfp4", "fused", 1, 4, 3),
     ("mxfp4", "fused", 1, 3, 3),
+    ("nvfp4", "fused", 1, 2, 3),
+    ("mxfp4", "fused", 1, 2, 3),
     ("nvfp4", "fused", 1, 4),
     ("nvfp4", "fused", 1, 3),
     ("nvfp4", "fused", 1, 2),
