@@ -30,7 +30,7 @@ void fp4lr_bench_usage(FILE *f)
             "  --warmup N        untimed launches first (default %d)\n"
             "  --quick           allow fewer iterations (default %d, warm-up %d): a smoke run, not a measurement\n"
             "  --stages N        force the main stage count of every fp4lr variant\n"
-            "  --transform-slots N  sm_90a: force the W transform ring to 2, 3 or 4 slots\n"
+            "  --transform-slots N  sm_90a: force the W transform ring to 2 or 3 slots\n"
             "  --lora-chunk N    force N ranks a low-rank chunk (fused rows with r >= N; a multiple of 16)\n"
             "  --lora-slots N    force N low-rank ring slots, 1..4 (fused rows with r > 0)\n"
             "  --scales S        the inputs' block scales: realistic (default) or small (MXFP4 scales\n"
@@ -186,8 +186,8 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
                 return bad(err, errlen, "--stages %s: expected 1..%d", v, FP4LR_BENCH_MAX_STAGES);
             o->force_stages = (int)x, i++;
         } else if (!strcmp(a, "--transform-slots")) {
-            if (parse_ll(v, 2, 4, &x))
-                return bad(err, errlen, "--transform-slots %s: expected 2, 3 or 4", v);
+            if (parse_ll(v, 2, 3, &x))
+                return bad(err, errlen, "--transform-slots %s: expected 2 or 3", v);
             o->force_transform_slots = (int)x, i++;
         } else if (!strcmp(a, "--lora-chunk")) {
             if (parse_ll(v, 16, 1024, &x) || x % 16)
@@ -426,9 +426,9 @@ static fp4lr_status variant_jobs(fp4lr_bench_jobs *j, const fp4lr_bench_opts *o,
     fp4lr_status st = fp4lr_plan_make(&p, t->arch, &po, &solver);
     /* The sweep varies the main stage count alone: on sm_90a its forced points keep 2
      * transform slots (1 .. the 2-slot maximum) even where the solver's own plan, the last
-     * point, has a deeper (3- or 4-slot) ring. */
+     * point, has the 3-slot ring. */
     int ring2 = o->sweep_stages && !o->force_transform_slots && st.code == FP4LR_OK &&
-                solver.budget.stages_transform > 2;
+                solver.budget.stages_transform == 3;
     int top = st.code == FP4LR_OK ? solver.budget.stages_main : 0;
     if (ring2) {
         fp4lr_plan two;

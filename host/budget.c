@@ -20,17 +20,13 @@
 #define WB_STAGES 2
 #define WB_STAGES_SM90A_FUSED 1
 /* sm_90a: the transform warps dequantize W to bf16 64 K-columns at a time into a ring
- * of 4 slots (with one writeback buffer) when at least 3 main stages fit beside it, else
- * 3 slots when 3 main stages fit beside those, else 2 (the kernel's entry name carries _t4 /
- * _t3 for the deeper rings; in practice 4 fits the dense family only).  Measured (H100,
- * b739920, NVFP4 dense, same run): 3 slots with 3 main stages +5 % against 2 slots with 4;
- * 3 main stages run like 4 (H200).  With 8 transform warps (H200, 777e9dd, flux-qkv NVFP4
- * dense): 3 main stages 569 TFLOP/s with 2 slots, 673 with 3.  One
+ * of 3 slots when at least 3 main stages fit beside it, else 2 (the kernel's entry name
+ * carries _t3 for the deep ring).  Measured (H100, b739920, NVFP4 dense, same run): 3 slots
+ * with 3 main stages +5 % against 2 slots with 4; 3 main stages run like 4 (H200).  One
  * CTA only: the pair (W multicast, both CTAs release each stage) with 3 slots and 3 main
  * stages ran at 0.66x of one CTA (H200, 8c494db, full benchmark, NVFP4 dense), against
  * 0.89x with 2 slots and 4 stages before (2b580a1), so a pair keeps 2 slots. */
 #define TRANSFORM_K 64
-#define TRANSFORM_STAGES_DEEPEST 4
 #define TRANSFORM_STAGES_DEEP 3
 #define TRANSFORM_STAGES 2
 #define TRANSFORM_DEEP_MIN_MAIN 3
@@ -148,11 +144,11 @@ static fp4lr_status validate_request(const fp4lr_budget_req *r)
         return INVALID("LORA_STAGES", "forced low-rank slots = %d with rank %d: 0 (the solver's), or 1..%d "
                        "with a rank", r->force_lora_stages, r->rank, LORA_STAGES_MAX);
     if (r->force_transform_stages && (r->arch != FP4LR_ARCH_SM90A ||
-                                      r->force_transform_stages < TRANSFORM_STAGES ||
-                                      r->force_transform_stages > TRANSFORM_STAGES_DEEPEST))
+                                      (r->force_transform_stages != TRANSFORM_STAGES &&
+                                       r->force_transform_stages != TRANSFORM_STAGES_DEEP)))
         return INVALID("TRANSFORM_STAGES", "forced transform slots = %d: 0 (the solver's choice), "
-                       "or on sm90a %d..%d (sm100a has no transform ring)",
-                       r->force_transform_stages, TRANSFORM_STAGES, TRANSFORM_STAGES_DEEPEST);
+                       "or on sm90a %d or %d (sm100a has no transform ring)",
+                       r->force_transform_stages, TRANSFORM_STAGES, TRANSFORM_STAGES_DEEP);
     return fp4lr_ok();
 }
 
@@ -484,8 +480,7 @@ fp4lr_status fp4lr_budget_check_slicing(const fp4lr_budget *b)
     return fp4lr_ok();
 }
 
-/* Solves the stage counts for a given transform ring (the deepest ring comes with one
- * writeback buffer, the others with the family's count).  The fixed area depends on the
+/* Solves the stage counts for a given transform ring.  The fixed area depends on the
  * stage counts it is solved with: charge the area of the smallest pipelines first,
  * re-solve with the area the result needs while that is larger (the area only grows, so
  * this ends), and keep the charged value, which covers the final stage counts. */
@@ -494,9 +489,6 @@ static fp4lr_status solve_with_transform(const fp4lr_budget_req *req, const obj_
                                          int64_t *charged)
 {
     b->stages_transform = transform;
-    b->stages_wb = transform == TRANSFORM_STAGES_DEEPEST ||
-                           (req->arch == FP4LR_ARCH_SM90A && req->family == FP4LR_FAMILY_FUSED)
-                       ? WB_STAGES_SM90A_FUSED : WB_STAGES;
     b->stages_main = req->force_main_stages ? req->force_main_stages : 2;
     b->stages_lora = req->rank > 0 ? 1 : 0;
     size_fixed(req, b, &b->barriers, charged);
@@ -526,21 +518,22 @@ fp4lr_status fp4lr_budget_solve(const fp4lr_budget_req *req, fp4lr_budget *out)
 
     const obj_sizes s = size_objects(req);
     b->per_stage_main = s.a.cta + s.sfa.cta + s.w.cta + s.sfw.cta;
+    b->stages_wb = req->arch == FP4LR_ARCH_SM90A && req->family == FP4LR_FAMILY_FUSED
+                       ? WB_STAGES_SM90A_FUSED : WB_STAGES;
     int64_t charged = 0;
     if (req->arch == FP4LR_ARCH_SM90A && req->force_transform_stages) {
         FP4LR_TRY(solve_with_transform(req, &s, req->force_transform_stages, 2, b, &charged));
     } else if (req->arch == FP4LR_ARCH_SM90A && req->cluster == 1) {
-        /* the deepest transform ring that leaves 3 main stages, the low-rank chunk
+        /* the deep transform ring where it leaves 3 main stages, the low-rank chunk
          * shrunk for them if it must be (a forced count below 3 keeps 2 slots: the stage
          * sweep's instances).  A pair keeps 2 slots and the deeper main ring (see
          * TRANSFORM_STAGES_DEEP). */
-        int solved = 0;
-        for (int t = TRANSFORM_STAGES_DEEPEST; t >= TRANSFORM_STAGES_DEEP && !solved; t--) {
-            fp4lr_status deep = solve_with_transform(req, &s, t, TRANSFORM_DEEP_MIN_MAIN, b, &charged);
-            solved = deep.code == FP4LR_OK && b->stages_main >= TRANSFORM_DEEP_MIN_MAIN;
-        }
-        if (!solved)
+        fp4lr_status deep = solve_with_transform(req, &s, TRANSFORM_STAGES_DEEP,
+                                                 TRANSFORM_DEEP_MIN_MAIN, b, &charged);
+        if (deep.code != FP4LR_OK || b->stages_main < TRANSFORM_DEEP_MIN_MAIN) {
+            charged = 0;
             FP4LR_TRY(solve_with_transform(req, &s, TRANSFORM_STAGES, 2, b, &charged));
+        }
     } else if (req->arch == FP4LR_ARCH_SM90A) {
         FP4LR_TRY(solve_with_transform(req, &s, TRANSFORM_STAGES, 2, b, &charged));
     } else {

@@ -75,14 +75,12 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
     FP4LR_TRY(fp4lr_budget_solve(&req, &pl->budget));
 
     pl->family_target = o->family_target;
-    /* sm_90a kernels with a deeper (3- or 4-slot) transform ring carry _t3 / _t4 */
-    char deep[16] = "";
-    if (arch == FP4LR_ARCH_SM90A && pl->budget.stages_transform > 2)
-        snprintf(deep, sizeof deep, "_t%d", pl->budget.stages_transform);
+    /* sm_90a kernels with the deep (3-slot) transform ring carry _t3 */
+    const int deep = arch == FP4LR_ARCH_SM90A && pl->budget.stages_transform == 3;
     snprintf(pl->entry, sizeof pl->entry, "fp4lr_%s_%s_%s_m%dn%dk%d_c%d_s%d%s",
              o->family_target ? "sm100f" : fp4lr_arch_name(arch),
              fp4lr_format_name(pl->format), fp4lr_family_name(pl->family), pl->tile_m, pl->tile_n,
-             pl->tile_k, pl->cluster, pl->budget.stages_main, deep);
+             pl->tile_k, pl->cluster, pl->budget.stages_main, deep ? "_t3" : "");
     pl->smem_bytes = pl->budget.total_bytes;
     pl->tiles = ((p->M + pl->tile_m - 1) / pl->tile_m) * ((p->N + pl->tile_n - 1) / pl->tile_n);
     return fp4lr_ok();

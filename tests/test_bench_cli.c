@@ -492,8 +492,8 @@ Test(bench_cli, csv_rows_match_the_header)
     }
     cr_expect(strstr(line, "\"validation failed, a \"\"quote\"\"\n\"") != NULL, "%s", line);
     const char *first = "flux-qkv,1,4608,9216,3072,0,nvfp4,fp4lr-nvfp4,dense,ok,0.5,0.4,0.7,0.45,0.6,30,521.838526,1.25,"
-                        "1,3,1,1,128,0.001,2e-07,2.4e-05,fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_t4,1,split,3,3,0,0,0,"
-                        "0,231424,\n";
+                        "1,3,1,1,128,0.001,2e-07,2.4e-05,fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_t3,1,split,3,3,0,0,0,"
+                        "0,215040,\n";
     cr_expect(strncmp(strchr(t, '\n') + 1, first, strlen(first)) == 0, "%s", t);
     free(t);
 }
@@ -508,7 +508,7 @@ Test(bench_cli, table_lines)
     *strchr(l1, '\n') = '\0';
     *strchr(l2, '\n') = '\0';
     cr_expect_str_eq(l1, "flux-qkv           4608   9216   3072     0  fp4lr-nvfp4              0.5000 "
-                         "   521.8   1.250x   1.000x      3      -    226.0  PASS 2e-07");
+                         "   521.8   1.250x   1.000x      3      -    210.0  PASS 2e-07");
     cr_expect_str_eq(l2, "flux-qkv           4608   9216   3072     0  cublas-bf16              0.6250 "
                          "   417.5   1.000x        -      -      -        -  -");
     cr_expect(strstr(l3, "invalid") && strstr(l3, "FAIL 0.5"), "%s", l3);
@@ -811,14 +811,14 @@ static void remove_dir(const char *dir)
 Test(bench_cli, plan_built_checks_the_cubin)
 {
     char dir[] = "/tmp/fp4lr-bench-kernels-XXXXXX";
-    const char *built[] = {"fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_t4"};
+    const char *built[] = {"fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_t3"};
     fake_kernels(dir, built, 1);
     fp4lr_problem p = {.M = 4608, .N = 9216, .K = 3072, .format = FP4LR_NVFP4, .out = FP4LR_OUT_BF16};
     fp4lr_plan plan;
     cr_assert_eq(fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, NULL, &plan).code, FP4LR_OK);
     char path[1024], expect[1024];
     cr_expect(fp4lr_bench_plan_built(&plan, dir, path, sizeof path));
-    snprintf(expect, sizeof expect, "%s/sm90a/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_t4.cubin", dir);
+    snprintf(expect, sizeof expect, "%s/sm90a/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_t3.cubin", dir);
     cr_expect_str_eq(path, expect);
     fp4lr_plan_opts po = {.force_main_stages = 2};
     cr_assert_eq(fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &po, &plan).code, FP4LR_OK);
@@ -842,7 +842,7 @@ static void make_jobs(fp4lr_bench_opts *o, fp4lr_arch arch, const char *dir, fp4
 Test(bench_cli, jobs_sweep_stage_points)
 {
     char dir[] = "/tmp/fp4lr-bench-kernels-XXXXXX";
-    const char *built[] = {"fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s2", "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_t4",
+    const char *built[] = {"fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s2", "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_t3",
                            "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_t3"};
     fake_kernels(dir, built, 3);
     fp4lr_bench_opts o;
@@ -854,13 +854,13 @@ Test(bench_cli, jobs_sweep_stage_points)
     make_jobs(&o, FP4LR_ARCH_SM90A, dir, &j);
     /* dense and fused (r = 32): 1 .. 4 forced, every one with 2 transform slots (the sweep
      * varies the main stages alone; 4 is the most that fit beside 2 slots), then the solver's
-     * own 3 stages with 4 slots (dense) and 3 (fused) */
+     * own 3 stages with 3 slots */
     cr_assert_eq(j.n, 10);
     const int stages[] = {1, 2, 3, 4, 3, 1, 2, 3, 4, 3}, forced[] = {1, 2, 3, 4, 0, 1, 2, 3, 4, 0};
-    const int runnable[] = {0, 1, 0, 0, 1, 0, 0, 0, 0, 1}, slots[] = {2, 2, 2, 2, 4, 2, 2, 2, 2, 3};
+    const int runnable[] = {0, 1, 0, 0, 1, 0, 0, 0, 0, 1}, slots[] = {2, 2, 2, 2, 3, 2, 2, 2, 2, 3};
     /* shared memory as the budget predicts (dense): 2 writeback stages + fixed 1 KiB + 27 KiB
-     * per main stage + 32 KiB per transform slot (2; the solver's plan: 4 slots, 1 writeback) */
-    const int64_t smem[] = {126976, 154624, 182272, 209920, 231424};
+     * per main stage + 32 KiB per transform slot (2, then 3 for the solver's plan) */
+    const int64_t smem[] = {126976, 154624, 182272, 209920, 215040};
     for (int i = 0; i < 10; i++) {
         const fp4lr_bench_row *r = &j.row[i];
         cr_expect_eq(r->stages_main, stages[i], "job %d", i);
@@ -1159,8 +1159,8 @@ Test(bench_cli, forced_transform_and_lowrank_rings)
 {
     fp4lr_bench_opts o;
     char err[256];
-    cr_expect_eq(PARSE(&o, err, "--transform-slots", "5"), 2);
-    cr_expect(strstr(err, "expected 2, 3 or 4") != NULL, "%s", err);
+    cr_expect_eq(PARSE(&o, err, "--transform-slots", "4"), 2);
+    cr_expect(strstr(err, "expected 2 or 3") != NULL, "%s", err);
     cr_expect_eq(PARSE(&o, err, "--lora-chunk", "24"), 2);
     cr_expect(strstr(err, "multiple of 16") != NULL, "%s", err);
     cr_expect_eq(PARSE(&o, err, "--lora-slots", "0"), 2);

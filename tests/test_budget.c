@@ -235,14 +235,10 @@ Test(budget, naive_never_more_stages_than_split)
 /* ---- configuration 4: sm_90a NVFP4 128x256x128 c1 dense ---------------------
  * kb = 128/64 = 2: A = 128*64 = 8192; SFA = 1*2*512 = 1024; W = 256*64 = 16384;
  *   SFW = 2*2*512 = 2048; per stage 27648
- *   W bf16 = 256*64*2 = 32768 a transform slot; epilogue 16384 x 2 (x 1 beside 4 slots);
- *   fixed 1024
- *   4 transform slots, one writeback buffer: main = (232448-1024-131072-16384)/27648 =
- *     83968/27648 = 3 (>= 3: the solver keeps the deepest ring); total =
- *     82944+131072+16384+1024 = 231424; slack 1024; barriers 2*(3 main + 4 transform +
- *     2 queue) = 18
- *   3 slots forced: main = (232448-1024-98304-32768)/27648 = 100352/27648 = 3;
- *     total = 82944+98304+32768+1024 = 215040; slack 17408; barriers 16
+ *   W bf16 = 256*64*2 = 32768 a transform slot; epilogue 16384 x 2; fixed 1024
+ *   3 transform slots: main = (232448-1024-98304-32768)/27648 = 100352/27648 = 3
+ *     (>= 3: the solver keeps the deep ring); total = 82944+98304+32768+1024 = 215040;
+ *     slack 17408; barriers 2*(3 main + 3 transform + 2 queue) = 16
  *   2 slots forced: main = (232448-1024-65536-32768)/27648 = 133120/27648 = 4
  *     total = 110592+65536+32768+1024 = 209920; slack 22528; barriers 2*(4+2+2) = 16. */
 Test(budget, sm90_default_dense)
@@ -253,24 +249,15 @@ Test(budget, sm90_default_dense)
     expect_row(&b, FP4LR_OBJ_SFA, 1024, 1024, 3);
     expect_row(&b, FP4LR_OBJ_W, 16384, 16384, 3);
     expect_row(&b, FP4LR_OBJ_SFW, 2048, 2048, 3);
-    expect_row(&b, FP4LR_OBJ_W_BF16, 32768, 32768, 4);
-    expect_row(&b, FP4LR_OBJ_EPILOGUE, 16384, 16384, 1);
-    cr_assert_eq(b.per_stage_main, 27648);
-    cr_assert_eq(b.stages_main, 3);
-    cr_assert_eq(b.stages_transform, 4);
-    cr_assert_eq(b.barriers, 18);
-    cr_assert_eq(b.total_bytes, 231424);
-    cr_assert_eq(b.slack, 1024);
-    cr_assert_eq(b.tmem.alloc_cols, 0);
-
-    r.force_transform_stages = 3;
-    b = solve_ok(r);
     expect_row(&b, FP4LR_OBJ_W_BF16, 32768, 32768, 3);
     expect_row(&b, FP4LR_OBJ_EPILOGUE, 16384, 16384, 2);
+    cr_assert_eq(b.per_stage_main, 27648);
     cr_assert_eq(b.stages_main, 3);
+    cr_assert_eq(b.stages_transform, 3);
     cr_assert_eq(b.barriers, 16);
     cr_assert_eq(b.total_bytes, 215040);
     cr_assert_eq(b.slack, 17408);
+    cr_assert_eq(b.tmem.alloc_cols, 0);
 
     r.force_transform_stages = 2;
     b = solve_ok(r);
@@ -292,7 +279,7 @@ Test(budget, sm90_default_dense)
     cr_assert_eq(b.stages_transform, 2);
     r.force_main_stages = 3;
     b = solve_ok(r);
-    cr_assert_eq(b.stages_transform, 4);
+    cr_assert_eq(b.stages_transform, 3);
 }
 
 /* The pair (tile 256x256, each CTA 128 rows, W whole in each CTA) keeps 2 transform slots
@@ -317,13 +304,11 @@ Test(budget, sm90_pair_keeps_two_transform_slots)
     cr_assert_eq(b.total_bytes, 215040);
 }
 
-Test(budget, transform_slots_are_2_to_4_on_sm90_only)
+Test(budget, transform_slots_are_2_or_3_on_sm90_only)
 {
     fp4lr_budget_req r = sm90_req();
-    r.force_transform_stages = 5;
-    expect_fail(r, FP4LR_E_INVALID, "TRANSFORM_STAGES", "forced transform slots = 5");
-    r.force_transform_stages = 1;
-    expect_fail(r, FP4LR_E_INVALID, "TRANSFORM_STAGES", "forced transform slots = 1");
+    r.force_transform_stages = 4;
+    expect_fail(r, FP4LR_E_INVALID, "TRANSFORM_STAGES", "forced transform slots = 4");
     r.force_transform_stages = 3;
     r.force_main_stages = 4;
     expect_fail(r, FP4LR_E_INFEASIBLE, "MAIN_STAGES", "forced 4 main stages do not fit");
@@ -590,7 +575,7 @@ Test(budget, halve_all_single_cta_is_harmless)
     fp4lr_budget_req r = sm90_req();
     r.policy = FP4LR_POLICY_HALVE_ALL;
     fp4lr_budget b = solve_ok(r);
-    cr_assert_eq(b.total_bytes, 231424);
+    cr_assert_eq(b.total_bytes, 215040);
 }
 
 /* ---- request validation ---------------------------------------------------------- */

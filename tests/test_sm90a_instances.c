@@ -24,7 +24,7 @@ typedef struct instance {
     fp4lr_format format;
     int fused;
     int tm, tn, tk, cluster, stages;
-    int tslots;             /* W transform ring slots: N for entries ending in _tN, else 2 */
+    int tslots;             /* W transform ring slots: 3 for entries ending in _t3, else 2 */
     long smem_total;
     long lora_at;           /* fused: offset of the low-rank ring */
 } instance;
@@ -45,7 +45,7 @@ static int load_instances(instance *out, int cap)
         cr_assert_eq(sscanf(de->d_name, "fp4lr_sm90a_%5[a-z0-9]_%5[a-z]_m%dn%dk%d_c%d_s%d.ptx", fmt, fam, &in->tm,
                             &in->tn, &in->tk, &in->cluster, &in->stages),
                      7, "unexpected kernel file name %s", de->d_name);
-        in->tslots = strstr(de->d_name, "_t4.ptx") ? 4 : strstr(de->d_name, "_t3.ptx") ? 3 : 2;
+        in->tslots = strstr(de->d_name, "_t3.ptx") ? 3 : 2;
         in->format = strcmp(fmt, "nvfp4") == 0 ? FP4LR_NVFP4 : FP4LR_MXFP4;
         in->fused = strcmp(fam, "fused") == 0;
         snprintf(in->entry, sizeof in->entry, "%.*s", (int)(len - 4), de->d_name);

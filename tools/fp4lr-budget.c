@@ -27,7 +27,7 @@ static const char usage[] =
     "  --policy split|naive      per-CTA charge of pair-split objects (default split)\n"
     "  --smem BYTES              shared-memory capacity per block (default: the arch's)\n"
     "  --stages N                force N main stages (default: as many as fit)\n"
-    "  --transform-slots N       sm90a: force the W transform ring to 2, 3 or 4 slots\n"
+    "  --transform-slots N       sm90a: force the W transform ring to 2 or 3 slots\n"
     "  --lora-chunk N            force N ranks a low-rank chunk (a multiple of 16, at most R)\n"
     "  --lora-slots N            force N low-rank ring slots (1..4)\n"
     "  --json                    print one JSON object instead of the table\n"

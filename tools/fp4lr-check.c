@@ -57,7 +57,7 @@ static void usage(FILE *f)
             "  --rows N            rows validated, sampled (default 384; 0 = every row)\n"
             "  --iters N           timed launches (default 20; 0 = no timing)\n"
             "  --stages N          force the main stage count (an instantiation must exist)\n"
-            "  --transform-slots N sm_90a: force the W transform ring to 2, 3 or 4 slots\n"
+            "  --transform-slots N sm_90a: force the W transform ring to 2 or 3 slots\n"
             "  --lora-chunk N      force N ranks a low-rank chunk (a multiple of 16, at most r)\n"
             "  --lora-slots N      force N low-rank ring slots (1..4)\n"
             "  --cluster N         CTAs per cluster: 1, or 2 (a pair shares W; default: the plan's)\n"
@@ -162,7 +162,7 @@ static int parse(int argc, char **argv, opts *o)
             if (parse_int(v, 1, 64, &x)) return bad_arg(a, v, "stages must be 1..64");
             o->plan.force_main_stages = (int)x, i++;
         } else if (!strcmp(a, "--transform-slots")) {
-            if (parse_int(v, 2, 4, &x)) return bad_arg(a, v, "transform slots must be 2, 3 or 4");
+            if (parse_int(v, 2, 3, &x)) return bad_arg(a, v, "transform slots must be 2 or 3");
             o->plan.force_transform_stages = (int)x, i++;
         } else if (!strcmp(a, "--lora-chunk")) {
             if (parse_int(v, 16, 1024, &x) || x % 16) return bad_arg(a, v, "low-rank chunk must be a multiple of 16");

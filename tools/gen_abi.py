@@ -38,7 +38,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ABI_MD = os.path.join(ROOT, "ptx", "ABI.md")
 HEADER = os.path.join(ROOT, "host", "fp4lr.h")
 
-ENTRY_NAME = re.compile(r"^fp4lr_(sm\d+[af])_(nvfp4|mxfp4)_(dense|fused)_m(\d+)n(\d+)k(\d+)_c(\d+)_s(\d+)(_t[34])?$")
+ENTRY_NAME = re.compile(r"^fp4lr_(sm\d+[af])_(nvfp4|mxfp4)_(dense|fused)_m(\d+)n(\d+)k(\d+)_c(\d+)_s(\d+)(_t3)?$")
 PARAM = re.compile(r"^\s*\.param\s+(?:\.align\s+(\d+)\s+)?\.(b8|b16|b32|b64|u8|u16|u32|u64|s32|s64|f32|f64)"
                    r"\s+(\w+)(?:\[(\d+)\])?\s*,?\s*(?://\s*(.*))?$")
 TYPE_BYTES = {"b8": 1, "u8": 1, "b16": 2, "u16": 2, "b32": 4, "u32": 4, "s32": 4, "f32": 4,
@@ -85,7 +85,7 @@ class Kernel:
         n = ENTRY_NAME.match(self.entry)
         if not n:
             raise AbiError(f"{self.path}: entry {self.entry} does not follow "
-                           "fp4lr_<arch>_<format>_<family>_m<TM>n<TN>k<TK>_c<C>_s<S>[_t3|_t4]")
+                           "fp4lr_<arch>_<format>_<family>_m<TM>n<TN>k<TK>_c<C>_s<S>[_t3]")
         self.arch, self.format, self.family = n.group(1), n.group(2), n.group(3)
         self.tile = tuple(int(n.group(i)) for i in (4, 5, 6))
         self.cluster, self.stages = int(n.group(7)), int(n.group(8))

@@ -105,15 +105,13 @@ if TW8:
     THREADS, TRANSFORM_WARPS = 512, 8
     REG_WG0, REG_CONSUMER = 56, 200
 TRANSFORM_THREADS = 32 * TRANSFORM_WARPS
-# bf16 transform ring: 2, 3 or 4 slots of BN x 64 bf16 (32 KiB each), set per kernel by
-# emit_kernel; host/budget.c takes the deepest that still leaves 3 main stages (4 only with
-# one writeback buffer: the dense family's 1-CTA kernels) and the entry name then ends in
-# _t3 / _t4.  Measured (H100, b739920, NVFP4 dense, same run): 3 slots with 3 main stages
-# +5 % against 2 slots with 4; with 8 transform warps (H200, 777e9dd, stage sweep, flux-qkv
-# NVFP4 dense) 3 main stages ran at 569 TFLOP/s with 2 slots and 673 with 3.
+# bf16 transform ring: 2 or 3 slots of BN x 64 bf16 (32 KiB each), set per kernel by
+# emit_kernel; host/budget.c takes 3 wherever 3 main stages still fit beside them and the
+# entry name then ends in _t3.  Measured (H100, b739920, NVFP4 dense, same run): 3 slots with
+# 3 main stages +5 % against 2 slots with 4.
 TSLOTS = 2
 # Writeback staging: buffers of BM x 64 bf16 (16 KiB each), 2 in the dense family, 1 in the
-# fused family and beside a 4-slot transform ring (set per kernel by emit_kernel; host/budget.c charges the same).  Measured on
+# fused family (set per kernel by emit_kernel; host/budget.c charges the same).  Measured on
 # the H200 (b739920, NVFP4, flux-qkv / qwen-fc1-r32 / flux-out / sana-mlp): one buffer costs
 # the dense kernel 0.5 % and the fused kernel nothing, and frees the 16 KiB that the wc / beta
 # slices and a third low-rank or main stage need.
@@ -131,14 +129,11 @@ FORMATS = {
 # tests/test_sm90a_instances.c); lower counts exist for the stage sweep.
 INSTANCES = [
     # (format, family, cluster, main stages[, transform slots = 2]).  The solver's default
-    # plans use the deepest transform ring that leaves 3 main stages: 4 slots (_t4) in the
-    # dense 1-CTA kernels, 3 (_t3) in the fused ones (every rank: r = 128 and up with
-    # 16-rank low-rank chunks); the dense _t3 instances serve --transform-slots 3; the 2-slot instances serve the stage
+    # plans use 3 transform slots (_t3) where 3 main stages fit beside them (every rank:
+    # r = 128 and up with 16-rank low-rank chunks); the 2-slot instances serve the stage
     # sweep, --stages 4 / 5 and the forced 2-slot ring.  The fused s2_t3 instances serve the
     # forced A/B of a deeper low-rank ring (--stages 2 --transform-slots 3: 2 x 32 or 4 x 16
     # ranks beside 2 main stages).
-    ("nvfp4", "dense", 1, 3, 4),
-    ("mxfp4", "dense", 1, 3, 4),
     ("nvfp4", "dense", 1, 3, 3),
     ("mxfp4", "dense", 1, 3, 3),
     ("nvfp4", "dense", 2, 3, 3),
@@ -155,7 +150,6 @@ INSTANCES = [
     ("nvfp4", "fused", 1, 3, 3),
     ("mxfp4", "fused", 1, 4, 3),
     ("mxfp4", "fused", 1, 3, 3),
-    ("mxfp4", "fused", 1, 3, 4),   # r = 0 (affine only): 4 slots fit beside 3 stages
     ("nvfp4", "fused", 1, 2, 3),
     ("mxfp4", "fused", 1, 2, 3),
     ("nvfp4", "fused", 1, 4),
@@ -182,7 +176,7 @@ INSTANCES = [
 
 
 def entry_name(fmt, family, cluster, stages, tslots=2):
-    deep = f"_t{tslots}" if tslots > 2 else ""
+    deep = "_t3" if tslots == 3 else ""
     return f"fp4lr_sm90a_{fmt}_{family}_m{BM * cluster}n{BN}k{BK}_c{cluster}_s{stages}{deep}"
 
 
@@ -326,7 +320,7 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2):
     global F16
     CL = cluster
     FUSED = family == "fused"
-    WB_STAGES = 1 if FUSED or tslots == 4 else 2   # 4 slots: one buffer (host/budget.c)
+    WB_STAGES = 1 if FUSED else 2
     TSLOTS = tslots
     F16 = fmt == "nvfp4" and "bf16" not in EXPERIMENTS
     # Measured on the H200 (flux-qkv NVFP4): c1 480 TFLOP/s, c2 with both CTAs converting

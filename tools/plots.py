@@ -147,15 +147,14 @@ def throughput_data(records):
 
 
 def ring(row):
-    """The sm_90a W transform ring of a row's kernel: N slots for the _tN entries, else 2."""
-    m = re.search(r"_t(\d+)$", row["plan"]["entry"])
-    return int(m.group(1)) if m else 2
+    """The sm_90a W transform ring of a row's kernel: 3 slots for the _t3 entries, else 2."""
+    return 3 if row["plan"]["entry"].endswith("_t3") else 2
 
 
 def sweep_curves(rows):
     """{(shape, variant, transform slots): {stages: (TFLOP/s, smem bytes)}} over the valid fp4lr
-    rows; later rows win.  The 3- and 4-slot plans (the solver's own point of a sweep whose
-    forced points keep 2 slots) are their own curve, kept as a single point beside a 2-slot line."""
+    rows; later rows win.  The 3-slot plans (the solver's own point of a sweep whose forced
+    points keep 2 slots) are their own curve, kept as a single point beside a 2-slot line."""
     curves = {}
     for x in rows:
         if ok(x) and is_fp4lr(x):
@@ -163,7 +162,7 @@ def sweep_curves(rows):
                 (x["tflops"], x["plan"]["smem_bytes"])
     lines = {k: v for k, v in curves.items() if len(v) > 1}
     return {k: v for k, v in curves.items()
-            if k in lines or (k[2] > 2 and (k[0], k[1], 2) in lines)}
+            if k in lines or (k[2] == 3 and (k[0], k[1], 2) in lines)}
 
 
 def sweep_from_records(records):
@@ -248,7 +247,7 @@ def variant_order(label):
 
 
 def plot_sweep(curves, title, work, svg):
-    """One panel per variant, one line per shape (2 transform slots) and the solver's 3- or 4-slot
+    """One panel per variant, one line per shape (2 transform slots) and the solver's 3-slot
     plan as an open marker of the same colour; a shape keeps its colour across panels."""
     dat = os.path.join(work, "stage_sweep.dat")
     keys = sorted(curves, key=lambda k: (variant_order(k[1]), k[0], k[2]))
@@ -277,9 +276,9 @@ def plot_sweep(curves, title, work, svg):
             text = f"{st}\\n{next(iter(smem)) / 1024:.0f} KiB" if len(smem) == 1 else str(st)
             tics.append(f"\"{text}\" {st}")
         clauses = [f"{quote(dat)} index {i} using 1:2 "
-                   + ("with points pt 6 ps 1.6 lw 2 " if k[2] > 2 else "with linespoints lw 2 pt 7 ps 0.8 ")
+                   + ("with points pt 6 ps 1.6 lw 2 " if k[2] == 3 else "with linespoints lw 2 pt 7 ps 0.8 ")
                    + f"lc rgb {quote(SPARE[shapes.index(k[0]) % len(SPARE)])} "
-                   + f"title {quote(k[0] + (f', {k[2]} transform slots' if k[2] > 2 else ''))}"
+                   + f"title {quote(k[0] + (', 3 transform slots' if k[2] == 3 else ''))}"
                    for i, k in mine]
         gp += [f"set title {quote(v)}",
                "set xlabel 'main stages (shared memory per CTA)' offset 0,-0.5",
@@ -354,7 +353,7 @@ def sweep_text(curves):
         pts = sorted(c.items())
         parts.append(f"{shape} {variant} " + ", ".join(f"{t:.0f}" for s, (t, m) in pts) +
                      f" TFLOP/s at {', '.join(str(s) for s, _ in pts)} stages" +
-                     (f" with {slots} transform slots" if slots > 2 else ""))
+                     (" with 3 transform slots" if slots == 3 else ""))
     return "; ".join(parts)
 
 
