@@ -24,7 +24,7 @@ EXPERIMENT = os.environ.get("FP4LR_GEN_EXPERIMENT", "")
 EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 # every flag the generator reads (a misspelt one would silently build the default kernels)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
-                     "prodfix", "notprefetch", "mxtwo"}
+                     "prodfix", "notprefetch", "mxtwo", "lprefetch"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -101,6 +101,13 @@ TPREFETCH = "notprefetch" not in EXPERIMENTS
 # E = 120; the benchmark's default synthetic scales (centred on 2^0) mostly take the
 # two-multiply path, `--scales small` the fast one.
 MXONE = "mxtwo" not in EXPERIMENTS
+# FP4LR_GEN_EXPERIMENT=lprefetch (measurement, not yet run): when a unit starts a fused tile,
+# the low-rank issuer also asks L2 for the tile's later chunks (those beyond the ring's first
+# fill) with cp.async.bulk.prefetch.tensor, so the chunks streamed through the ring after the
+# K loop come from L2.  Why: at r = 128 (16-rank chunks, 2 slots) the fused kernel runs at
+# 0.90x of dense against 0.96x at r = 32; the tail streams 6 of its 8 chunks one ring round
+# trip at a time, and deeper rings that cost a main stage lost (df63877: 0.85-0.88x).
+LPREFETCH = "lprefetch" in EXPERIMENTS
 if TW8:
     THREADS, TRANSFORM_WARPS = 512, 8
     REG_WG0, REG_CONSUMER = 56, 200
@@ -1456,6 +1463,31 @@ L_lissue_skip_{tag}:
 \tbar.warp.sync 0xffffffff;""")
 
 
+def lora_l2_prefetch(e):
+    """(lprefetch) The issuer asks L2 for this tile's chunks %lslots .. %lchunks-1 (L and U
+    boxes; the ring's first fill is loaded right after), then its warp reconverges."""
+    e("""\t// ---- (lprefetch) the tile's later low-rank chunks into L2 ----
+\t@!%plissue bra L_lpf_done;
+\tmov.u32 %r16, %lslots;                     // the first chunk the prologue does not load
+L_lpf_chunk:
+\tsetp.ge.u32 %p5, %r16, %lchunks;
+\t@%p5 bra L_lpf_done;
+\tmul.lo.u32 %r17, %r16, %lsub;
+\tmul.lo.u32 %r17, %r17, %lwk;                 // first rank of the chunk
+\tmov.u32 %r15, 0;
+L_lpf_box:
+\tcp.async.bulk.prefetch.tensor.2d.L2.global.tile [%tmL, {%r17, %m0}];
+\tcp.async.bulk.prefetch.tensor.2d.L2.global.tile [%tmU, {%r17, %n0}];
+\tadd.u32 %r17, %r17, %lwk;
+\tadd.u32 %r15, %r15, 1;
+\tsetp.lt.u32 %p5, %r15, %lsub;
+\t@%p5 bra L_lpf_box;
+\tadd.u32 %r16, %r16, 1;
+\tbra L_lpf_chunk;
+L_lpf_done:
+\tbar.warp.sync 0xffffffff;""")
+
+
 def affine_group(e, jj):
     """acc = fma(alpha * acc, wc, beta) on accumulators 4jj..4jj+3 (columns n, n+1 for
     rows r and r+8), wc in %f4/%f5, beta in %f6/%f7."""
@@ -1604,6 +1636,8 @@ L_consumer:
 \t@%p5 bra L_lissue_pro_done;""")
         lora_consts(e)
         aff_fill(e, L)
+        if LPREFETCH:
+            lora_l2_prefetch(e)
         # The bound is the block number, not %li: only the issuing lane advances %li, and
         # every lane of its warp must meet the same number of bar.warp.sync in lora_issue.
         for k in range(LORA_SLOTS):
