@@ -244,6 +244,17 @@ Test(sm90a_instances, opt_out_experiments_build, .timeout = 240)
                  0, "the four opt-outs together do not build");
 }
 
+/* lprefetch (measurement: the fused issuer prefetches a tile's later low-rank chunks into L2)
+ * stays buildable: every fused kernel carries the prefetch of L and U, no dense one does. */
+Test(sm90a_instances, lprefetch_experiment_builds, .timeout = 180)
+{
+    cr_expect_eq(experiment_builds("lprefetch",
+                                   "case $f in *fused*) test $(grep -c 'prefetch.tensor.2d.L2.global.tile' $f) -eq 2;; "
+                                   "*) ! grep -q 'prefetch.tensor.2d.L2' $f;; esac",
+                                   "nvfp4_fused_m128n256k128_c1_s3_t3 mxfp4_fused_m256n256k128_c2_s4"),
+                 0, "the lprefetch experiment does not build");
+}
+
 /* tools/experiment_build.sh and the generator refuse what they cannot build: a misspelt
  * experiment flag (it would build the default kernels under an experiment's name) and a
  * malformed flag list. */
