@@ -101,8 +101,8 @@ TPREFETCH = "notprefetch" not in EXPERIMENTS
 # E = 120; the benchmark's default synthetic scales (centred on 2^0) mostly take the
 # two-multiply path, `--scales small` the fast one.
 MXONE = "mxtwo" not in EXPERIMENTS
-# FP4LR_GEN_EXPERIMENT=lprefetch (measured at 0663df2, H200: r = 128 0.99x, not adopted): when a unit starts a fused tile,
-# the low-rank issuer also asks L2 for the tile's later chunks (those beyond the ring's first
+# FP4LR_GEN_EXPERIMENT=lprefetch (measured at 0663df2, H200: r = 128 0.99x, not adopted): when
+# a unit starts a fused tile, the low-rank issuer also asks L2 for the tile's later chunks (those beyond the ring's first
 # fill) with cp.async.bulk.prefetch.tensor, so the chunks streamed through the ring after the
 # K loop come from L2.  Why: at r = 128 (16-rank chunks, 2 slots) the fused kernel runs at
 # 0.90x of dense against 0.96x at r = 32; the tail streams 6 of its 8 chunks one ring round
