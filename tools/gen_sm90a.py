@@ -112,6 +112,8 @@ if TW8:
     THREADS, TRANSFORM_WARPS = 512, 8
     REG_WG0, REG_CONSUMER = 56, 200
 TRANSFORM_THREADS = 32 * TRANSFORM_WARPS
+# the consumer warpgroups' names in the kernels' comments (rows 0-63, rows 64-127)
+CWG0, CWG1 = ("WG2", "WG3") if TW8 else ("WG1", "WG2")
 # bf16 transform ring: 2 or 3 slots of BN x 64 bf16 (32 KiB each), set per kernel by
 # emit_kernel; host/budget.c takes 3 wherever 3 main stages still fit beside them and the
 # entry name then ends in _t3.  Measured (H100, b739920, NVFP4 dense, same run): 3 slots with
@@ -306,7 +308,7 @@ def header(e, fmt, family, cluster, stages, L):
 //   tfull[t]  count {(2 if SPLIT and not BULK else 1) * TRANSFORM_WARPS + (8 if ASSIST else 0)}  one arrive per transform warp after writing slot t and fencing{" (and per consumer warp: consumer assist)" if ASSIST else ""}{"; thread 0 also expects the peer's 16384-byte bulk copy" if BULK else ""}.
 //   tempty[t] count 8  one arrive per consumer warp once the wgmma reading slot t completed
 //                      (wgmma.wait_group).  Waited by the transform.
-//   Named barriers 1 and 2: the 128 threads of WG1 / WG2 around the writeback staging.
+//   Named barriers 1 and 2: the 128 threads of {CWG0} / {CWG1} around the writeback staging.
 //
 // Shared memory map (dynamic, 1024-byte aligned), {stages} main stages:
 //   [{L['a']:6d} + s*{L['stage']}]  A fp4     {BM} x {BK//2} B, TMA swizzle 64B   ({BM*BK//2} B)
@@ -315,7 +317,7 @@ def header(e, fmt, family, cluster, stages, L):
 //   [{L['sfw']:6d} + s*{L['stage']}]  SFW       {ka} atom(s) x 2 row blocks          ({L['sfw_bytes']} B)
 //   [{L['t']:6d} + t*{L['tslot']}]  W bf16 transform ring, {TSLOTS} slots of {BN} x 64, swizzle 128B
 //   [{L['wb']:6d} + b*{L['wbuf']}]  writeback staging, {WB_STAGES} buffers of {BM} x 64 bf16, swizzle 128B
-//                                   (rows 0-63 for WG1 at +0, rows 64-127 for WG2 at +8192)
+//                                   (rows 0-63 for {CWG0} at +0, rows 64-127 for {CWG1} at +8192)
 //   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{TSLOTS}], tempty[{TSLOTS}]{f", lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}]" if FUSED else ""}{aff_doc(L)}
 //   total {L['total']} bytes (host/budget.c charges the same objects).{lora_doc(L)}
 //""")
@@ -502,9 +504,9 @@ def fused_doc():
 // run time from the rank chunk rc): slot = L box(es) 128 x rc bf16, then U 256 x rc bf16,
 // one box per chunk (the host caps rc at 64), 2*rc-byte rows with the matching
 // 32/64/128-byte swizzle.
-//   lfull[j]  count 1  thread 0 of WG1 arms it with the chunk's bytes; TMA complete_tx.
+//   lfull[j]  count 1  thread 0 of {CWG0} arms it with the chunk's bytes; TMA complete_tx.
 //   lempty[j] count {8 * CL:<2d} one arrive per consumer warp after its low-rank wgmmas of the slot{pair_note}.
-// Thread 0 of WG1 requests a tile's first chunks when the tile starts (they land during the
+// Thread 0 of {CWG0} requests a tile's first chunks when the tile starts (they land during the
 // K loop) and each later chunk as soon as a slot frees (ranks beyond the ring stream).
 // wc and beta: when a unit starts a tile, each consumer WG copies the tile's 256 columns of
 // both into its own slice (thread t: columns 2t, 2t+1; cp.async, zero past N; 1 and 0 written
@@ -1404,12 +1406,12 @@ L_aff_{name}_done:""")
 
 
 def fused_consumer_setup(e):
-    e("""\t// ---- fused: the low-rank ring cursors ----
+    e(f"""\t// ---- fused: the low-rank ring cursors ----
 \tmov.u32 %ls, 0;
 \tmov.u32 %lph, 0;
 \tmov.u32 %lis, 0;
 \tmov.u32 %liph, 0;
-\tsetp.eq.u32 %plissue, %r40, 0;            // thread 0 of WG1 issues the low-rank loads""")
+\tsetp.eq.u32 %plissue, %r40, 0;            // thread 0 of {CWG0} issues the low-rank loads""")
 
 
 def u_load(tag):
@@ -1425,7 +1427,7 @@ def u_load(tag):
 
 
 def lora_issue(e, tag):
-    """Thread 0 of WG1 loads chunk %li of this tile's L and U into ring slot %lis (after
+    """Thread 0 of the first consumer WG loads chunk %li of this tile's L and U into ring slot %lis (after
     both warpgroups released it), onto lfull with the chunk's byte count."""
     e(f"""\t// ---- low-rank load ({tag}): chunk %li of the tile into slot %lis ----
 \t@!%plissue bra L_lissue_skip_{tag};""")
@@ -1585,8 +1587,8 @@ def emit_consumer(e, fmt, stages, L):
     yq = [f"%yq{i}" for i in range(8)]
     e(f"""
 // =====================================================================================
-// Consumers (WG1: tile rows 0-63, WG2: rows 64-127).  Thread: warp w of its WG, lane l,
-// row r = 64*(wg-1) + 16w + l/4 (and r+8), group c = l%4.
+// Consumers ({CWG0}: tile rows 0-63, {CWG1}: rows 64-127).  Thread: warp w of its WG, lane l,
+// row r = 64*(consumer WG 0 or 1) + 16w + l/4 (and r+8), group c = l%4.
 // Per chunk: wait tfull, fence, four wgmmas on the slot with the chunk's A fragments,
 // commit; wait_group 1 (the previous chunk is done -> free its slot); then load and
 // dequantize the next chunk's A while the tensor core works.
