@@ -3,12 +3,14 @@
 # Assembles one kernel source with `ptxas -v`, keeps the report next to the cubin
 # (OUT.ptxas.txt) and fails when any function spills, uses local memory (a stack
 # frame), or when ptxas reports a performance warning that serializes wgmma
-# (C7508 setmaxnreg ignored, C7517/C7519 injected waits/arrives).
+# (C7508 setmaxnreg ignored, C7517/C7519 injected waits/arrives).  PTXAS names the
+# assembler (default ptxas); PTXAS_FLAGS adds options (e.g. -lineinfo).
 set -eu
 arch=$1; in=$2; out=$3
 report=${out%.cubin}.ptxas.txt
 ptxas=${PTXAS:-ptxas}
-if ! "$ptxas" -arch="$arch" -v -o "$out" "$in" >"$report" 2>&1; then
+# shellcheck disable=SC2086  # PTXAS_FLAGS is a word list
+if ! "$ptxas" -arch="$arch" -v ${PTXAS_FLAGS:-} -o "$out" "$in" >"$report" 2>&1; then
     cat "$report" >&2
     rm -f "$out"
     exit 1
