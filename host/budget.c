@@ -25,7 +25,11 @@
  * with 3 main stages +5 % against 2 slots with 4; 3 main stages run like 4 (H200).  One
  * CTA only: the pair (W multicast, both CTAs release each stage) with 3 slots and 3 main
  * stages ran at 0.66x of one CTA (H200, 8c494db, full benchmark, NVFP4 dense), against
- * 0.89x with 2 slots and 4 stages before (2b580a1), so a pair keeps 2 slots. */
+ * 0.89x with 2 slots and 4 stages before (2b580a1), so a pair keeps 2 slots.  Where the
+ * low-rank ring leaves fewer than 3 main stages beside 3 slots, its chunk shrinks first
+ * (r = 128: 2 slots of 16 ranks): H200, e36a593, NVFP4 fused r = 128 +3.1 / +3.5 % against
+ * 2 transform slots with 2 x 32 ranks.  A 4th slot (dense, one writeback buffer) lost:
+ * NVFP4 0.956x (6450aa6). */
 #define TRANSFORM_K 64
 #define TRANSFORM_STAGES_DEEP 3
 #define TRANSFORM_STAGES 2
@@ -530,10 +534,8 @@ fp4lr_status fp4lr_budget_solve(const fp4lr_budget_req *req, fp4lr_budget *out)
          * TRANSFORM_STAGES_DEEP). */
         fp4lr_status deep = solve_with_transform(req, &s, TRANSFORM_STAGES_DEEP,
                                                  TRANSFORM_DEEP_MIN_MAIN, b, &charged);
-        if (deep.code != FP4LR_OK || b->stages_main < TRANSFORM_DEEP_MIN_MAIN) {
-            charged = 0;
+        if (deep.code != FP4LR_OK || b->stages_main < TRANSFORM_DEEP_MIN_MAIN)
             FP4LR_TRY(solve_with_transform(req, &s, TRANSFORM_STAGES, 2, b, &charged));
-        }
     } else if (req->arch == FP4LR_ARCH_SM90A) {
         FP4LR_TRY(solve_with_transform(req, &s, TRANSFORM_STAGES, 2, b, &charged));
     } else {
