@@ -751,6 +751,17 @@ Test(budget, sm90_mxfp4_odd_stages_pad_the_main_ring)
     cr_assert_null(fp4lr_budget_row_find(&b, FP4LR_OBJ_ALIGN));
 }
 
+/* The ring counts and total of one sm_90a fused plan (transform slots, main stages, low-rank
+ * chunk and slots, bytes). */
+static void expect_rings(const fp4lr_budget *b, int transform, int main, int chunk, int lora, int64_t total)
+{
+    cr_assert_eq(b->stages_transform, transform);
+    cr_assert_eq(b->stages_main, main);
+    cr_assert_eq(b->lora_chunk, chunk);
+    cr_assert_eq(b->stages_lora, lora);
+    cr_assert_eq(b->total_bytes, total);
+}
+
 /* ---- forced low-rank ring (measurement: r = 128 beside the 3-slot transform ring) -----------
  * sm_90a NVFP4 fused r = 128, affine: L chunk 128 x rc x 2, U chunk 256 x rc x 2 (rc = 16:
  * 4096 + 8192 = 12288 a slot; rc = 32: 24576).  The solver alone takes 3 transform slots and
@@ -764,38 +775,23 @@ Test(budget, sm90_forced_lowrank_ring)
 {
     fp4lr_budget_req r = fused(sm90_req(), 128);
     fp4lr_budget b = solve_ok(r);
-    cr_assert_eq(b.stages_transform, 3);
-    cr_assert_eq(b.stages_main, 3);
-    cr_assert_eq(b.lora_chunk, 16);
-    cr_assert_eq(b.stages_lora, 2);
-    cr_assert_eq(b.total_bytes, 227328);
+    expect_rings(&b, 3, 3, 16, 2, 227328);
 
     r.force_transform_stages = 2;
     b = solve_ok(r);
-    cr_assert_eq(b.stages_transform, 2);
-    cr_assert_eq(b.stages_main, 3);
-    cr_assert_eq(b.lora_chunk, 32);
-    cr_assert_eq(b.stages_lora, 2);
-    cr_assert_eq(b.total_bytes, 219136);
+    expect_rings(&b, 2, 3, 32, 2, 219136);
 
     r.force_transform_stages = 3;
     r.force_lora_chunk = 16;
     b = solve_ok(r);
-    cr_assert_eq(b.stages_transform, 3);
-    cr_assert_eq(b.stages_main, 3);
-    cr_assert_eq(b.lora_chunk, 16);
-    cr_assert_eq(b.stages_lora, 2);
+    expect_rings(&b, 3, 3, 16, 2, 227328);
     expect_row(&b, FP4LR_OBJ_L, 4096, 4096, 2);
     expect_row(&b, FP4LR_OBJ_U, 8192, 8192, 2);
-    cr_assert_eq(b.total_bytes, 227328);
 
     r.force_lora_chunk = 32;
     r.force_lora_stages = 1;
     b = solve_ok(r);
-    cr_assert_eq(b.stages_main, 3);
-    cr_assert_eq(b.lora_chunk, 32);
-    cr_assert_eq(b.stages_lora, 1);
-    cr_assert_eq(b.total_bytes, 227328);
+    expect_rings(&b, 3, 3, 32, 1, 227328);
 
     /* forced slots alone: the chunk still shrinks to leave 2 main stages, no slot is added */
     r.force_lora_chunk = 0;
