@@ -206,15 +206,23 @@ static int experiment_builds(const char *flags, const char *check, const char *g
 #define NOPREFETCH_CHECK "! grep -q 'before the slot wait' $f"
 #define MXONE_CHECK "case $f in *mxfp4*) grep -q 'vote.sync.any.pred %pmx' $f;; *) ! grep -q 'pmx' $f;; esac"
 #define MXTWO_CHECK "! grep -q 'pmx' $f"
+#define CHOIST_CHECK "grep -q 'choist: the loop-invariant' $f && test $(grep -c 'add.u32 %r25, %caoff0, %r41;' $f) -eq 2"
+#define NOCHOIST_CHECK "! grep -q 'caoff0' $f"
+#define TSPLIT_CHECK "case $f in *mxfp4*) test $(grep -c 'L_wait_tfullhi_' $f) -eq 4;; *) ! grep -q 'bar_tfullhi' $f;; esac"
+#define NOTSPLIT_CHECK "! grep -q 'bar_tfullhi' $f"
+#define TSPLIT_ALL_CHECK "test $(grep -c 'L_wait_tfullhi_' $f) -eq 4"
 
-/* The committed kernels carry all four: 8 transform warps at 56 registers beside consumers at
+/* The committed kernels carry all six: 8 transform warps at 56 registers beside consumers at
  * 200 (512 threads, every wgmma as two m64n128k16 halves), the stage issue rotated over the
- * transform warps, the fp4 loads before the slot wait, and in MXFP4 the per-chunk vote for
- * the one-multiply path.  (The ptxas gate runs on every committed file in the build.) */
+ * transform warps, the fp4 loads before the slot wait, in MXFP4 the per-chunk vote for the
+ * one-multiply path, the consumers' hoisted chunk-0 A offset (used by both chunk loads of the
+ * K loop's two copies), and in MXFP4 only the tfull split by column half (two tfull_hi waits
+ * in the K loop, two labels each: one wait loop per chunk).  (The ptxas gate runs on every
+ * committed file in the build.) */
 Test(sm90a_instances, committed_kernels_have_the_measured_layout)
 {
     int rc = system("for f in ptx/sm90a/*.ptx; do { " TW8_CHECK " && " PRODROT_CHECK " && " PREFETCH_CHECK
-                    " && " MXONE_CHECK "; } || { echo \"$f\" >&2; exit 1; }; done");
+                    " && " MXONE_CHECK " && " CHOIST_CHECK " && " TSPLIT_CHECK "; } || { echo \"$f\" >&2; exit 1; }; done");
     cr_expect_eq(rc, 0, "a committed sm_90a kernel lacks part of the default layout (file above)");
 }
 
@@ -229,8 +237,9 @@ Test(sm90a_instances, tw4_experiment_builds, .timeout = 180)
     cr_expect_eq(rc, 0, "the tw4 experiment does not build (run experiment_builds' command by hand)");
 }
 
-/* prodfix (thread 0 issues every stage), notprefetch and mxtwo stay buildable, and all four
- * opt-outs together rebuild the 0a33f42 kernels' code paths. */
+/* prodfix (thread 0 issues every stage), notprefetch, mxtwo, notsplit and nochoist stay
+ * buildable, tsplit also splits NVFP4's tfull, and all six opt-outs together rebuild the
+ * 0a33f42 kernels' code paths. */
 Test(sm90a_instances, opt_out_experiments_build, .timeout = 240)
 {
     const char *gated = "nvfp4_dense_m128n256k128_c1_s3_t3 mxfp4_fused_m256n256k128_c2_s4";
@@ -239,9 +248,16 @@ Test(sm90a_instances, opt_out_experiments_build, .timeout = 240)
     cr_expect_eq(experiment_builds("notprefetch,mxtwo", TW8_CHECK " && " NOPREFETCH_CHECK " && " MXTWO_CHECK,
                                    "mxfp4_dense_m128n256k128_c1_s3_t3 mxfp4_fused_m256n256k128_c2_s4"),
                  0, "notprefetch with mxtwo does not build");
-    cr_expect_eq(experiment_builds("tw4,prodfix,notprefetch,mxtwo",
-                                   TW4_CHECK " && " PRODFIX_CHECK " && " NOPREFETCH_CHECK " && " MXTWO_CHECK, gated),
-                 0, "the four opt-outs together do not build");
+    cr_expect_eq(experiment_builds("notsplit,nochoist", TW8_CHECK " && " NOTSPLIT_CHECK " && " NOCHOIST_CHECK,
+                                   "mxfp4_dense_m128n256k128_c1_s3_t3 mxfp4_fused_m256n256k128_c2_s4"),
+                 0, "notsplit with nochoist does not build");
+    cr_expect_eq(experiment_builds("tsplit", TW8_CHECK " && " TSPLIT_ALL_CHECK " && " CHOIST_CHECK,
+                                   "nvfp4_dense_m128n256k128_c1_s3_t3 nvfp4_fused_m256n256k128_c2_s4"),
+                 0, "tsplit (NVFP4 too) does not build");
+    cr_expect_eq(experiment_builds("tw4,prodfix,notprefetch,mxtwo,notsplit,nochoist",
+                                   TW4_CHECK " && " PRODFIX_CHECK " && " NOPREFETCH_CHECK " && " MXTWO_CHECK
+                                   " && " NOTSPLIT_CHECK " && " NOCHOIST_CHECK, gated),
+                 0, "the six opt-outs together do not build");
 }
 
 /* lprefetch (measurement: the fused issuer prefetches a tile's later low-rank chunks into L2)

@@ -24,7 +24,7 @@ EXPERIMENT = os.environ.get("FP4LR_GEN_EXPERIMENT", "")
 EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 # every flag the generator reads (a misspelt one would silently build the default kernels)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
-                     "prodfix", "notprefetch", "mxtwo", "lprefetch"}
+                     "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -108,6 +108,24 @@ MXONE = "mxtwo" not in EXPERIMENTS
 # 0.90x of dense against 0.96x at r = 32; the tail streams 6 of its 8 chunks one ring round
 # trip at a time, and deeper rings that cost a main stage lost (df63877: 0.85-0.88x).
 LPREFETCH = "lprefetch" in EXPERIMENTS
+# `tfull` split by column half (FP4LR_GEN_EXPERIMENT=notsplit: one tfull a slot; `tsplit`
+# also splits NVFP4's): transform warps 0-3 (W rows 0-127) arrive on tfull_lo[t], warps 4-7
+# (rows 128-255) on tfull_hi[t] (count 4 each); a consumer issues a chunk's four
+# column-0-127 wgmmas after tfull_lo and its four column-128-255 wgmmas after tfull_hi, so
+# the tensor core starts on a chunk when half of its W rows are converted.  Why: at 777e9dd
+# the consumers spent 30 % of their samples in the two tfull waits and the transform warps
+# 14 % of theirs in tempty waits (ncu with line information at 5cc9b03).  Measured at
+# 5cc9b03+1 (H200, 4 shapes, A/B): MXFP4 dense +2.9 %, fused +2.0 %; NVFP4 dense -0.5 %,
+# fused -0.8 %: the default for MXFP4 only (TSPLIT is set per kernel in emit_kernel).
+TSPLIT_FORCED = "tsplit" in EXPERIMENTS
+TSPLIT = False
+# Consumer address hoist (FP4LR_GEN_EXPERIMENT=nochoist: computed every chunk): chunk 0's A
+# offset of the thread's rows and the B descriptor's start of slot 0 are computed once
+# (two registers, which is what the MXFP4 fused kernel has left); 12 fewer instructions a
+# chunk a thread.  Measured at 5cc9b03+1 (H200, 4 shapes, A/B): NVFP4 dense +0.9 %, fused
+# +0.0-1.0 %, MXFP4 dense +2.1 %, fused -0.5 %; on top of tsplit: MXFP4 dense +2.2 %, fused
+# -0.4 %, NVFP4 dense +2.4 %.
+CHOIST = "nochoist" not in EXPERIMENTS
 if TW8:
     THREADS, TRANSFORM_WARPS = 512, 8
     REG_WG0, REG_CONSUMER = 56, 200
@@ -214,7 +232,7 @@ def layout(fmt, stages):
     wb_off = t_off + TSLOTS * tslot
     wb = BM * 64 * 2
     bar_off = wb_off + WB_STAGES * wb
-    nbar = 2 * stages + 2 * TSLOTS + (2 * LORA_SLOTS if FUSED else 0)
+    nbar = 2 * stages + 2 * TSLOTS + (2 * LORA_SLOTS if FUSED else 0) + (TSLOTS if TSPLIT else 0)
     total = bar_off + nbar * 8
     aff = (total + 1023) // 1024 * 1024    # fused: wc / beta slices, one per consumer WG
     if FUSED:
@@ -275,7 +293,7 @@ def header(e, fmt, family, cluster, stages, L):
 //                       (A, W, SFA, SFW), S-1 stages ahead of the transform.
 //   {"WG2, WG3" if TW8 else "WG1, WG2"}            consumers ({REG_CONSUMER} regs): {"WG2" if TW8 else "WG1"} owns tile rows 0-63, {"WG3" if TW8 else "WG2"} rows 64-127.
 //                       Each thread loads its A bytes, dequantizes them into the wgmma A
-//                       fragment registers and issues {"two m64n128k16 (columns 0-127, 128-255)" if TW8 else "m64n256k16"} RS wgmma on the slot; after
+//                       fragment registers and issues {"two m64n128k16 (columns 0-127, 128-255)" if TW8 else "m64n256k16"} RS wgmma on the slot{" (each half after its own tfull)" if TSPLIT else ""}; after
 //                       the K loop: alpha in fp32, bf16, swizzled staging, bulk tensor store.
 //
 {cluster_doc()}
@@ -305,7 +323,7 @@ def header(e, fmt, family, cluster, stages, L):
 //                      transform and consumers.
 //   empty[s]  count {CL * (TRANSFORM_WARPS + 8):<2d} one arrive per transform warp (after it read the W chunk pair) and per
 //                      consumer warp (after it read its A bytes).  Waited by the producer.
-//   tfull[t]  count {(2 if SPLIT and not BULK else 1) * TRANSFORM_WARPS + (8 if ASSIST else 0)}  one arrive per transform warp after writing slot t and fencing{" (and per consumer warp: consumer assist)" if ASSIST else ""}{"; thread 0 also expects the peer's 16384-byte bulk copy" if BULK else ""}.
+{tfull_doc()}
 //   tempty[t] count 8  one arrive per consumer warp once the wgmma reading slot t completed
 //                      (wgmma.wait_group).  Waited by the transform.
 //   Named barriers 1 and 2: the 128 threads of {CWG0} / {CWG1} around the writeback staging.
@@ -318,7 +336,7 @@ def header(e, fmt, family, cluster, stages, L):
 //   [{L['t']:6d} + t*{L['tslot']}]  W bf16 transform ring, {TSLOTS} slots of {BN} x 64, swizzle 128B
 //   [{L['wb']:6d} + b*{L['wbuf']}]  writeback staging, {WB_STAGES} buffers of {BM} x 64 bf16, swizzle 128B
 //                                   (rows 0-63 for {CWG0} at +0, rows 64-127 for {CWG1} at +8192)
-//   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{TSLOTS}], tempty[{TSLOTS}]{f", lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}]" if FUSED else ""}{aff_doc(L)}
+//   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{TSLOTS}], tempty[{TSLOTS}]{f", lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}]" if FUSED else ""}{f", tfull_hi[{TSLOTS}]" if TSPLIT else ""}{aff_doc(L)}
 //   total {L['total']} bytes (host/budget.c charges the same objects).{lora_doc(L)}
 //""")
 
@@ -343,6 +361,10 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2):
     split_mode = os.environ.get("FP4LR_GEN_C2_SPLIT", "")
     SPLIT = cluster == 2 and split_mode in ("1", "bulk")
     BULK = SPLIT and split_mode == "bulk"
+    global TSPLIT
+    # tsplit needs the 8-warp transform (warps 0-3 own rows 0-127) and one CTA's rows
+    TSPLIT = ((fmt == "mxfp4" and "notsplit" not in EXPERIMENTS) or TSPLIT_FORCED) and TW8 \
+        and not SPLIT and not ASSIST
     blk, ka, _, _ = FORMATS[fmt]
     L = layout(fmt, stages)
     e = Emitter(CL)
@@ -396,6 +418,10 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2):
 \t.reg .pred %psk;
 \t.reg .f32 %skf<32>;                               // a stream-K owner's partial loads
 """)
+    if TSPLIT:
+        e("\t.reg .b32 %bar_tfullhi, %bar_tfullw;         // tsplit: tfull_hi base; a transform warp's tfull")
+    if CHOIST:
+        e("\t.reg .b32 %caoff0, %cdesc0;          // choist: chunk 0's A offset, slot 0's descriptor start")
     if MXONE and fmt == "mxfp4":
         e("\t.reg .b32 %mxt, %mxt2;\n\t.reg .pred %pmx;         // mxone: scale bytes, the warp's path")
     if PRODROT:
@@ -417,7 +443,7 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2):
 \tadd.u32 %bar_empty, %bar_full, {8 * stages};
 \tadd.u32 %bar_tfull, %bar_empty, {8 * stages};
 \tadd.u32 %bar_tempty, %bar_tfull, {8 * TSLOTS};
-{fused_setup(L, stages) if FUSED else ""}\tsetp.eq.u32 %ptrue, 0, 0;
+{tsplit_setup(L) if TSPLIT else ""}{fused_setup(L, stages) if FUSED else ""}\tsetp.eq.u32 %ptrue, 0, 0;
 {cluster_setup()}\t// ---- barrier init (thread 0), made visible to the async proxy, then {"a cluster" if CL == 2 else "one CTA"} barrier ----
 \tsetp.ne.u32 %p0, %thr, 0;
 \t@%p0 bra L_init_done;""")
@@ -428,7 +454,11 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2):
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_lfull+{8*i}], 1;")
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_lempty+{8*i}], {8 * CL};")
     for i in range(TSLOTS):
-        e(f"\tmbarrier.init.shared::cta.b64 [%bar_tfull+{8*i}], {(2 if SPLIT and not BULK else 1) * TRANSFORM_WARPS + (8 if ASSIST else 0)};")
+        if TSPLIT:
+            e(f"\tmbarrier.init.shared::cta.b64 [%bar_tfull+{8*i}], {TRANSFORM_WARPS // 2};")
+            e(f"\tmbarrier.init.shared::cta.b64 [%bar_tfullhi+{8*i}], {TRANSFORM_WARPS // 2};")
+        else:
+            e(f"\tmbarrier.init.shared::cta.b64 [%bar_tfull+{8*i}], {(2 if SPLIT and not BULK else 1) * TRANSFORM_WARPS + (8 if ASSIST else 0)};")
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_tempty+{8*i}], {(2 if SPLIT else 1) * 8};")
     sync = ("""\tbarrier.cluster.arrive.release.aligned;      // both CTAs' barriers initialised
 \tbarrier.cluster.wait.acquire.aligned;""" if CL == 2 else "\tbar.sync 0;")
@@ -1115,6 +1145,10 @@ def emit_transform(e, fmt, stages, L):
 // =====================================================================================
 L_transform:""")
     emit_lut_setup(e)
+    if TSPLIT:
+        e("""\t// tsplit: warps 0-3 (rows 0-127) arrive on tfull_lo, warps 4-7 on tfull_hi
+\tsetp.lt.u32 %p0, %warp, 4;
+\tselp.b32 %bar_tfullw, %bar_tfull, %bar_tfullhi, %p0;""")
     e(f"""\tmov.u32 %r40, %thr;                        // tt
 \tsetp.eq.u32 %pthr0, %thr, 0;
 \t@%pthr0 prefetch.tensormap [%tmA];
@@ -1198,7 +1232,7 @@ L_bulk_sent_{h}:
 \tbar.warp.sync 0xffffffff;
 \tsetp.eq.u32 %p1, %lane, 0;
 \tmul.lo.u32 %r12, %t, 8;
-\tadd.u32 %r13, %bar_tfull, %r12;""")
+\tadd.u32 %r13, {"%bar_tfullw" if TSPLIT else "%bar_tfull"}, %r12;""")
             arrive(e, "%p1", "%r13", "%r14", remote=SPLIT)
         advance(e, "%t", "%tph", TSLOTS)
     e("""\t// both chunks of the stage read: release it (one arrive per warp)
@@ -1219,7 +1253,15 @@ def load_a_chunk(e, fmt, h, xr, xq, L):
     """Load and dequantize this thread's A bytes of chunk h of stage base %r41:
     rows %r20 (r) and r+8, group c = %r21 -> 8 bf16x2 words each."""
     blk, ka, _, _ = FORMATS[fmt]
-    e(f"""\t// A chunk {h}: 8 bytes (16 elements 16c..16c+15) of rows r and r+8, and their scales
+    if CHOIST:
+        e(f"\t// A chunk {h}: 8 bytes (16 elements 16c..16c+15) of rows r and r+8, and their scales")
+        if h:
+            e("\txor.b32 %r25, %caoff0, 32;                 // chunk 1's logical chunk: chunk 0's + 2")
+            e("\tadd.u32 %r25, %r25, %r41;                   // + stage base (A at offset 0)")
+        else:
+            e("\tadd.u32 %r25, %caoff0, %r41;                // + stage base (A at offset 0)")
+    else:
+        e(f"""\t// A chunk {h}: 8 bytes (16 elements 16c..16c+15) of rows r and r+8, and their scales
 \tshr.u32 %r24, %r20, 1;
 \tand.b32 %r24, %r24, 3;                     // 64B swizzle phase (same for r and r+8)
 \tshr.u32 %r25, %r21, 1;
@@ -1231,9 +1273,9 @@ def load_a_chunk(e, fmt, h, xr, xq, L):
 \tadd.u32 %r25, %r25, %r26;
 \tshl.b32 %r26, %r20, 6;
 \tadd.u32 %r25, %r25, %r26;
-\tadd.u32 %r25, %r25, %r41;                   // + stage base (A at offset 0)
-\tld.shared.v2.b32 {{%r0, %r1}}, [%r25];
-\tld.shared.v2.b32 {{%r2, %r3}}, [%r25+512];     // row r+8 (8 rows x 64 B)""")
+\tadd.u32 %r25, %r25, %r41;                   // + stage base (A at offset 0)""")
+    e("""\tld.shared.v2.b32 {%r0, %r1}, [%r25];
+\tld.shared.v2.b32 {%r2, %r3}, [%r25+512];     // row r+8 (8 rows x 64 B)""")
     if fmt == "nvfp4":
         e(f"""\tadd.u32 %r26, %r22, %r21;
 \tadd.u32 %r26, %r26, %r41;                   // + stage base
@@ -1278,12 +1320,33 @@ def load_a_chunk(e, fmt, h, xr, xq, L):
 
 def wgmma_chunk(e, xr, xq, first_pred):
     """Four m64n256k16 RS wgmmas over the slot at %r30 (shared address)."""
-    e("""\t// B descriptor: K-major, 128B swizzle, SBO 1024 (encoded 64), start = slot >> 4
-\tshr.u32 %r31, %r30, 4;
-\tand.b32 %r31, %r31, 0x3FFF;
-\tmov.b32 %r33, 0x40000040;                   // SBO 1024 (64 << 32), swizzle 128B (1 << 62)
+    e("""\t// B descriptor: K-major, 128B swizzle, SBO 1024 (encoded 64), start = slot >> 4""")
+    if not CHOIST:
+        e("""\tshr.u32 %r31, %r30, 4;
+\tand.b32 %r31, %r31, 0x3FFF;""")
+    e("""\tmov.b32 %r33, 0x40000040;                   // SBO 1024 (64 << 32), swizzle 128B (1 << 62)
 \tmov.b64 %rd1, {%r31, %r33};""")
     e("\twgmma.fence.sync.aligned;")
+    if TSPLIT:
+        ab = "f16.f16" if F16 else "bf16.bf16"
+        for half in range(2):
+            if half:
+                e("""\t// tsplit: the slot's rows 128-255 (columns 128-255) once warps 4-7 have written them
+\tadd.u32 %r13, %bar_tfullhi, %r12;""")
+                e.wait("%r13", "%tph", "tfullhi")
+                e("\twgmma.fence.sync.aligned;                   // (after the wait's branch)")
+            else:
+                e("\tadd.s64 %rd15, %rd1, 1024;                   // rows 128-255: +16384 bytes")
+            d = "%rd15" if half else "%rd1"
+            for j in range(4):
+                if j:
+                    e(f"\tadd.s64 {d}, {d}, 2;                      // next k16: +32 bytes")
+                pred = first_pred if j == 0 else "%ptrue"
+                frag = f"{{{xr[2*j]}, {xq[2*j]}, {xr[2*j+1]}, {xq[2*j+1]}}}"
+                e(f"\twgmma.mma_async.sync.aligned.m64n128k16.f32.{ab} {acc_list(64 * half, 64 * half + 64)}, "
+                  f"{frag}, {d}, {pred}, 1, 1, 0;")
+        e("\twgmma.commit_group.sync.aligned;")
+        return
     for j in range(4):
         if j:
             e(f"\tadd.s64 %rd1, %rd1, 2;                      // next k16: +32 bytes")
@@ -1346,6 +1409,21 @@ def fused_params():
 \t.param .u32 p_lora_wk,               // ranks per box: 16, 32 or 64
 \t.param .u32 p_lora_deschi,           // wgmma descriptor high word for 2*wk-byte rows
 """.replace("LORA_SLOTS", str(LORA_SLOTS))
+
+
+def tfull_doc():
+    if TSPLIT:
+        return f"""//   tfull[t]  count {TRANSFORM_WARPS // 2}  (tfull_lo) one arrive per transform warp 0-3 after writing rows 0-127
+//                      of slot t and fencing; the consumers' column-0-127 wgmmas wait on it.
+//   tfull_hi[t] count {TRANSFORM_WARPS // 2} the same for warps 4-7, rows 128-255, columns 128-255."""
+    return (f"//   tfull[t]  count {(2 if SPLIT and not BULK else 1) * TRANSFORM_WARPS + (8 if ASSIST else 0)}  one arrive per transform warp after writing slot t and fencing"
+            f"{' (and per consumer warp: consumer assist)' if ASSIST else ''}"
+            f"{'; thread 0 also expects the peer' + chr(39) + 's 16384-byte bulk copy' if BULK else ''}.")
+
+
+def tsplit_setup(L):
+    """tsplit: the tfull_hi barriers sit after every other barrier."""
+    return f"\tadd.u32 %bar_tfullhi, %sbase, {L['bar'] + 8 * (L['nbar'] - TSLOTS)};   // tfull_hi[{TSLOTS}]\n"
 
 
 def fused_setup(L, stages):
@@ -1589,7 +1667,7 @@ def emit_consumer(e, fmt, stages, L):
 // =====================================================================================
 // Consumers ({CWG0}: tile rows 0-63, {CWG1}: rows 64-127).  Thread: warp w of its WG, lane l,
 // row r = 64*(consumer WG 0 or 1) + 16w + l/4 (and r+8), group c = l%4.
-// Per chunk: wait tfull, fence, four wgmmas on the slot with the chunk's A fragments,
+// Per chunk: wait tfull, fence, four wgmmas on the slot with the chunk's A fragments{" (tsplit:" + chr(10) + "// columns 0-127 after tfull_lo, then columns 128-255 after tfull_hi)" if TSPLIT else ""},
 // commit; wait_group 1 (the previous chunk is done -> free its slot); then load and
 // dequantize the next chunk's A while the tensor core works.
 // =====================================================================================
@@ -1613,8 +1691,22 @@ L_consumer:
 \tshr.u32 %r45, %r20, 5;
 \tshl.b32 %r45, %r45, 2;
 \tadd.u32 %r22, %r22, %r45;
-\tsetp.eq.u32 %p1, %lane, 0;
-\tmov.u32 %s, 0;
+\tsetp.eq.u32 %p1, %lane, 0;""")
+    if CHOIST:
+        e(f"""\t// choist: the loop-invariant parts of the A / SFA addresses and of the B descriptor
+\tshr.u32 %r24, %r20, 1;
+\tand.b32 %r24, %r24, 3;                     // 64B swizzle phase (same for r and r+8)
+\tand.b32 %r26, %r21, 1;
+\tshl.b32 %r26, %r26, 3;
+\tshl.b32 %r27, %r20, 6;
+\tadd.u32 %r26, %r26, %r27;                   // row r: 64 B, + 8 B for odd c""")
+        e(f"""\tshr.u32 %r25, %r21, 1;                   // logical 16-byte chunk of chunk 0
+\txor.b32 %r25, %r25, %r24;
+\tshl.b32 %r25, %r25, 4;
+\tadd.u32 %caoff0, %r25, %r26;                // chunk 1: ^ 32 (its logical chunk is chunk 0's + 2, no carry)""")
+        e(f"""\tadd.u32 %r25, %sbase, {L['t']};
+\tshr.u32 %cdesc0, %r25, 4;                  // slot 0's start address >> 4 (< 2^14)""")
+    e("""\tmov.u32 %s, 0;
 \tmov.u32 %ph, 0;
 \tmov.u32 %t, 0;
 \tmov.u32 %tph, 0;
@@ -1663,7 +1755,10 @@ L_c_k:""")
         e("""\tmul.lo.u32 %r12, %t, 8;
 \tadd.u32 %r13, %bar_tfull, %r12;""")
         e.wait("%r13", "%tph", "tfull")
-        e(f"""\tmad.lo.u32 %r30, %t, {L['tslot']}, %sbase;
+        if CHOIST:
+            e(f"\tmad.lo.u32 %r31, %t, {L['tslot'] // 16}, %cdesc0;   // slot t's start address >> 4")
+        else:
+            e(f"""\tmad.lo.u32 %r30, %t, {L['tslot']}, %sbase;
 \tadd.u32 %r30, %r30, {L['t']};""")
         wgmma_chunk(e, a_r, a_q, "%pacc" if h == 0 else "%ptrue")
         if h == 0:
