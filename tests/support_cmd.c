@@ -29,3 +29,10 @@ void tsupport_build_dir(char *out, size_t cap)
         *slash = '\0';
     }
 }
+
+int tsupport_run_py_tool(const char *script, const char *args, char *out, size_t cap)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "python3 tools/%s %s 2>&1", script, args);
+    return tsupport_run_capture(cmd, out, cap);
+}

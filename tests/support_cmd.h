@@ -13,6 +13,10 @@
  * exit) and up to cap - 1 bytes of its standard output, NUL-terminated, in out. */
 int tsupport_run_capture(const char *cmd, char *out, size_t cap);
 
+/* Runs `python3 tools/<script> <args> 2>&1` (a repository tool, from the repository root)
+ * through tsupport_run_capture: its status, and its output and messages in out. */
+int tsupport_run_py_tool(const char *script, const char *args, char *out, size_t cap);
+
 /* Writes the build directory <B> of this test binary into out. */
 void tsupport_build_dir(char *out, size_t cap);
 

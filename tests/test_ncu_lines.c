@@ -9,9 +9,7 @@
 
 static int run(const char *args, char *out, size_t cap)
 {
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "python3 tools/ncu_lines.py %s 2>&1", args);
-    return tsupport_run_capture(cmd, out, cap);
+    return tsupport_run_py_tool("ncu_lines.py", args, out, cap);
 }
 
 Test(ncu_lines, splits_the_samples_by_line_and_region)

@@ -9,9 +9,7 @@
 
 static int run(const char *args, char *out, size_t cap)
 {
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "python3 tools/ncu_roles.py %s 2>&1", args);
-    return tsupport_run_capture(cmd, out, cap);
+    return tsupport_run_py_tool("ncu_roles.py", args, out, cap);
 }
 
 Test(ncu_roles, splits_the_roles_and_their_retry_loops)
