@@ -1318,8 +1318,18 @@ def load_a_chunk(e, fmt, h, xr, xq, L):
         e(f"{done}:")
 
 
+def wgmma_half(e, xr, xq, j, half, desc, pred):
+    """One m64n128k16 RS wgmma of k16 step j on columns 128*half.. (slot rows 128*half..,
+    descriptor `desc`)."""
+    ab = "f16.f16" if F16 else "bf16.bf16"
+    frag = f"{{{xr[2*j]}, {xq[2*j]}, {xr[2*j+1]}, {xq[2*j+1]}}}"
+    e(f"\twgmma.mma_async.sync.aligned.m64n128k16.f32.{ab} {acc_list(64 * half, 64 * half + 64)}, "
+      f"{frag}, {desc}, {pred}, 1, 1, 0;")
+
+
 def wgmma_chunk(e, xr, xq, first_pred):
-    """Four m64n256k16 RS wgmmas over the slot at %r30 (shared address)."""
+    """Four k16 steps of RS wgmma over slot t: the descriptor's start field is %r31 (the
+    slot's shared address >> 4; without choist computed here from the address in %r30)."""
     e("""\t// B descriptor: K-major, 128B swizzle, SBO 1024 (encoded 64), start = slot >> 4""")
     if not CHOIST:
         e("""\tshr.u32 %r31, %r30, 4;
@@ -1328,7 +1338,7 @@ def wgmma_chunk(e, xr, xq, first_pred):
 \tmov.b64 %rd1, {%r31, %r33};""")
     e("\twgmma.fence.sync.aligned;")
     if TSPLIT:
-        ab = "f16.f16" if F16 else "bf16.bf16"
+        # all four k16 steps of columns 0-127, then (after tfull_hi) those of columns 128-255
         for half in range(2):
             if half:
                 e("""\t// tsplit: the slot's rows 128-255 (columns 128-255) once warps 4-7 have written them
@@ -1341,27 +1351,22 @@ def wgmma_chunk(e, xr, xq, first_pred):
             for j in range(4):
                 if j:
                     e(f"\tadd.s64 {d}, {d}, 2;                      // next k16: +32 bytes")
-                pred = first_pred if j == 0 else "%ptrue"
-                frag = f"{{{xr[2*j]}, {xq[2*j]}, {xr[2*j+1]}, {xq[2*j+1]}}}"
-                e(f"\twgmma.mma_async.sync.aligned.m64n128k16.f32.{ab} {acc_list(64 * half, 64 * half + 64)}, "
-                  f"{frag}, {d}, {pred}, 1, 1, 0;")
+                wgmma_half(e, xr, xq, j, half, d, first_pred if j == 0 else "%ptrue")
         e("\twgmma.commit_group.sync.aligned;")
         return
     for j in range(4):
         if j:
             e(f"\tadd.s64 %rd1, %rd1, 2;                      // next k16: +32 bytes")
         pred = first_pred if j == 0 else "%ptrue"
-        ab = "f16.f16" if F16 else "bf16.bf16"
-        frag = f"{{{xr[2*j]}, {xq[2*j]}, {xr[2*j+1]}, {xq[2*j+1]}}}"
         if TW8:
             # columns 0-127 on slot rows 0-127, columns 128-255 on rows 128-255
             # (+16384 bytes: +1024 in the descriptor's start field)
-            e(f"\twgmma.mma_async.sync.aligned.m64n128k16.f32.{ab} {acc_list(0, 64)}, "
-              f"{frag}, %rd1, {pred}, 1, 1, 0;")
+            wgmma_half(e, xr, xq, j, 0, "%rd1", pred)
             e("\tadd.s64 %rd15, %rd1, 1024;")
-            e(f"\twgmma.mma_async.sync.aligned.m64n128k16.f32.{ab} {acc_list(64, 128)}, "
-              f"{frag}, %rd15, {pred}, 1, 1, 0;")
+            wgmma_half(e, xr, xq, j, 1, "%rd15", pred)
             continue
+        ab = "f16.f16" if F16 else "bf16.bf16"
+        frag = f"{{{xr[2*j]}, {xq[2*j]}, {xr[2*j+1]}, {xq[2*j+1]}}}"
         e(f"\twgmma.mma_async.sync.aligned.m64n256k16.f32.{ab} {acc_list()}, "
           f"{frag}, %rd1, {pred}, 1, 1, 0;")
     e("\twgmma.commit_group.sync.aligned;")
@@ -1693,7 +1698,7 @@ L_consumer:
 \tadd.u32 %r22, %r22, %r45;
 \tsetp.eq.u32 %p1, %lane, 0;""")
     if CHOIST:
-        e(f"""\t// choist: the loop-invariant parts of the A / SFA addresses and of the B descriptor
+        e(f"""\t// choist: the loop-invariant parts of the A address and of the B descriptor
 \tshr.u32 %r24, %r20, 1;
 \tand.b32 %r24, %r24, 3;                     // 64B swizzle phase (same for r and r+8)
 \tand.b32 %r26, %r21, 1;
