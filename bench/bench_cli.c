@@ -36,8 +36,12 @@ void fp4lr_bench_usage(FILE *f)
             "  --scales S        the inputs' block scales: realistic (default) or small (MXFP4 scales\n"
             "                    <= 2^0, as a trained model's)\n"
             "  --schedule S      sm_90a tile walk: auto (default), dp (whole tiles), sk (stream-K)\n"
+            "  --w-prep W        sm_90a dense (one CTA) rows: auto (default: W prepared when M >= %d),\n"
+            "                    on (W converted once per launch, timed with the kernel) or off (W\n"
+            "                    converted by the transform warps in the K loop)\n"
             "  --sweep-stages    also run every main stage count from 1 to the solver's (dense, dense-c2,\n"
-            "                    fused; on sm_90a at 2 transform slots when the solver's plan has 3);\n"
+            "                    fused; on sm_90a at 2 transform slots when the solver's plan has 3, and\n"
+            "                    the dense rows with the W transform unless --w-prep on);\n"
             "                    counts without a built kernel are reported as not built\n"
             "  --arch A          sm90a or sm100a: the plans listed without a GPU (default sm90a)\n"
             "  --seed S          input seed (default 1)\n"
@@ -48,7 +52,7 @@ void fp4lr_bench_usage(FILE *f)
             "  --help            this text\n"
             "Exit status: 0 ok, 1 a validation failed, 2 bad arguments, 3 other errors.\n",
             FP4LR_BENCH_VALIDATE_ROWS, FP4LR_BENCH_ITERS_DEFAULT, FP4LR_BENCH_ITERS_MIN, FP4LR_BENCH_WARMUP_DEFAULT,
-            FP4LR_BENCH_QUICK_ITERS, FP4LR_BENCH_QUICK_WARMUP, FP4LR_RESULTS_DIR_DEFAULT);
+            FP4LR_BENCH_QUICK_ITERS, FP4LR_BENCH_QUICK_WARMUP, FP4LR_SM90A_WPREP_MIN_M, FP4LR_RESULTS_DIR_DEFAULT);
 }
 
 int fp4lr_bench_format_fits(const fp4lr_shape *s, fp4lr_format f)
@@ -176,6 +180,11 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
             if (parse_ll(v, 0, FP4LR_BENCH_ITERS_MAX, &x))
                 return bad(err, errlen, "--warmup %s: expected 0..%d", v, FP4LR_BENCH_ITERS_MAX);
             warmup = (int)x, i++;
+        } else if (!strcmp(a, "--w-prep")) {
+            const int w = fp4lr_wprep_parse(v);
+            if (w < 0)
+                return bad(err, errlen, "--w-prep %s: expected auto, on or off", v);
+            o->w_prep = (fp4lr_wprep)w, i++;
         } else if (!strcmp(a, "--schedule")) {
             const int sch = fp4lr_schedule_parse(v);
             if (sch < 0)
@@ -186,8 +195,8 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
                 return bad(err, errlen, "--stages %s: expected 1..%d", v, FP4LR_BENCH_MAX_STAGES);
             o->force_stages = (int)x, i++;
         } else if (!strcmp(a, "--transform-slots")) {
-            if (parse_ll(v, 2, 3, &x))
-                return bad(err, errlen, "--transform-slots %s: expected 2 or 3", v);
+            if (parse_ll(v, 2, 5, &x))
+                return bad(err, errlen, "--transform-slots %s: expected 2 or 3 (2..5 with a prepared W)", v);
             o->force_transform_slots = (int)x, i++;
         } else if (!strcmp(a, "--lora-chunk")) {
             if (parse_ll(v, 16, 1024, &x) || x % 16)
@@ -409,6 +418,9 @@ static fp4lr_status variant_jobs(fp4lr_bench_jobs *j, const fp4lr_bench_opts *o,
     fp4lr_plan solver;
     fp4lr_plan_opts po = fp4lr_bench_variant_opts(v, t->smem_capacity, 0);
     po.schedule = o->schedule;
+    /* the stage sweep runs the transform kernels (their main ring holds W) unless asked */
+    if (v == FP4LR_BENCH_DENSE)
+        po.w_prep = o->sweep_stages && o->w_prep == FP4LR_WPREP_AUTO ? FP4LR_WPREP_OFF : o->w_prep;
     if (t->arch == FP4LR_ARCH_SM90A)
         po.force_transform_stages = o->force_transform_slots;
     if (p.r > 0)

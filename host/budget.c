@@ -34,6 +34,11 @@
 #define TRANSFORM_STAGES_DEEP 3
 #define TRANSFORM_STAGES 2
 #define TRANSFORM_DEEP_MIN_MAIN 3
+/* W prepared (req->w_prep): the ring holds bulk copies of the prepared W, and a main
+ * stage only A and SFA (9 KiB), so the ring takes what 3 main stages leave, up to 5
+ * slots (5 x 32 KiB beside 3 stages and 2 writeback buffers fill 220 of 227 KiB). */
+#define WPREP_STAGES_MAX 5
+#define WPREP_MIN_MAIN 3
 /* Low-rank ring: chunks of at most 128 ranks; up to 4 stages. */
 #define LORA_CHUNK_MAX 128
 #define LORA_STAGES_MAX 4
@@ -147,7 +152,15 @@ static fp4lr_status validate_request(const fp4lr_budget_req *r)
     if (r->force_lora_stages && (r->rank == 0 || r->force_lora_stages < 0 || r->force_lora_stages > LORA_STAGES_MAX))
         return INVALID("LORA_STAGES", "forced low-rank slots = %d with rank %d: 0 (the solver's), or 1..%d "
                        "with a rank", r->force_lora_stages, r->rank, LORA_STAGES_MAX);
-    if (r->force_transform_stages && (r->arch != FP4LR_ARCH_SM90A ||
+    if (r->w_prep && (r->arch != FP4LR_ARCH_SM90A || r->family != FP4LR_FAMILY_DENSE || r->cluster != 1))
+        return INVALID("W_PREP", "a prepared W (w_prep) exists for the sm90a dense family with one CTA, "
+                       "not %s %s with cluster %d", fp4lr_arch_name(r->arch), fp4lr_family_name(r->family),
+                       r->cluster);
+    if (r->w_prep && r->force_transform_stages &&
+        (r->force_transform_stages < TRANSFORM_STAGES || r->force_transform_stages > WPREP_STAGES_MAX))
+        return INVALID("TRANSFORM_STAGES", "forced prepared-W slots = %d: 0 (the solver's choice) or %d..%d",
+                       r->force_transform_stages, TRANSFORM_STAGES, WPREP_STAGES_MAX);
+    if (!r->w_prep && r->force_transform_stages && (r->arch != FP4LR_ARCH_SM90A ||
                                       (r->force_transform_stages != TRANSFORM_STAGES &&
                                        r->force_transform_stages != TRANSFORM_STAGES_DEEP)))
         return INVALID("TRANSFORM_STAGES", "forced transform slots = %d: 0 (the solver's choice), "
@@ -229,6 +242,8 @@ static obj_sizes size_objects(const fp4lr_budget_req *r)
     s.sfa = unsplit((int64_t)fp4lr_sf_bytes(s.m_cta, 4 * kb));
     s.w = charge_n_side(r, (int64_t)r->tile_n * r->tile_k / 2, sm100);
     s.sfw = charge_n_side(r, (int64_t)fp4lr_sf_bytes(r->tile_n, 4 * kb), 0); /* SFB replicated */
+    if (r->w_prep) /* W arrives prepared, straight into its ring */
+        s.w = s.sfw = unsplit(0);
     s.w_bf16 = sm100 ? unsplit(0) : charge_n_side(r, (int64_t)r->tile_n * TRANSFORM_K * 2, 0);
     /* The tile's wc and beta columns, staged for the affine (1 and 0 when absent, so the
      * slices are there with or without the affine): sm_100a's low-rank producer stages one
@@ -426,13 +441,17 @@ static void build_rows(const fp4lr_budget_req *r, const obj_sizes *s, fp4lr_budg
     b->total_bytes = 0;
     add_row(b, FP4LR_OBJ_A, "A tile (fp4)", s->a, "main", b->stages_main, 1);
     add_row(b, FP4LR_OBJ_SFA, "SFA", s->sfa, "main", b->stages_main, 1);
-    add_row(b, FP4LR_OBJ_W, "W tile (fp4)", s->w, "main", b->stages_main, 1);
-    add_row(b, FP4LR_OBJ_SFW, "SFW", s->sfw, "main", b->stages_main, 1);
+    if (!r->w_prep) {
+        add_row(b, FP4LR_OBJ_W, "W tile (fp4)", s->w, "main", b->stages_main, 1);
+        add_row(b, FP4LR_OBJ_SFW, "SFW", s->sfw, "main", b->stages_main, 1);
+    }
     const int64_t pad = main_ring_bytes(b->stages_main, b->per_stage_main) -
                         (int64_t)b->stages_main * b->per_stage_main;
     if (pad)
         add_row(b, FP4LR_OBJ_ALIGN, "main ring alignment", unsplit(pad), "fixed", 1, 1);
-    if (b->stages_transform)
+    if (b->stages_transform && r->w_prep)
+        add_row(b, FP4LR_OBJ_W_BF16, "W prepared (f16/bf16)", s->w_bf16, "w-ring", b->stages_transform, 1);
+    else if (b->stages_transform)
         add_row(b, FP4LR_OBJ_W_BF16, "W bf16 staging", s->w_bf16, "transform",
                 b->stages_transform, 1);
     if (b->lora_chunk) {
@@ -525,7 +544,18 @@ fp4lr_status fp4lr_budget_solve(const fp4lr_budget_req *req, fp4lr_budget *out)
     b->stages_wb = req->arch == FP4LR_ARCH_SM90A && req->family == FP4LR_FAMILY_FUSED
                        ? WB_STAGES_SM90A_FUSED : WB_STAGES;
     int64_t charged = 0;
-    if (req->arch == FP4LR_ARCH_SM90A && req->force_transform_stages) {
+    if (req->w_prep && !req->force_transform_stages) {
+        /* the deepest ring that leaves 3 main stages (or the forced count) */
+        const int min_main = req->force_main_stages ? req->force_main_stages : WPREP_MIN_MAIN;
+        fp4lr_status st = fp4lr_ok();
+        for (int slots = WPREP_STAGES_MAX; slots >= TRANSFORM_STAGES; slots--) {
+            st = solve_with_transform(req, &s, slots, min_main, b, &charged);
+            if (st.code == FP4LR_OK && b->stages_main >= min_main)
+                break;
+        }
+        if (st.code != FP4LR_OK || b->stages_main < min_main)
+            FP4LR_TRY(solve_with_transform(req, &s, TRANSFORM_STAGES, 2, b, &charged));
+    } else if (req->arch == FP4LR_ARCH_SM90A && req->force_transform_stages) {
         FP4LR_TRY(solve_with_transform(req, &s, req->force_transform_stages, 2, b, &charged));
     } else if (req->arch == FP4LR_ARCH_SM90A && req->cluster == 1) {
         /* the deep transform ring where it leaves 3 main stages, the low-rank chunk

@@ -67,6 +67,11 @@ typedef struct fp4lr_budget_req {
     int force_lora_stages;      /* rank > 0: 0 = 2 slots (1 for one chunk), more while
                                    room is left; N = N (1..4), capped at the chunk
                                    count, never grown */
+    int w_prep;                 /* sm_90a dense, one CTA: W is prepared (converted once
+                                   per launch to f16/bf16 in global memory) and its ring
+                                   is filled by bulk copies: no fp4 W or SFW in the main
+                                   stages; the ring (stages_transform) is as deep as
+                                   3 main stages allow (force_transform_stages: 2..5) */
 } fp4lr_budget_req;
 
 /* The resident objects, in table order. */
@@ -75,7 +80,7 @@ typedef enum fp4lr_budget_obj {
     FP4LR_OBJ_SFA,      /* A's scale atoms */
     FP4LR_OBJ_W,        /* W tile, fp4 (tcgen05's B operand) */
     FP4LR_OBJ_SFW,      /* W's scale atoms (SFB) */
-    FP4LR_OBJ_W_BF16,   /* sm_90a: W dequantized to bf16 for wgmma */
+    FP4LR_OBJ_W_BF16,   /* sm_90a: W dequantized to bf16 for wgmma (transform ring or prepared W ring) */
     FP4LR_OBJ_L,        /* L chunk, bf16 */
     FP4LR_OBJ_U,        /* U chunk, bf16 */
     FP4LR_OBJ_AFFINE,   /* wc and beta slices, fp32 */

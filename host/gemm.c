@@ -6,6 +6,7 @@
 #include "launch.h"
 #include "sm100a_gemm.h"
 #include "sm90a_gemm.h"
+#include "sm90a_wprep.h"
 
 fp4lr_status fp4lr_runtime_init(fp4lr_runtime *rt, fp4lr_ctx *ctx, const char *kernel_dir)
 {
@@ -17,6 +18,15 @@ fp4lr_status fp4lr_runtime_init(fp4lr_runtime *rt, fp4lr_ctx *ctx, const char *k
     return fp4lr_ok();
 }
 
+static void workspace_free(const fp4lr_driver *drv, fp4lr_workspace *w)
+{
+    if (w->ptr)
+        drv->cuMemFree(w->ptr);
+    if (w->done)
+        drv->cuEventDestroy(w->done);
+    memset(w, 0, sizeof *w);
+}
+
 void fp4lr_runtime_release(fp4lr_runtime *rt)
 {
     if (!rt)
@@ -24,24 +34,25 @@ void fp4lr_runtime_release(fp4lr_runtime *rt)
     for (int i = 0; i < rt->nkernels; i++)
         fp4lr_module_unload(&rt->kernels[i].module);
     rt->nkernels = 0;
+    for (int i = 0; i < 2; i++)
+        fp4lr_module_unload(&rt->wprep_fn[i].module);
+    memset(rt->wprep_fn, 0, sizeof rt->wprep_fn);
     const fp4lr_driver *drv = rt->ctx ? rt->ctx->drv : NULL;
-    if (drv && (rt->sk.ptr || rt->sk.done)) {
-        drv->cuCtxSynchronize(); /* a split launch may still read the slots */
-        if (rt->sk.ptr)
-            drv->cuMemFree(rt->sk.ptr);
-        if (rt->sk.done)
-            drv->cuEventDestroy(rt->sk.done);
+    if (drv && (rt->sk.ptr || rt->sk.done || rt->wprep.ptr || rt->wprep.done)) {
+        drv->cuCtxSynchronize(); /* a launch may still read them */
+        workspace_free(drv, &rt->sk);
+        workspace_free(drv, &rt->wprep);
     }
     memset(&rt->sk, 0, sizeof rt->sk);
+    memset(&rt->wprep, 0, sizeof rt->wprep);
 }
 
-/* The workspace of a split launch over `ctas` CTAs, and this launch's flag value; orders
- * the launch after the last split launch when that ran on another stream. */
-static fp4lr_status sk_workspace(fp4lr_runtime *rt, int ctas, CUstream stream, CUdeviceptr *ws, uint32_t *epoch)
+/* `need` bytes of workspace w (zeroed when allocated, if `zero`), ordered after the last
+ * launch that used it when that ran on another stream. */
+static fp4lr_status workspace_acquire(fp4lr_runtime *rt, fp4lr_workspace *w, size_t need, int zero,
+                                      CUstream stream)
 {
     const fp4lr_driver *drv = rt->ctx->drv;
-    fp4lr_sk_workspace *w = &rt->sk;
-    const size_t need = fp4lr_sm90a_sk_workspace_bytes(ctas);
     if (w->bytes < need) {
         if (w->ptr) {
             FP4LR_CU(drv, drv->cuCtxSynchronize());
@@ -50,9 +61,10 @@ static fp4lr_status sk_workspace(fp4lr_runtime *rt, int ctas, CUstream stream, C
             w->bytes = 0;
         }
         FP4LR_CU(drv, drv->cuMemAlloc(&w->ptr, need));
-        /* flags start at 0, which no launch uses; synchronous, before any launch reads them */
-        FP4LR_CU(drv, drv->cuMemsetD8(w->ptr, 0, need));
-        FP4LR_CU(drv, drv->cuCtxSynchronize());
+        if (zero) { /* synchronous, before any launch reads it */
+            FP4LR_CU(drv, drv->cuMemsetD8(w->ptr, 0, need));
+            FP4LR_CU(drv, drv->cuCtxSynchronize());
+        }
         w->bytes = need;
         w->epoch = 0;
         w->have_last = 0;
@@ -61,19 +73,55 @@ static fp4lr_status sk_workspace(fp4lr_runtime *rt, int ctas, CUstream stream, C
         FP4LR_CU(drv, drv->cuEventCreate(&w->done, CU_EVENT_DISABLE_TIMING));
     if (w->have_last && w->last != stream)
         FP4LR_CU(drv, drv->cuStreamWaitEvent(stream, w->done, 0));
+    return fp4lr_ok();
+}
+
+static fp4lr_status workspace_used(fp4lr_runtime *rt, fp4lr_workspace *w, CUstream stream)
+{
+    const fp4lr_driver *drv = rt->ctx->drv;
+    FP4LR_CU(drv, drv->cuEventRecord(w->done, stream));
+    w->last = stream;
+    w->have_last = 1;
+    return fp4lr_ok();
+}
+
+/* The workspace of a split launch over `ctas` CTAs (flags start at 0, which no launch
+ * uses), and this launch's flag value. */
+static fp4lr_status sk_workspace(fp4lr_runtime *rt, int ctas, CUstream stream, CUdeviceptr *ws, uint32_t *epoch)
+{
+    fp4lr_workspace *w = &rt->sk;
+    FP4LR_TRY(workspace_acquire(rt, w, fp4lr_sm90a_sk_workspace_bytes(ctas), 1, stream));
     w->epoch = w->epoch == UINT32_MAX ? 1 : w->epoch + 1;
     *ws = w->ptr;
     *epoch = w->epoch;
     return fp4lr_ok();
 }
 
-static fp4lr_status sk_launched(fp4lr_runtime *rt, CUstream stream)
+/* W-prepared plans: the format's wprep kernel (loaded once) converts W into the runtime's
+ * W workspace on `stream`; the plan's W tensor map then points at it. */
+static fp4lr_status wprep_run(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *dev, CUstream stream,
+                              CUtensorMap *tmW)
 {
-    const fp4lr_driver *drv = rt->ctx->drv;
-    FP4LR_CU(drv, drv->cuEventRecord(rt->sk.done, stream));
-    rt->sk.last = stream;
-    rt->sk.have_last = 1;
-    return fp4lr_ok();
+    const fp4lr_problem *p = &plan->problem;
+    FP4LR_TRY(fp4lr_sm90a_wprep_check(p));
+    fp4lr_aux_kernel *k = &rt->wprep_fn[p->format == FP4LR_MXFP4];
+    const char *entry = fp4lr_sm90a_wprep_entry(p->format);
+    if (!k->fn) {
+        FP4LR_TRY(fp4lr_module_load_cubin(rt->ctx, rt->kernel_dir, entry, &k->module, NULL));
+        fp4lr_func_expect ex = {.max_regs = 255, .dyn_smem = 0, .max_static_smem = FP4LR_SM90A_WPREP_SMEM,
+                                .threads = FP4LR_SM90A_WPREP_THREADS, .threads_exact = 0};
+        fp4lr_status st = fp4lr_module_function(&k->module, entry, &k->fn);
+        if (st.code == FP4LR_OK)
+            st = fp4lr_func_prepare(rt->ctx, k->fn, entry, &ex, NULL);
+        if (st.code != FP4LR_OK) {
+            fp4lr_module_unload(&k->module);
+            k->fn = NULL;
+            return st;
+        }
+    }
+    FP4LR_TRY(workspace_acquire(rt, &rt->wprep, fp4lr_sm90a_wprep_bytes(p), 0, stream));
+    FP4LR_TRY(fp4lr_sm90a_wprep_launch(rt->ctx, k->fn, p, dev, rt->wprep.ptr, stream));
+    return fp4lr_sm90a_wprep_tmap(rt->ctx, p, rt->wprep.ptr, tmW);
 }
 
 fp4lr_status fp4lr_runtime_plan(const fp4lr_runtime *rt, const fp4lr_problem *p,
@@ -165,11 +213,16 @@ fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_a
         fp4lr_kernel *k = NULL;
         FP4LR_TRY(fp4lr_runtime_kernel(rt, plan, &k));
         FP4LR_TRY(fp4lr_runtime_walk(rt, plan, &prm.sk));
-        if (!prm.sk.split)
-            return fp4lr_sm90a_launch(rt->ctx, k->fn, plan, &prm, k->max_ctas, stream);
-        FP4LR_TRY(sk_workspace(rt, prm.sk.clusters * plan->cluster, stream, &prm.sk_ws, &prm.sk_epoch));
+        if (plan->w_prep)
+            FP4LR_TRY(wprep_run(rt, plan, dev, stream, &prm.tmW));
+        if (prm.sk.split)
+            FP4LR_TRY(sk_workspace(rt, prm.sk.clusters * plan->cluster, stream, &prm.sk_ws, &prm.sk_epoch));
         FP4LR_TRY(fp4lr_sm90a_launch(rt->ctx, k->fn, plan, &prm, k->max_ctas, stream));
-        return sk_launched(rt, stream);
+        if (prm.sk.split)
+            FP4LR_TRY(workspace_used(rt, &rt->sk, stream));
+        if (plan->w_prep)
+            FP4LR_TRY(workspace_used(rt, &rt->wprep, stream));
+        return fp4lr_ok();
     }
     if (plan->arch == FP4LR_ARCH_SM100A) {
         /* dense and fused (not executed: no Blackwell GPU has run these launches) */

@@ -23,24 +23,35 @@ typedef struct fp4lr_kernel {
     int dyn_smem;        /* the dynamic shared memory the function is prepared for */
 } fp4lr_kernel;
 
-/* The sm_90a stream-K workspace (sm90a_gemm.h): allocated on the first split launch and
- * kept; a split launch on another stream than the last one first waits for it (the
- * launches share the slots), so concurrent streams stay correct, only serialised. */
-typedef struct fp4lr_sk_workspace {
+/* A device workspace of the runtime, allocated on first use and grown (synchronously)
+ * when a launch needs more; a launch on another stream than the last one that used it
+ * first waits for that one (the launches share the bytes), so concurrent streams stay
+ * correct, only serialised.  Two of them: the sm_90a stream-K slots and flags
+ * (sm90a_gemm.h; `epoch` is the last split launch's flag value) and the prepared W
+ * (sm90a_wprep.h). */
+typedef struct fp4lr_workspace {
     CUdeviceptr ptr;
     size_t bytes;
-    uint32_t epoch;      /* the last split launch's flag value */
-    CUevent done;        /* recorded after every split launch */
-    CUstream last;       /* the stream of the last split launch */
+    uint32_t epoch;      /* stream-K: the last split launch's flag value */
+    CUevent done;        /* recorded after every launch that used it */
+    CUstream last;       /* the stream of that launch */
     int have_last;
-} fp4lr_sk_workspace;
+} fp4lr_workspace;
+
+/* A kernel outside the plan's cache (the W preparation): loaded once per runtime. */
+typedef struct fp4lr_aux_kernel {
+    fp4lr_module module;
+    CUfunction fn;
+} fp4lr_aux_kernel;
 
 typedef struct fp4lr_runtime {
     fp4lr_ctx *ctx;      /* not owned */
     const char *kernel_dir;
     fp4lr_kernel kernels[FP4LR_RUNTIME_MAX_KERNELS];
     int nkernels;
-    fp4lr_sk_workspace sk;
+    fp4lr_workspace sk;
+    fp4lr_workspace wprep;
+    fp4lr_aux_kernel wprep_fn[2]; /* by format: NVFP4, MXFP4 */
 } fp4lr_runtime;
 
 /* kernel_dir NULL: $FP4LR_KERNEL_DIR or build/ptx. */
@@ -62,7 +73,9 @@ fp4lr_status fp4lr_runtime_walk(fp4lr_runtime *rt, const fp4lr_plan *plan, fp4lr
 
 /* Runs the plan on device buffers `dev` (device addresses in the pointers),
  * asynchronously on `stream`.  On sm_90a the plan's schedule picks the tile walk; a split
- * (stream-K) walk uses the runtime's workspace (allocated on first use, synchronously). */
+ * (stream-K) walk uses the runtime's workspace (allocated on first use, synchronously).
+ * A W-prepared plan (plan->w_prep) first launches the format's wprep kernel on the same
+ * stream into the runtime's W workspace (N*K*2 bytes, allocated likewise). */
 fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *dev, CUstream stream);
 
 #endif

@@ -53,6 +53,15 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
         return fp4lr_fail(FP4LR_E_INVALID, "SCHEDULE", "schedule %d is not auto (0), dp (1) or sk (2)",
                           (int)o->schedule);
     pl->schedule = o->schedule;
+    if (!fp4lr_wprep_name(o->w_prep))
+        return fp4lr_fail(FP4LR_E_INVALID, "W_PREP", "w_prep %d is not auto (0), on (1) or off (2)", (int)o->w_prep);
+    const int wprep_ok = arch == FP4LR_ARCH_SM90A && pl->family == FP4LR_FAMILY_DENSE && pl->cluster == 1;
+    if (o->w_prep == FP4LR_WPREP_ON && !wprep_ok)
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "W_PREP",
+                          "a prepared W exists for sm90a dense plans with one CTA; this plan is %s %s with "
+                          "cluster %d", fp4lr_arch_name(arch), fp4lr_family_name(pl->family), pl->cluster);
+    pl->w_prep = o->w_prep == FP4LR_WPREP_ON ||
+                 (o->w_prep == FP4LR_WPREP_AUTO && wprep_ok && p->M >= FP4LR_SM90A_WPREP_MIN_M);
 
     const fp4lr_budget_req req = {
         .arch = arch,
@@ -71,16 +80,23 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
         .force_transform_stages = o->force_transform_stages,
         .force_lora_chunk = o->force_lora_chunk,
         .force_lora_stages = o->force_lora_stages,
+        .w_prep = pl->w_prep,
     };
     FP4LR_TRY(fp4lr_budget_solve(&req, &pl->budget));
 
     pl->family_target = o->family_target;
-    /* sm_90a kernels with the deep (3-slot) transform ring carry _t3 */
+    /* sm_90a kernels with the deep (3-slot) transform ring carry _t3, W-prepared ones
+     * _w<slots> */
     const int deep = arch == FP4LR_ARCH_SM90A && pl->budget.stages_transform == 3;
+    char ring[16] = "";
+    if (pl->w_prep)
+        snprintf(ring, sizeof ring, "_w%d", pl->budget.stages_transform);
+    else if (deep)
+        snprintf(ring, sizeof ring, "_t3");
     snprintf(pl->entry, sizeof pl->entry, "fp4lr_%s_%s_%s_m%dn%dk%d_c%d_s%d%s",
              o->family_target ? "sm100f" : fp4lr_arch_name(arch),
              fp4lr_format_name(pl->format), fp4lr_family_name(pl->family), pl->tile_m, pl->tile_n,
-             pl->tile_k, pl->cluster, pl->budget.stages_main, deep ? "_t3" : "");
+             pl->tile_k, pl->cluster, pl->budget.stages_main, ring);
     pl->smem_bytes = pl->budget.total_bytes;
     pl->tiles = ((p->M + pl->tile_m - 1) / pl->tile_m) * ((p->N + pl->tile_n - 1) / pl->tile_n);
     return fp4lr_ok();
@@ -94,6 +110,24 @@ const char *fp4lr_schedule_name(fp4lr_schedule s)
     case FP4LR_SCHEDULE_SK: return "sk";
     }
     return NULL;
+}
+
+const char *fp4lr_wprep_name(fp4lr_wprep w)
+{
+    switch (w) {
+    case FP4LR_WPREP_AUTO: return "auto";
+    case FP4LR_WPREP_ON: return "on";
+    case FP4LR_WPREP_OFF: return "off";
+    }
+    return NULL;
+}
+
+int fp4lr_wprep_parse(const char *name)
+{
+    for (int w = FP4LR_WPREP_AUTO; w <= FP4LR_WPREP_OFF; w++)
+        if (name && !strcmp(name, fp4lr_wprep_name((fp4lr_wprep)w)))
+            return w;
+    return -1;
 }
 
 int fp4lr_schedule_parse(const char *name)
@@ -117,6 +151,11 @@ fp4lr_status fp4lr_plan_print(FILE *f, const fp4lr_plan *pl)
     if (pl->arch == FP4LR_ARCH_SM90A)
         fprintf(f, "schedule: %s (tile walk: auto splits the last waves along K when whole tiles leave "
                    "SMs idle)\n", fp4lr_schedule_name(pl->schedule));
+    if (pl->w_prep)
+        fprintf(f, "W prepared: fp4lr_%s_%s_wprep converts W once per launch into a %" PRId64
+                   "-byte workspace (N x K %s), the kernel loads it by bulk copies\n",
+                fp4lr_arch_name(pl->arch), fp4lr_format_name(pl->format), p->N * p->K * 2,
+                pl->format == FP4LR_NVFP4 ? "f16" : "bf16");
     fprintf(f, "launch: %d threads per CTA, cluster %d, %" PRId64 " B dynamic shared memory, "
                "%" PRId64 " tiles of %dx%d\n",
             pl->block_threads, pl->cluster, pl->smem_bytes, pl->tiles, pl->tile_m, pl->tile_n);

@@ -35,6 +35,24 @@ typedef enum fp4lr_schedule {
 const char *fp4lr_schedule_name(fp4lr_schedule s);
 int fp4lr_schedule_parse(const char *name);
 
+/* sm_90a dense, one CTA: W prepared once per launch (fp4lr_<fmt>_wprep converts W to
+ * f16/bf16 in a runtime workspace, N*K*2 bytes) and loaded by bulk copies, instead of the
+ * transform warps converting every W tile in the K loop.  AUTO: prepared where the plan
+ * is eligible and M >= FP4LR_SM90A_WPREP_MIN_M (the preparation costs N*K*2.5 bytes of
+ * traffic whatever M is; the W conversion it saves grows with M). */
+typedef enum fp4lr_wprep {
+    FP4LR_WPREP_AUTO = 0,
+    FP4LR_WPREP_ON = 1,
+    FP4LR_WPREP_OFF = 2,
+} fp4lr_wprep;
+#ifndef FP4LR_SM90A_WPREP_MIN_M
+#define FP4LR_SM90A_WPREP_MIN_M 2048
+#endif
+
+/* "auto", "on", "off" (NULL out of range) and back (-1 for an unknown name). */
+const char *fp4lr_wprep_name(fp4lr_wprep w);
+int fp4lr_wprep_parse(const char *name);
+
 /* Overrides; a 0 field (or NULL opts) takes the architecture's default. */
 typedef struct fp4lr_plan_opts {
     int tile_m, tile_n, tile_k;
@@ -53,6 +71,8 @@ typedef struct fp4lr_plan_opts {
     int family_target;
     /* sm_90a: how the persistent grid walks the tiles (sm90a_gemm.h); AUTO (0) by default */
     fp4lr_schedule schedule;
+    /* sm_90a dense: W prepared or converted in the K loop; AUTO (0) by default */
+    fp4lr_wprep w_prep;
 } fp4lr_plan_opts;
 
 #define FP4LR_ENTRY_NAME_LEN 96
@@ -68,8 +88,11 @@ typedef struct fp4lr_plan {
     fp4lr_budget budget;
     int family_target;       /* the entry is an sm_100f (family-target) kernel */
     fp4lr_schedule schedule; /* sm_90a tile walk: auto, data-parallel or stream-K */
+    int w_prep;              /* 1: W prepared (fp4lr_gemm runs the format's wprep kernel first;
+                              * the entry ends in _w<slots>) */
     /* "fp4lr_<target>_<format>_<family>_m<TM>n<TN>k<TK>_c<cluster>_s<stages_main>",
-     * target = the arch (sm90a, sm100a) or sm100f */
+     * target = the arch (sm90a, sm100a) or sm100f; sm_90a appends _t3 (3 transform
+     * slots) or _w<n> (W prepared, n slots) */
     char entry[FP4LR_ENTRY_NAME_LEN];
     int block_threads;
     int64_t smem_bytes;      /* dynamic shared memory = budget.total_bytes */

@@ -53,6 +53,14 @@ fp4lr_tmap_desc fp4lr_tmap_bf16(const void *addr, int64_t inner, int64_t rows, i
                    promotion);
 }
 
+fp4lr_tmap_desc fp4lr_tmap_half(const void *addr, int f16, int64_t inner, int64_t rows, int64_t ld,
+                                uint32_t box_inner, uint32_t box_rows, CUtensorMapSwizzle swizzle,
+                                CUtensorMapL2promotion promotion)
+{
+    return tmap_2d(f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, addr, inner, rows,
+                   ld * 2, box_inner, box_rows, swizzle, promotion);
+}
+
 fp4lr_tmap_desc fp4lr_tmap_lowrank(const void *addr, int64_t rows, int64_t r, int64_t ld, uint32_t rc,
                                    uint32_t box_rows)
 {

@@ -32,6 +32,11 @@ fp4lr_tmap_desc fp4lr_tmap_scale_atoms(const void *addr, int64_t rows, int64_t k
 fp4lr_tmap_desc fp4lr_tmap_bf16(const void *addr, int64_t inner, int64_t rows, int64_t ld, uint32_t box_inner,
                                 uint32_t box_rows, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promotion);
 
+/* The same for a 2-byte float matrix of either type: FLOAT16 (f16 set) or BFLOAT16. */
+fp4lr_tmap_desc fp4lr_tmap_half(const void *addr, int f16, int64_t inner, int64_t rows, int64_t ld,
+                                uint32_t box_inner, uint32_t box_rows, CUtensorMapSwizzle swizzle,
+                                CUtensorMapL2promotion promotion);
+
 /* Where the kernels' operand boxes differ between architectures. */
 typedef struct fp4lr_gemm_boxes {
     uint32_t tile_k;                 /* K elements per main stage (a box row is tile_k / 2 bytes) */

@@ -113,6 +113,37 @@ void tsupport_case_expect_sfw_flip_fails(tsupport_case *g, int64_t n, int64_t kb
     cr_assert_eq(fp4lr_dev_upload(g->ctx, g->dev.SFW, g->host.SFW, g->dev.sizes.SFW).code, FP4LR_OK);
 }
 
+void tsupport_case_expect_kblock_drop_fails(tsupport_case *g, int w_side, int64_t byte_off)
+{
+    const int64_t rows = w_side ? g->host.p.N : g->host.p.M, row_bytes = g->host.p.K / 2;
+    const uint8_t *host = w_side ? g->host.W : g->host.A;
+    const size_t bytes = w_side ? g->dev.sizes.W : g->dev.sizes.A;
+    CUdeviceptr dev = w_side ? g->dev.W : g->dev.A;
+    uint8_t *copy = malloc(bytes);
+    cr_assert_not_null(copy);
+    memcpy(copy, host, bytes);
+    for (int64_t r = 0; r < rows; r++)
+        memset(copy + r * row_bytes + byte_off, 0, 32);
+    cr_assert_eq(fp4lr_dev_upload(g->ctx, dev, copy, bytes).code, FP4LR_OK);
+    tsupport_case_run(g);
+    tsupport_case_expect_fail(g, w_side ? "one K block of 64 dropped from W" : "one K block of 64 dropped from A");
+    cr_assert_eq(fp4lr_dev_upload(g->ctx, dev, host, bytes).code, FP4LR_OK);
+    free(copy);
+}
+
+void tsupport_case_expect_unwritten_fails(tsupport_case *g, int64_t row, int64_t col)
+{
+    uint16_t *y = g->host.Y;
+    tsupport_case_run(g);
+    for (int64_t n = 0; n < g->host.p.N; n++)
+        y[row * g->host.p.ldY + n] = 0xFFFF;
+    tsupport_case_expect_fail(g, "one output row unwritten");
+    tsupport_case_run(g);
+    for (int64_t m = 0; m < g->host.p.M; m++)
+        y[m * g->host.p.ldY + col] = 0xFFFF;
+    tsupport_case_expect_fail(g, "one output column unwritten");
+}
+
 void tsupport_case_teardown(tsupport_case *g)
 {
     fp4lr_devproblem_free(&g->dev);

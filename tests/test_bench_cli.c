@@ -492,8 +492,8 @@ Test(bench_cli, csv_rows_match_the_header)
     }
     cr_expect(strstr(line, "\"validation failed, a \"\"quote\"\"\n\"") != NULL, "%s", line);
     const char *first = "flux-qkv,1,4608,9216,3072,0,nvfp4,fp4lr-nvfp4,dense,ok,0.5,0.4,0.7,0.45,0.6,30,521.838526,1.25,"
-                        "1,3,1,1,128,0.001,2e-07,2.4e-05,fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_t3,1,split,3,3,0,0,0,"
-                        "0,215040,\n";
+                        "1,3,1,1,128,0.001,2e-07,2.4e-05,fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_w5,1,split,3,3,0,0,0,"
+                        "0,225280,\n";
     cr_expect(strncmp(strchr(t, '\n') + 1, first, strlen(first)) == 0, "%s", t);
     free(t);
 }
@@ -508,7 +508,7 @@ Test(bench_cli, table_lines)
     *strchr(l1, '\n') = '\0';
     *strchr(l2, '\n') = '\0';
     cr_expect_str_eq(l1, "flux-qkv           4608   9216   3072     0  fp4lr-nvfp4              0.5000 "
-                         "   521.8   1.250x   1.000x      3      -    210.0  PASS 2e-07");
+                         "   521.8   1.250x   1.000x      3      -    220.0  PASS 2e-07");
     cr_expect_str_eq(l2, "flux-qkv           4608   9216   3072     0  cublas-bf16              0.6250 "
                          "   417.5   1.000x        -      -      -        -  -");
     cr_expect(strstr(l3, "invalid") && strstr(l3, "FAIL 0.5"), "%s", l3);
@@ -811,14 +811,14 @@ static void remove_dir(const char *dir)
 Test(bench_cli, plan_built_checks_the_cubin)
 {
     char dir[] = "/tmp/fp4lr-bench-kernels-XXXXXX";
-    const char *built[] = {"fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_t3"};
+    const char *built[] = {"fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_w5"};
     fake_kernels(dir, built, 1);
     fp4lr_problem p = {.M = 4608, .N = 9216, .K = 3072, .format = FP4LR_NVFP4, .out = FP4LR_OUT_BF16};
     fp4lr_plan plan;
     cr_assert_eq(fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, NULL, &plan).code, FP4LR_OK);
     char path[1024], expect[1024];
     cr_expect(fp4lr_bench_plan_built(&plan, dir, path, sizeof path));
-    snprintf(expect, sizeof expect, "%s/sm90a/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_t3.cubin", dir);
+    snprintf(expect, sizeof expect, "%s/sm90a/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_w5.cubin", dir);
     cr_expect_str_eq(path, expect);
     fp4lr_plan_opts po = {.force_main_stages = 2};
     cr_assert_eq(fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &po, &plan).code, FP4LR_OK);
@@ -1159,8 +1159,9 @@ Test(bench_cli, forced_transform_and_lowrank_rings)
 {
     fp4lr_bench_opts o;
     char err[256];
-    cr_expect_eq(PARSE(&o, err, "--transform-slots", "4"), 2);
-    cr_expect(strstr(err, "expected 2 or 3") != NULL, "%s", err);
+    cr_expect_eq(PARSE(&o, err, "--transform-slots", "6"), 2);
+    cr_expect(strstr(err, "expected 2 or 3 (2..5 with a prepared W)") != NULL, "%s", err);
+    cr_expect_eq(PARSE(&o, err, "--transform-slots", "4"), 0, "4 and 5: the W-prepared ring's counts");
     cr_expect_eq(PARSE(&o, err, "--lora-chunk", "24"), 2);
     cr_expect(strstr(err, "multiple of 16") != NULL, "%s", err);
     cr_expect_eq(PARSE(&o, err, "--lora-slots", "0"), 2);

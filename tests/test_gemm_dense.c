@@ -201,27 +201,10 @@ Test(gemm_dense, fault_injection_is_caught, .timeout = 300)
         tsupport_case_expect_sfw_flip_fails(&g, 123, 9);
 
         /* one K block of 64 dropped (zeroed in A) */
-        uint8_t *a_copy = malloc(g.dev.sizes.A);
-        cr_assert(a_copy);
-        memcpy(a_copy, g.host.A, g.dev.sizes.A);
-        for (int64_t m = 0; m < g.host.p.M; m++)
-            memset(a_copy + m * (g.host.p.K / 2) + 128 / 2 * 3, 0, 32);
-        cr_assert_eq(fp4lr_dev_upload(ctx, g.dev.A, a_copy, g.dev.sizes.A).code, FP4LR_OK);
-        run_case(&g);
-        expect_fail(&g, "one K block of 64 dropped");
-        cr_assert_eq(fp4lr_dev_upload(ctx, g.dev.A, g.host.A, g.dev.sizes.A).code, FP4LR_OK);
-        free(a_copy);
+        tsupport_case_expect_kblock_drop_fails(&g, 0, 128 / 2 * 3);
 
         /* one output row, then one output column, left unwritten (poison kept) */
-        run_case(&g);
-        uint16_t *y = g.host.Y;
-        for (int64_t n = 0; n < g.host.p.N; n++)
-            y[250 * g.host.p.ldY + n] = 0xFFFF;
-        expect_fail(&g, "one output row unwritten");
-        run_case(&g);
-        for (int64_t m = 0; m < g.host.p.M; m++)
-            y[m * g.host.p.ldY + 399] = 0xFFFF;
-        expect_fail(&g, "one output column unwritten");
+        tsupport_case_expect_unwritten_fails(&g, 250, 399);
         teardown_case(&g);
     }
     fp4lr_ctx_destroy(ctx);

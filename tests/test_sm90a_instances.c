@@ -24,7 +24,8 @@ typedef struct instance {
     fp4lr_format format;
     int fused;
     int tm, tn, tk, cluster, stages;
-    int tslots;             /* W transform ring slots: 3 for entries ending in _t3, else 2 */
+    int tslots;             /* W ring slots: 3 for entries ending in _t3, n for _w<n>, else 2 */
+    int wprep;              /* _w<n>: W prepared (its ring filled by bulk copies) */
     long smem_total;
     long lora_at;           /* fused: offset of the low-rank ring */
 } instance;
@@ -39,6 +40,8 @@ static int load_instances(instance *out, int cap)
         size_t len = strlen(de->d_name);
         if (len < 5 || strcmp(de->d_name + len - 4, ".ptx"))
             continue;
+        if (strstr(de->d_name, "_wprep.ptx")) /* the W preparation kernels: wprep_kernels_are_built */
+            continue;
         instance *in = &out[n];
         memset(in, 0, sizeof *in);
         char fmt[8], fam[8];
@@ -46,6 +49,9 @@ static int load_instances(instance *out, int cap)
                             &in->tn, &in->tk, &in->cluster, &in->stages),
                      7, "unexpected kernel file name %s", de->d_name);
         in->tslots = strstr(de->d_name, "_t3.ptx") ? 3 : 2;
+        const char *w = strstr(de->d_name, "_w");
+        if (w && sscanf(w, "_w%d.ptx", &in->tslots) == 1)
+            in->wprep = 1;
         in->format = strcmp(fmt, "nvfp4") == 0 ? FP4LR_NVFP4 : FP4LR_MXFP4;
         in->fused = strcmp(fam, "fused") == 0;
         snprintf(in->entry, sizeof in->entry, "%.*s", (int)(len - 4), de->d_name);
@@ -91,7 +97,8 @@ Test(sm90a_instances, entries_match_the_solver)
         fp4lr_problem p = family_problem(in[i].format, in[i].fused, 0);
         fp4lr_plan_opts o = {.tile_m = in[i].tm, .tile_n = in[i].tn, .tile_k = in[i].tk,
                              .cluster = in[i].cluster, .force_main_stages = in[i].stages,
-                             .force_transform_stages = in[i].tslots};
+                             .force_transform_stages = in[i].tslots,
+                             .w_prep = in[i].wprep ? FP4LR_WPREP_ON : FP4LR_WPREP_OFF};
         fp4lr_plan plan;
         fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &o, &plan);
         cr_assert_eq(st.code, FP4LR_OK, "%s: %s", in[i].entry, st.msg);
@@ -147,6 +154,27 @@ static void every_plan_is_built(const fp4lr_plan_opts *o)
 
 Test(sm90a_instances, every_default_plan_is_built) { every_plan_is_built(NULL); }
 
+/* The same with the W transform forced (w_prep off): the dense plans of large M then take
+ * the _t kernels, and the solver's unforced W-prepared plans (the default above) the _w. */
+Test(sm90a_instances, every_transform_plan_is_built)
+{
+    fp4lr_plan_opts o = {.w_prep = FP4LR_WPREP_OFF};
+    every_plan_is_built(&o);
+    instance in[64];
+    int n = load_instances(in, 64), wprep = 0;
+    for (int i = 0; i < n; i++)
+        wprep += in[i].wprep;
+    cr_expect_geq(wprep, 2, "expected the W-prepared dense kernels of both formats");
+}
+
+/* Each format's W preparation kernel is committed beside the _w kernels. */
+Test(sm90a_instances, wprep_kernels_are_built)
+{
+    int rc = system("for f in nvfp4 mxfp4; do grep -q \"^.visible .entry fp4lr_sm90a_${f}_wprep(\" "
+                    "ptx/sm90a/fp4lr_sm90a_${f}_wprep.ptx || exit 1; done");
+    cr_expect_eq(rc, 0, "ptx/sm90a/fp4lr_sm90a_{nvfp4,mxfp4}_wprep.ptx missing or without their entry");
+}
+
 /* The pair (cluster 2, 256-row cluster tile), dense and fused: nothing is split on Hopper, so
  * its per-CTA budget is one CTA's and every rank's plan has a built instance. */
 Test(sm90a_instances, every_pair_plan_is_built)
@@ -170,8 +198,14 @@ Test(sm90a_instances, placed_conversion_is_exact, .timeout = 120)
     cr_expect_eq(rc, 0, "tests/placed_conversion.py failed: run it for the mismatching elements");
 }
 
+/* The W-prepared kernels and their preparation kernels (a grep pattern): the tw4 and
+ * consumer_assist experiments build without them, and the transform layout's checks do not
+ * apply to them (wprep_layout_is_the_measured_one checks theirs). */
+#define WPRE_FILES "'_w[0-9]*.ptx$\\|_wprep.ptx$'"
+
 /* Generates the instances of measurement variant `flags` (FP4LR_GEN_EXPERIMENT) into a
- * temporary directory; every file must pass the shell test `check` (on $f), and the entries
+ * temporary directory; every file but the W-prepared ones must pass the shell test `check`
+ * (on $f), their count must be the committed one, and the entries
  * `gated` (space-separated, without the fp4lr_sm90a_ prefix) the ptxas gate.  Returns the
  * shell's status. */
 static int experiment_builds(const char *flags, const char *check, const char *gated)
@@ -181,8 +215,9 @@ static int experiment_builds(const char *flags, const char *check, const char *g
     char cmd[4096];
     snprintf(cmd, sizeof cmd,
              "FP4LR_GEN_EXPERIMENT=%s python3 tools/gen_sm90a.py --outdir %s > /dev/null && "
-             "test $(ls %s/*.ptx | wc -l) -eq $(ls ptx/sm90a/*.ptx | wc -l) && "
-             "for f in %s/*.ptx; do { %s; } || { echo \"$f\" >&2; exit 1; }; done && "
+             "test $(ls %s/*.ptx | grep -cv " WPRE_FILES ") -eq $(ls ptx/sm90a/*.ptx | grep -cv " WPRE_FILES ") && "
+             "for f in %s/*.ptx; do case $f in *_wprep.ptx|*_w[0-9].ptx) continue;; esac; "
+             "{ %s; } || { echo \"$f\" >&2; exit 1; }; done && "
              "for e in %s; do sh tools/ptxas_gate.sh sm_90a %s/fp4lr_sm90a_$e.ptx %s/$e.cubin || exit 1; done",
              flags, dir, dir, dir, check, gated, dir, dir);
     int rc = system(cmd);
@@ -221,9 +256,28 @@ static int experiment_builds(const char *flags, const char *check, const char *g
  * committed file in the build.) */
 Test(sm90a_instances, committed_kernels_have_the_measured_layout)
 {
-    int rc = system("for f in ptx/sm90a/*.ptx; do { " TW8_CHECK " && " PRODROT_CHECK " && " PREFETCH_CHECK
+    int rc = system("for f in ptx/sm90a/*.ptx; do case $f in *_wprep.ptx|*_w[0-9].ptx) continue;; esac; "
+                    "{ " TW8_CHECK " && " PRODROT_CHECK " && " PREFETCH_CHECK
                     " && " MXONE_CHECK " && " CHOIST_CHECK " && " TSPLIT_CHECK "; } || { echo \"$f\" >&2; exit 1; }; done");
     cr_expect_eq(rc, 0, "a committed sm_90a kernel lacks part of the default layout (file above)");
+}
+
+/* The W-prepared kernels keep the 8-warp consumers (and choist) and have no transform loop:
+ * thread 32 fills the W ring by bulk copies onto tfull (count 1, expect_tx), and `empty`
+ * counts the 8 consumer warps alone.  Their preparation kernels convert with the transform's
+ * own sequence (MXFP4: the per-warp vote) and store through the warp's staging block in 8
+ * coalesced rows. */
+#define WPRE_CHECK TW8_CHECK " && " CHOIST_CHECK " && grep -q '^L_wprod:' $f && ! grep -q '^L_t_k:' $f && " \
+                   "grep -q 'mbarrier.init.shared::cta.b64 \\[%bar_tfull+0\\], 1;' $f && " \
+                   "grep -q 'mbarrier.init.shared::cta.b64 \\[%bar_empty+0\\], 8;' $f && " \
+                   "test $(grep -c 'cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes \\[%r42\\], \\[%tmW' $f) -eq 2"
+#define WPREP_CHECK "test $(grep -c '@%p1 st.global.v4.b32' $f) -eq 8 && " \
+                    "case $f in *mxfp4*) grep -q 'vote.sync.any.pred %pmx' $f;; *) ! grep -q 'pmx' $f;; esac"
+Test(sm90a_instances, wprep_layout_is_the_measured_one)
+{
+    int rc = system("for f in ptx/sm90a/*_w[0-9].ptx; do { " WPRE_CHECK "; } || { echo \"$f\" >&2; exit 1; }; done && "
+                    "for f in ptx/sm90a/*_wprep.ptx; do { " WPREP_CHECK "; } || { echo \"$f\" >&2; exit 1; }; done");
+    cr_expect_eq(rc, 0, "a W-prepared kernel or a preparation kernel lacks its layout (file above)");
 }
 
 /* tw4 (4 transform warps at 104 registers, 384 threads, one m64n256k16 a k16 step: the

@@ -63,6 +63,9 @@ static void usage(FILE *f)
             "  --cluster N         CTAs per cluster: 1, or 2 (a pair shares W; default: the plan's)\n"
             "  --schedule S        sm_90a tile walk: auto (default), dp (whole tiles) or sk (stream-K:\n"
             "                      the last waves' tiles split along K)\n"
+            "  --w-prep W          sm_90a dense, one CTA: auto (default: on when M >= %d), on (W converted\n"
+            "                      once per launch into a workspace, then loaded by bulk copies) or off\n"
+            "                      (the transform warps convert W in the K loop)\n"
             "  --threads N         CPU threads of the reference (default: all)\n"
             "  --plan-only         print the plan and budget, then stop\n"
             "  --in DIR            read the problem from DIR/*.npy instead of generating it: A, SFA, W, SFW;\n"
@@ -72,7 +75,8 @@ static void usage(FILE *f)
             "  --out DIR           write DIR/Y.npy (M x N, uint16 bf16 bit patterns; DIR is created)\n"
             "  --out-ref           with --out: also DIR/ref.npy (float64, rows x N) and DIR/rows.npy (int64)\n"
             "  --help              this text\n"
-            "Exit status: 0 pass, 1 validation failed, 2 bad arguments or input files, 3 other error.\n");
+            "Exit status: 0 pass, 1 validation failed, 2 bad arguments or input files, 3 other error.\n",
+            FP4LR_SM90A_WPREP_MIN_M);
 }
 
 static int parse_int(const char *s, long long lo, long long hi, long long *out)
@@ -162,7 +166,7 @@ static int parse(int argc, char **argv, opts *o)
             if (parse_int(v, 1, 64, &x)) return bad_arg(a, v, "stages must be 1..64");
             o->plan.force_main_stages = (int)x, i++;
         } else if (!strcmp(a, "--transform-slots")) {
-            if (parse_int(v, 2, 3, &x)) return bad_arg(a, v, "transform slots must be 2 or 3");
+            if (parse_int(v, 2, 5, &x)) return bad_arg(a, v, "transform slots must be 2 or 3 (2..5 with --w-prep on)");
             o->plan.force_transform_stages = (int)x, i++;
         } else if (!strcmp(a, "--lora-chunk")) {
             if (parse_int(v, 16, 1024, &x) || x % 16) return bad_arg(a, v, "low-rank chunk must be a multiple of 16");
@@ -174,6 +178,10 @@ static int parse(int argc, char **argv, opts *o)
             const int sch = fp4lr_schedule_parse(v);
             if (sch < 0) return bad_arg(a, v, "schedule must be auto, dp or sk");
             o->plan.schedule = (fp4lr_schedule)sch, i++;
+        } else if (!strcmp(a, "--w-prep")) {
+            const int w = fp4lr_wprep_parse(v);
+            if (w < 0) return bad_arg(a, v, "w-prep must be auto, on or off");
+            o->plan.w_prep = (fp4lr_wprep)w, i++;
         } else if (!strcmp(a, "--cluster")) {
             if (parse_int(v, 1, 2, &x)) return bad_arg(a, v, "cluster must be 1 or 2");
             o->plan.cluster = (int)x, i++;

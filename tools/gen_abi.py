@@ -22,7 +22,7 @@ every instance of a family declares the same parameters, and writes
 Offsets are those of a packed parameter buffer (CU_LAUNCH_PARAM_BUFFER_POINTER), i.e. of the
 kernel's parameter area in constant bank 0: each parameter starts at the next multiple of its
 alignment (.align N when given, else the element size), counted from where ptxas places the
-first one (PARAM_LEAD below).  --cubin-dir reads each cubin's EIATTR_KPARAM_INFO and
+first one (PARAM_BASE below).  --cubin-dir reads each cubin's EIATTR_KPARAM_INFO and
 EIATTR_CBANK_PARAM_SIZE records and fails unless they agree.
 """
 import argparse
@@ -38,16 +38,24 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ABI_MD = os.path.join(ROOT, "ptx", "ABI.md")
 HEADER = os.path.join(ROOT, "host", "fp4lr.h")
 
-ENTRY_NAME = re.compile(r"^fp4lr_(sm\d+[af])_(nvfp4|mxfp4)_(dense|fused)_m(\d+)n(\d+)k(\d+)_c(\d+)_s(\d+)(_t3)?$")
+ENTRY_NAME = re.compile(r"^fp4lr_(sm\d+[af])_(nvfp4|mxfp4)_(dense|fused)_m(\d+)n(\d+)k(\d+)_c(\d+)_s(\d+)(_t3|_w\d+)?$")
+# the W preparation kernels of the W-prepared (_w) sm_90a dense kernels: family "wprep"
+PREP_NAME = re.compile(r"^fp4lr_(sm\d+[af])_(nvfp4|mxfp4)_(wprep)$")
 PARAM = re.compile(r"^\s*\.param\s+(?:\.align\s+(\d+)\s+)?\.(b8|b16|b32|b64|u8|u16|u32|u64|s32|s64|f32|f64)"
                    r"\s+(\w+)(?:\[(\d+)\])?\s*,?\s*(?://\s*(.*))?$")
 TYPE_BYTES = {"b8": 1, "u8": 1, "b16": 2, "u16": 2, "b32": 4, "u32": 4, "s32": 4, "f32": 4,
               "b64": 8, "u64": 8, "s64": 8, "f64": 8}
 ARCH_ORDER = {"sm90a": 0, "sm100a": 1, "sm100f": 2}
-# Where ptxas puts the first parameter inside the parameter area.  On sm_90 the area starts at
-# byte 0x210 of constant bank 0, so a 128-byte aligned first parameter lands 112 bytes in
-# (0x210 + 112 = 0x280); on sm_100 the area is 128-aligned.  Checked by --cubin-dir.
-PARAM_LEAD = {"sm90a": 112, "sm100a": 0, "sm100f": 0}
+# Where the parameter area starts in constant bank 0: ptxas puts the first parameter at the
+# first address aligned for it from there.  On sm_90 the area starts at byte 0x210, so a
+# 128-byte aligned first parameter (a tensor map) lands 112 bytes in (0x210 + 112 = 0x280) and
+# an 8-byte aligned one at 0; on sm_100 the area is 128-aligned.  Checked by --cubin-dir.
+PARAM_BASE = {"sm90a": 0x210, "sm100a": 0, "sm100f": 0}
+
+
+def param_lead(arch, first_align):
+    """Bytes from the parameter area's start to its first parameter."""
+    return -PARAM_BASE[arch] % first_align
 FORMAT_ORDER = {"nvfp4": 0, "mxfp4": 1}
 
 
@@ -82,13 +90,17 @@ class Kernel:
         self.entry = m.group(1)
         if os.path.basename(path) != self.entry + ".ptx":
             raise AbiError(f"{self.path}: the entry is {self.entry}; the file must be named after it")
-        n = ENTRY_NAME.match(self.entry)
+        n = ENTRY_NAME.match(self.entry) or PREP_NAME.match(self.entry)
         if not n:
             raise AbiError(f"{self.path}: entry {self.entry} does not follow "
-                           "fp4lr_<arch>_<format>_<family>_m<TM>n<TN>k<TK>_c<C>_s<S>[_t3]")
+                           "fp4lr_<arch>_<format>_<family>_m<TM>n<TN>k<TK>_c<C>_s<S>[_t3|_w<n>] "
+                           "or fp4lr_<arch>_<format>_wprep")
         self.arch, self.format, self.family = n.group(1), n.group(2), n.group(3)
-        self.tile = tuple(int(n.group(i)) for i in (4, 5, 6))
-        self.cluster, self.stages = int(n.group(7)), int(n.group(8))
+        if self.family == "wprep":
+            self.tile, self.cluster, self.stages = None, 1, 0
+        else:
+            self.tile = tuple(int(n.group(i)) for i in (4, 5, 6))
+            self.cluster, self.stages = int(n.group(7)), int(n.group(8))
         self.params = []
         for line in m.group(2).splitlines():
             if not line.strip():
@@ -97,11 +109,11 @@ class Kernel:
             if not p:
                 raise AbiError(f"{self.path}: cannot read parameter line {line.strip()!r}")
             self.params.append(Param(p))
-        if self.arch not in PARAM_LEAD:
-            raise AbiError(f"{self.path}: no PARAM_LEAD for {self.arch} in tools/gen_abi.py")
+        if self.arch not in PARAM_BASE:
+            raise AbiError(f"{self.path}: no PARAM_BASE for {self.arch} in tools/gen_abi.py")
         # aligned from the first parameter, which ptxas places at an address aligned for
         # every parameter of these kernels (at most 128), then shifted to where it sits
-        offset, lead = 0, PARAM_LEAD[self.arch]
+        offset, lead = 0, param_lead(self.arch, self.params[0].align if self.params else 1)
         for p in self.params:
             offset = (offset + p.align - 1) // p.align * p.align
             p.offset = lead + offset
@@ -269,7 +281,11 @@ def params_section(fams):
         k = ks[0]
         out.append(f"#### `{key}`: {k.arch} {k.family}, cluster {k.cluster}, block {k.threads[0]}")
         out.append("")
-        out.append(f"Tile {k.tile[0]}x{k.tile[1]}x{k.tile[2]}; built: {family_instances(ks)}.")
+        if k.tile:
+            out.append(f"Tile {k.tile[0]}x{k.tile[1]}x{k.tile[2]}; built: {family_instances(ks)}.")
+        else:
+            out.append(f"The W preparation of the `_w` kernels (§4.1); built: "
+                       f"{', '.join(x.format for x in ks)}.")
         out.append("")
         out.append("| # | parameter | PTX declaration | bytes | align | offset | the kernel's comment |")
         out.append("|---|---|---|---|---|---|---|")

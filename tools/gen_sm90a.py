@@ -199,12 +199,27 @@ INSTANCES = [
     ("mxfp4", "fused", 2, 5),
     ("mxfp4", "fused", 2, 4),
     ("mxfp4", "fused", 2, 3),
+    # W prepared (dense, one CTA): 5 W slots beside 3 main stages of A + SFA (NVFP4, 9216 B
+    # each) or 4 (MXFP4, 8704 B) is what host/budget.c solves; nvfp4 s4_w4 and mxfp4 s3_w5
+    # serve forced A/Bs (--stages 4 / 3)
+    ("nvfp4", "dense", 1, 3, 5, True),
+    ("mxfp4", "dense", 1, 4, 5, True),
+    ("nvfp4", "dense", 1, 4, 4, True),
+    ("mxfp4", "dense", 1, 3, 5, True),
+    # the W preparation kernels of the _w kernels
+    ("nvfp4", "wprep"),
+    ("mxfp4", "wprep"),
 ]
 
 
-def entry_name(fmt, family, cluster, stages, tslots=2):
-    deep = "_t3" if tslots == 3 else ""
+def entry_name(fmt, family, cluster, stages, tslots=2, wpre=False):
+    deep = f"_w{tslots}" if wpre else "_t3" if tslots == 3 else ""
     return f"fp4lr_sm90a_{fmt}_{family}_m{BM * cluster}n{BN}k{BK}_c{cluster}_s{stages}{deep}"
+
+
+def prep_name(fmt):
+    """The W preparation kernel of a format (emit_prep)."""
+    return f"fp4lr_sm90a_{fmt}_wprep"
 
 
 # The cluster size of the kernel being emitted (1 or 2), and whether the pair splits the
@@ -213,6 +228,7 @@ CL = 1
 SPLIT = False
 BULK = False   # split pair, the peer's half delivered by one DSMEM bulk copy per chunk
 FUSED = False      # the fused family: affine and low-rank after the main loop
+WPRE = False       # W prepared: the W ring is filled by bulk copies of the prepared W (set by emit_kernel)
 LORA_SLOTS = 4     # low-rank ring slots the kernel has barriers for (the host uses <= this)
 
 
@@ -226,6 +242,10 @@ def layout(fmt, stages):
     sfa_off = w_off + BN * BK // 2
     sfw_off = sfa_off + sfa
     stage = sfw_off + sfw
+    if WPRE:   # a stage holds A and SFA alone (MXFP4: 8704 B, A stays 512-byte aligned)
+        sfa_off = w_off
+        w_off = sfw_off = None
+        stage = sfa_off + sfa
     main = stage * stages
     tslot = BN * CHUNK_K * 2
     t_off = (main + 1023) // 1024 * 1024
@@ -245,7 +265,7 @@ def layout(fmt, stages):
 
 def header(e, fmt, family, cluster, stages, L):
     blk, ka, _, _ = FORMATS[fmt]
-    name = entry_name(fmt, family, cluster, stages, TSLOTS)
+    name = entry_name(fmt, family, cluster, stages, TSLOTS, WPRE)
     scale = "ue4m3 (e4m3 bits, sign 0)" if fmt == "nvfp4" else "ue8m0 (0xFF = NaN)"
     optype = "f16" if F16 else "bf16"
     optype_why = (": |value| in [2^-10, 2688], at most 6 significant bits" if F16 else
@@ -283,18 +303,7 @@ def header(e, fmt, family, cluster, stages, L):
 // Persistent: each {"cluster walks cluster tiles %clusterid.x, +%nclusterid.x" if CL == 2 else "CTA walks tiles blockIdx.x, +gridDim.x"}, ... of a grouped raster order
 // (groups of `group` tile rows along M share W tiles in L2).
 //
-// Warp roles ({THREADS} threads, {"four" if TW8 else "three"} warpgroups; registers moved with setmaxnreg):
-//   {"WG0, WG1 (8 warps)  transform (" + str(REG_WG0) + " regs, one W row a thread)" if TW8 else "WG0 (4 warps)       transform (" + str(REG_WG0) + " regs)"}: per chunk, converts the W chunk of the
-//                       stage (256 rows x 64 fp4) into {optype} times its scale, written K-major
-//                       with the 128-byte swizzle into a slot of the transform ring, then
-//                       `fence.proxy.async` so the wgmma (async proxy) sees it.
-//   {"lane 0 of warp g%" + str(TRANSFORM_WARPS) + "  " if PRODROT else "WG0 thread 0        "}also the producer{" of stage g (every transform warp runs the cursor)" if PRODROT else ""}: per main stage, waits `empty`, arms `full` with
-//                       the stage's byte count and issues the four bulk tensor copies
-//                       (A, W, SFA, SFW), S-1 stages ahead of the transform.
-//   {"WG2, WG3" if TW8 else "WG1, WG2"}            consumers ({REG_CONSUMER} regs): {"WG2" if TW8 else "WG1"} owns tile rows 0-63, {"WG3" if TW8 else "WG2"} rows 64-127.
-//                       Each thread loads its A bytes, dequantizes them into the wgmma A
-//                       fragment registers and issues {"two m64n128k16 (columns 0-127, 128-255)" if TW8 else "m64n256k16"} RS wgmma on the slot{" (each half after its own tfull)" if TSPLIT else ""}; after
-//                       the K loop: alpha in fp32, bf16, swizzled staging, bulk tensor store.
+{wpre_roles_doc() if WPRE else transform_roles_doc(optype)}//                       the K loop: alpha in fp32, bf16, swizzled staging, bulk tensor store.
 //
 {cluster_doc()}
 {fused_doc()}
@@ -318,7 +327,13 @@ def header(e, fmt, family, cluster, stages, L):
 //     logical 16-byte chunk q of a bf16 W row = {{ W_0[q], W_1[q], W_2[q], W_3[q] }}
 // where W_c[p] is the bf16x2 pair {kperm_pair}.
 //
-// Barrier protocol (mbarriers in shared memory; phases tracked by parity bits):
+{wpre_protocol_doc(L, stages) if WPRE else transform_protocol_doc(L, stages, ka)}//   total {L['total']} bytes (host/budget.c charges the same objects).{lora_doc(L)}
+//""")
+
+
+def transform_protocol_doc(L, stages, ka):
+    """The header's barrier protocol and shared-memory map with the W transform."""
+    return f"""// Barrier protocol (mbarriers in shared memory; phases tracked by parity bits):
 //   full[s]   count 1  producer arrive.expect_tx(stage bytes); TMA complete_tx.  Waited by
 //                      transform and consumers.
 //   empty[s]  count {CL * (TRANSFORM_WARPS + 8):<2d} one arrive per transform warp (after it read the W chunk pair) and per
@@ -337,13 +352,71 @@ def header(e, fmt, family, cluster, stages, L):
 //   [{L['wb']:6d} + b*{L['wbuf']}]  writeback staging, {WB_STAGES} buffers of {BM} x 64 bf16, swizzle 128B
 //                                   (rows 0-63 for {CWG0} at +0, rows 64-127 for {CWG1} at +8192)
 //   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{TSLOTS}], tempty[{TSLOTS}]{f", lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}]" if FUSED else ""}{f", tfull_hi[{TSLOTS}]" if TSPLIT else ""}{aff_doc(L)}
-//   total {L['total']} bytes (host/budget.c charges the same objects).{lora_doc(L)}
-//""")
+"""
 
 
-def emit_kernel(fmt, family, cluster, stages, tslots=2):
-    global CL, SPLIT, FUSED, BULK, WB_STAGES, TSLOTS
+def wpre_protocol_doc(L, stages):
+    """The header's barrier protocol and shared-memory map of a W-prepared kernel."""
+    return f"""// Barrier protocol (mbarriers in shared memory; phases tracked by parity bits):
+//   full[s]   count 1  main producer arrive.expect_tx(stage bytes); TMA complete_tx.  Waited
+//                      by the consumers.
+//   empty[s]  count {CL * 8:<2d} one arrive per consumer warp (after it read its A bytes).  Waited
+//                      by the main producer.
+//   tfull[t]  count 1  W producer arrive.expect_tx({L['tslot']}); TMA complete_tx.  Waited by the
+//                      consumers (the bulk copy wrote slot t through the async proxy, so no fence).
+//   tempty[t] count 8  one arrive per consumer warp once the wgmma reading slot t completed
+//                      (wgmma.wait_group).  Waited by the W producer.
+//   Named barriers 1 and 2: the 128 threads of {CWG0} / {CWG1} around the writeback staging.
+//
+// Shared memory map (dynamic, 1024-byte aligned), {stages} main stages:
+//   [{L['a']:6d} + s*{L['stage']}]  A fp4     {BM} x {BK//2} B, TMA swizzle 64B   ({BM*BK//2} B)
+//   [{L['sfa']:6d} + s*{L['stage']}]  SFA       {FORMATS["nvfp4" if F16 else "mxfp4"][1]} atom(s) x 1 row block           ({L['sfa_bytes']} B)
+//   [{L['t']:6d} + t*{L['tslot']}]  W ring, {TSLOTS} slots of {BN} x 64 prepared {"f16" if F16 else "bf16"}, TMA swizzle 128B
+//   [{L['wb']:6d} + b*{L['wbuf']}]  writeback staging, {WB_STAGES} buffers of {BM} x 64 bf16, swizzle 128B
+//                                   (rows 0-63 for {CWG0} at +0, rows 64-127 for {CWG1} at +8192)
+//   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{TSLOTS}], tempty[{TSLOTS}]
+"""
+
+
+def transform_roles_doc(optype):
+    """The header's warp roles with the W transform."""
+    return f"""// Warp roles ({THREADS} threads, {"four" if TW8 else "three"} warpgroups; registers moved with setmaxnreg):
+//   {"WG0, WG1 (8 warps)  transform (" + str(REG_WG0) + " regs, one W row a thread)" if TW8 else "WG0 (4 warps)       transform (" + str(REG_WG0) + " regs)"}: per chunk, converts the W chunk of the
+//                       stage (256 rows x 64 fp4) into {optype} times its scale, written K-major
+//                       with the 128-byte swizzle into a slot of the transform ring, then
+//                       `fence.proxy.async` so the wgmma (async proxy) sees it.
+//   {"lane 0 of warp g%" + str(TRANSFORM_WARPS) + "  " if PRODROT else "WG0 thread 0        "}also the producer{" of stage g (every transform warp runs the cursor)" if PRODROT else ""}: per main stage, waits `empty`, arms `full` with
+//                       the stage's byte count and issues the four bulk tensor copies
+//                       (A, W, SFA, SFW), S-1 stages ahead of the transform.
+//   {"WG2, WG3" if TW8 else "WG1, WG2"}            consumers ({REG_CONSUMER} regs): {"WG2" if TW8 else "WG1"} owns tile rows 0-63, {"WG3" if TW8 else "WG2"} rows 64-127.
+//                       Each thread loads its A bytes, dequantizes them into the wgmma A
+//                       fragment registers and issues {"two m64n128k16 (columns 0-127, 128-255)" if TW8 else "m64n256k16"} RS wgmma on the slot{" (each half after its own tfull)" if TSPLIT else ""}; after
+"""
+
+
+def wpre_roles_doc():
+    """The header's warp roles of a W-prepared kernel (the W ring filled by bulk copies)."""
+    return f"""// Warp roles ({THREADS} threads, four warpgroups; registers moved with setmaxnreg):
+//   WG0 thread 0        producer of the main stages: per stage, waits `empty`, arms `full`
+//                       with the stage's bytes and issues the A and SFA bulk tensor copies.
+//   WG0 thread 32       producer of the W ring: per chunk, waits `tempty[t]`, arms
+//                       `tfull[t]` with {BN * CHUNK_K * 2} bytes and issues one bulk tensor copy of
+//                       the prepared W chunk ({BN} rows x 64 {"f16" if F16 else "bf16"}, 128-byte swizzle) into slot t.
+//                       W was converted once per launch by {prep_name("nvfp4" if F16 else "mxfp4")} (the same
+//                       values, order and scaling the transform warps of the _t kernels write), so no
+//                       thread converts W here.  Every other thread of WG0 and WG1 exits.
+//   {CWG0}, {CWG1}            consumers ({REG_CONSUMER} regs): {CWG0} owns tile rows 0-63, {CWG1} rows 64-127.
+//                       Each thread loads its A bytes, dequantizes them into the wgmma A
+//                       fragment registers and issues two m64n128k16 (columns 0-127, 128-255) RS wgmma on the slot; after
+"""
+
+
+def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False):
+    global CL, SPLIT, FUSED, BULK, WB_STAGES, TSLOTS, WPRE
     assert family in ("dense", "fused") and cluster in (1, 2)
+    # W prepared: one CTA, dense, the 8-warp layout (its consumers are the _t kernels')
+    assert not wpre or (family == "dense" and cluster == 1 and TW8 and not ASSIST)
+    WPRE = wpre
     global F16
     CL = cluster
     FUSED = family == "fused"
@@ -364,12 +437,12 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2):
     global TSPLIT
     # tsplit needs the 8-warp transform (warps 0-3 own rows 0-127) and one CTA's rows
     TSPLIT = ((fmt == "mxfp4" and "notsplit" not in EXPERIMENTS) or TSPLIT_FORCED) and TW8 \
-        and not SPLIT and not ASSIST
+        and not SPLIT and not ASSIST and not WPRE
     blk, ka, _, _ = FORMATS[fmt]
     L = layout(fmt, stages)
     e = Emitter(CL)
     header(e, fmt, family, cluster, stages, L)
-    name = entry_name(fmt, family, cluster, stages, TSLOTS)
+    name = entry_name(fmt, family, cluster, stages, TSLOTS, WPRE)
     e(""".version 8.0
 .target sm_90a
 .address_size 64
@@ -378,7 +451,7 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2):
 """)
     e(f""".visible .entry {name}(
 \t.param .align 128 .b8 p_tmA[128],     // A   UINT8 {{K/2, M}}, box {{64, {BM}}}, swizzle 64B
-\t.param .align 128 .b8 p_tmW[128],     // W   UINT8 {{K/2, N}}, box {{64, {BN}}}, swizzle 64B
+\t.param .align 128 .b8 p_tmW[128],     {wparam_doc()}
 \t.param .align 128 .b8 p_tmSFA[128],   // SFA UINT8 {{256, 2*KA, ceil(M/128)}}, box {{256, {2*ka}, 1}}
 \t.param .align 128 .b8 p_tmSFW[128],   // SFW UINT8 {{256, 2*KA, ceil(N/128)}}, box {{256, {2*ka}, 2}}
 \t.param .align 128 .b8 p_tmY[128],     // Y   BF16  {{N, M}}, box {{64, 64}}, swizzle 128B
@@ -449,7 +522,7 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2):
 \t@%p0 bra L_init_done;""")
     for i in range(stages):
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_full+{8*i}], 1;")
-        e(f"\tmbarrier.init.shared::cta.b64 [%bar_empty+{8*i}], {CL * (TRANSFORM_WARPS + 8)};")
+        e(f"\tmbarrier.init.shared::cta.b64 [%bar_empty+{8*i}], {CL * ((0 if WPRE else TRANSFORM_WARPS) + 8)};")
     for i in range(LORA_SLOTS if FUSED else 0):
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_lfull+{8*i}], 1;")
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_lempty+{8*i}], {8 * CL};")
@@ -457,6 +530,8 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2):
         if TSPLIT:
             e(f"\tmbarrier.init.shared::cta.b64 [%bar_tfull+{8*i}], {TRANSFORM_WARPS // 2};")
             e(f"\tmbarrier.init.shared::cta.b64 [%bar_tfullhi+{8*i}], {TRANSFORM_WARPS // 2};")
+        elif WPRE:
+            e(f"\tmbarrier.init.shared::cta.b64 [%bar_tfull+{8*i}], 1;")
         else:
             e(f"\tmbarrier.init.shared::cta.b64 [%bar_tfull+{8*i}], {(2 if SPLIT and not BULK else 1) * TRANSFORM_WARPS + (8 if ASSIST else 0)};")
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_tempty+{8*i}], {(2 if SPLIT else 1) * 8};")
@@ -473,7 +548,7 @@ L_init_done:
     e(f"""\t// {"WG0 and WG1 give" if TW8 else "WG0 gives"} registers back (all {"eight" if TW8 else "four"} warps execute the same setmaxnreg)
 \tsetmaxnreg.dec.sync.aligned.u32 {REG_WG0};""")
     emit_tile_coords_doc(e)
-    emit_transform(e, fmt, stages, L)
+    (emit_wpre_producers if WPRE else emit_transform)(e, fmt, stages, L)
     emit_consumer(e, fmt, stages, L)
     e("}")
     return "\n".join(e.lines) + "\n"
@@ -1042,7 +1117,7 @@ TRANSFORM_REGS = dict(stage="%r41", slot="%r42", peer="%r39", t=("%r44", "%r45",
 ASSIST_REGS = dict(stage="%r41", slot="%ca5", peer=None, t=("%ca0", "%ca1", "%ca2", "%ca3", "%ca4"))
 
 
-def transform_rows(e, fmt, h, L, rows=None, halves=(0, 1), regs=TRANSFORM_REGS, part="all"):
+def transform_rows(e, fmt, h, L, rows=None, halves=(0, 1), regs=TRANSFORM_REGS, part="all", store=None):
     """Chunk h of the stage at regs['stage'] into the slot at regs['slot'] (the peer's
     slot at regs['peer'] in a pair): each row's 32 fp4 bytes and 4 scales -> 32 bf16x2
     words, written as logical 16-byte chunks q = { W_0[q], W_1[q], W_2[q], W_3[q] }.
@@ -1051,7 +1126,9 @@ def transform_rows(e, fmt, h, L, rows=None, halves=(0, 1), regs=TRANSFORM_REGS, 
     independent chains are emitted side by side for the scheduler.  part: "all", or
     "loads" (the fp4 words and scales alone) then "convert" (the rest).  With mxone
     (MXFP4) the loads keep each row's two raw scale bytes in %sc{4p+3} and the conversion
-    is emitted twice, one multiply an output where the warp's scales allow, two where not."""
+    is emitted twice, one multiply an output where the warp's scales allow, two where not.
+    store(e, p, q, vec), when given, writes logical chunk q of row p instead of the slot
+    (the W preparation kernel)."""
     if rows is None:
         rows = range(len(transform_rows_of_thread()))
     stage, slot, peer = regs["stage"], regs["slot"], regs["peer"]
@@ -1090,6 +1167,10 @@ def transform_rows(e, fmt, h, L, rows=None, halves=(0, 1), regs=TRANSFORM_REGS, 
                         e(f"\t{mul_x2()} {regs_out[i]}, {regs_out[i]}, %sc{4 * p + c};")
                         outs[(p, c, i)] = regs_out[i]
             for p in rows:
+                if store:
+                    for i in range(4):
+                        store(e, p, 4 * half + i, ", ".join(outs[(p, c, i)] for c in range(4)))
+                    continue
                 e(f"\tadd.u32 {t0}, {slot}, %wst{p};")
                 if SPLIT and not BULK:
                     e(f"\tadd.u32 {t2}, {peer}, %wst{p};")
@@ -1247,6 +1328,96 @@ L_bulk_sent_{h}:
 \t@%p0 bra L_t_k;""")
     unit_next(e, CUR, "t", bounds=True)
     e("\tbra L_t_tile;\n")
+
+
+def wparam_doc():
+    """The p_tmW parameter's comment: fp4 W, or the prepared W of a W-prepared kernel."""
+    if WPRE:
+        return (f"// W   {'FLOAT16' if F16 else 'BFLOAT16'} {{K, N}}: W prepared by {prep_name('nvfp4' if F16 else 'mxfp4')}, "
+                f"box {{64, {BN}}}, swizzle 128B")
+    return f"// W   UINT8 {{K/2, N}}, box {{64, {BN}}}, swizzle 64B"
+
+
+def emit_wpre_producers(e, fmt, stages, L):
+    """W prepared: thread 0 issues the main stages (A and SFA), thread 32 fills the W ring
+    from the prepared W, every other thread of WG0 and WG1 leaves; each producer walks the
+    same work units as the consumers (unit_first / unit_next on its own cursor)."""
+    blk, ka, _, _ = FORMATS[fmt]
+    e(f"""
+// =====================================================================================
+// Producers (WG0).  Thread 0: main stages.  Per stage of the unit's K range it waits
+// `empty[s]` (the consumers have read the stage's A), arms `full[s]` with the stage's
+// {BM * BK // 2 + L['sfa_bytes']} bytes and issues the A and SFA bulk copies.  Thread 32: the W ring.  Per
+// chunk (two a stage) it waits `tempty[t]` (the consumers' wgmmas on slot t completed),
+// arms `tfull[t]` with {L['tslot']} bytes and issues one bulk copy of the prepared W chunk
+// (rows n0..n0+{BN - 1}, K elements 128*ks + 64*h ..+63; rows past N and K past K read zero).
+// Both run ahead as far as their rings allow; no thread converts anything.
+// =====================================================================================
+L_transform:
+\tsetp.eq.u32 %pthr0, %thr, 0;
+\tsetp.eq.u32 %p0, %thr, 32;
+\t@%pthr0 prefetch.tensormap [%tmA];
+\t@%pthr0 prefetch.tensormap [%tmSFA];
+\t@%p0 prefetch.tensormap [%tmW];
+\t@%p0 bra L_wprod;
+\t@!%pthr0 bra L_exit;                        // nothing else to do in WG0 and WG1
+\t// ---- thread 0: the main stages ----
+\tmov.u32 %ps, 0;
+\tmov.u32 %pph, 0;""")
+    unit_first(e, PCUR, "pfirst")
+    producer_unit_start(e)
+    e("""L_mprod:
+\tsetp.ge.u32 %p5, %ptile, %ntiles;
+\t@%p5 bra L_exit;
+\tmul.lo.u32 %r10, %ps, 8;
+\tadd.u32 %r11, %bar_empty, %r10;
+\txor.b32 %r12, %pph, 1;                     // first lap passes""")
+    e.wait("%r11", "%r12", "empty")
+    e(f"""\tadd.u32 %r13, %bar_full, %r10;
+\tmbarrier.arrive.expect_tx.shared::cta.b64 _, [%r13], {BM * BK // 2 + L['sfa_bytes']};
+\tmad.lo.u32 %r14, %ps, {L['stage']}, %sbase;  // stage base
+\tshl.b32 %r15, %pks, 6;                     // K byte coordinate = ks * 64
+\tmul.lo.u32 %r16, %pks, {2 * ka};             // SF half-atom coordinate
+\tshr.u32 %r8, %pcm0, 7;                      // SFA row block
+\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r14], [%tmA, {{%r15, %pcm0}}], [%r13];
+\tadd.u32 %r17, %r14, {L['sfa']};
+\tcp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%r17], [%tmSFA, {{0, %r16, %r8}}], [%r13];""")
+    advance(e, "%ps", "%pph", stages)
+    e("""\tadd.u32 %pks, %pks, 1;
+\tsetp.lt.u32 %p5, %pks, %pke;
+\t@%p5 bra L_mprod;""")
+    unit_next(e, PCUR, "pm")
+    producer_unit_start(e)
+    e("""\tbra L_mprod;
+\t// ---- thread 32: the W ring ----
+L_wprod:
+\tmov.u32 %t, 0;
+\tmov.u32 %tph, 0;""")
+    unit_first(e, PCUR, "wfirst")
+    producer_unit_start(e)
+    e("""L_wprod_k:
+\tsetp.ge.u32 %p5, %ptile, %ntiles;
+\t@%p5 bra L_exit;""")
+    for h in range(2):
+        e(f"""\t// chunk {h} of stage ks
+\tmul.lo.u32 %r12, %t, 8;
+\tadd.u32 %r13, %bar_tempty, %r12;
+\txor.b32 %r14, %tph, 1;                     // first lap passes""")
+        e.wait("%r13", "%r14", "tempty")
+        e(f"""\tadd.u32 %r13, %bar_tfull, %r12;
+\tmbarrier.arrive.expect_tx.shared::cta.b64 _, [%r13], {L['tslot']};
+\tmad.lo.u32 %r42, %t, {L['tslot']}, %sbase;
+\tadd.u32 %r42, %r42, {L['t']};              // slot base
+\tshl.b32 %r15, %pks, 7;
+\tadd.u32 %r15, %r15, {64 * h};                 // K element coordinate = 128 ks + {64 * h}
+\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r42], [%tmW, {{%r15, %pcn0}}], [%r13];""")
+        advance(e, "%t", "%tph", TSLOTS)
+    e("""\tadd.u32 %pks, %pks, 1;
+\tsetp.lt.u32 %p5, %pks, %pke;
+\t@%p5 bra L_wprod_k;""")
+    unit_next(e, PCUR, "pw")
+    producer_unit_start(e)
+    e("\tbra L_wprod_k;\n")
 
 
 def load_a_chunk(e, fmt, h, xr, xq, L):
@@ -1965,10 +2136,184 @@ def emit_epilogue(e, L):
 \t@%p2 cp.async.bulk.commit_group;""")
 
 
+PREP_THREADS = 256
+
+
+def emit_prep(fmt):
+    """The W preparation kernel of a format: W (fp4 and its scale atoms) -> the prepared W
+    the _w kernels load, N x K {f16 | bf16}, each 64-element chunk in the transform's order
+    and scaling (transform_rows itself emits the conversion)."""
+    global F16, WPRE, FUSED, TSPLIT
+    F16 = fmt == "nvfp4" and "bf16" not in EXPERIMENTS
+    WPRE = FUSED = TSPLIT = False
+    blk = FORMATS[fmt][0]
+    optype = "f16" if F16 else "bf16"
+    mxone = MXONE and fmt == "mxfp4"
+    e = Emitter(1)
+    name = prep_name(fmt)
+    e(f"""//
+// {name}
+//
+// GENERATED by tools/gen_sm90a.py -- edit the generator, then run it; a test checks
+// that this file equals the generator's output.
+//
+// The W preparation of the W-prepared (_w) dense kernels: converts W once per launch,
+//     Wp[n, 64j + x] = the {optype} the transform warps of the _t kernels write for
+//                      logical column x of W chunk j of row n,
+// so a _w kernel's W ring is filled by bulk copies of Wp instead of converting W in the
+// K loop.  Same values, K order and scaling as the transform (transform_rows emits both):
+// {"e2m1 x ue4m3 in f16 as value * 2^-14 (the consumers undo 2^-28 in the epilogue)" if F16 else "e2m1 x ue8m0 in bf16, exact (one or two multiplies, chosen per warp)"}; inside
+// a chunk, logical 16-byte chunk q = {{ W_0[q], W_1[q], W_2[q], W_3[q] }} (the kernels'
+// K permutation, see their header).  Wp is N x K {optype}, rows K*2 bytes apart,
+// unswizzled (the bulk copies swizzle it).
+//
+// One thread a 64-element chunk: chunk g = n*(K/64) + j reads W bytes 32g..32g+31 and the
+// chunk's {64 // blk} scales from the 128x4 atom layout; its 128 output bytes (Wp bytes
+// 128g..128g+127) go to the warp's 4 KiB of shared memory (row = lane, 16-byte chunk q at
+// q ^ (lane % 8): conflict-free), and the warp then writes its 32 chunks' 4 KiB to Wp as
+// eight fully coalesced 512-byte rows of 16-byte stores (one thread writing its own 128
+// bytes made every store instruction touch 32 lines: ncu, H200, flux-qkv, 97 us for 70 MB).
+// K is a multiple of {4 * blk} (the problem's rule), so every chunk is whole.  The grid is
+// ceil(N*K/64 / {PREP_THREADS}) CTAs of {PREP_THREADS}; a thread past the last chunk converts the last one
+// again{" (so every warp reaches the scale vote whole)" if mxone else ""} and nothing past the last chunk is stored.
+//
+// Shared memory: 0 bytes dynamic; static {PREP_THREADS * 128} (the warps' staging blocks).
+//   total 0 bytes (dynamic shared memory; ptx/ABI.md lists this kernel's launch)
+//
+.version 8.0
+.target sm_90a
+.address_size 64
+
+.visible .entry {name}(
+\t.param .u64 p_W,                      // W: N x K e2m1, K/2 bytes a row
+\t.param .u64 p_SFW,                    // W's scales, 128x4 atoms
+\t.param .u64 p_Wp,                     // out: N x K {optype}
+\t.param .u32 p_N,
+\t.param .u32 p_K                       // a multiple of {4 * blk}; N * K / 64 < 2^31
+)
+.maxntid {PREP_THREADS}, 1, 1
+{{
+\t.reg .pred %p<8>{", %pmx" if mxone else ""};
+\t.reg .b32 %r<64>;
+\t.reg .b64 %rd<8>;
+\t.reg .b16 %h<2>, %hs<2>;
+\t.reg .f32 %f<2>, %fs<2>;
+\t.reg .b32 %lut0, %lut1, %luth0, %luth1, %bfx126{", %mxt, %mxt2" if mxone else ""};
+\t.reg .b32 %tw<16>, %wi<8>, %sc<4>, %cv<6>;
+\t.shared .align 1024 .b8 stage[{PREP_THREADS * 128}];   // one 4 KiB row block a warp""")
+    emit_lut_setup(e)
+    e(f"""\tld.param.u64 %rd0, [p_W];
+\tcvta.to.global.u64 %rd0, %rd0;
+\tld.param.u64 %rd1, [p_SFW];
+\tcvta.to.global.u64 %rd1, %rd1;
+\tld.param.u64 %rd2, [p_Wp];
+\tcvta.to.global.u64 %rd2, %rd2;
+\tld.param.u32 %r0, [p_N];
+\tld.param.u32 %r1, [p_K];
+\tshr.u32 %r3, %r1, 6;                       // K/64: chunks a row
+\tmul.lo.u32 %r4, %r0, %r3;                  // chunks in all
+\tmov.u32 %r5, %ctaid.x;
+\tmov.u32 %r6, %tid.x;
+\tmad.lo.u32 %r5, %r5, {PREP_THREADS}, %r6;                // chunk g
+\tsub.u32 %r6, %r4, 1;
+\tmin.u32 %r5, %r5, %r6;                     // past the end: the last chunk again, no store
+\tdiv.u32 %r7, %r5, %r3;                     // row n
+\tmul.lo.u32 %r8, %r7, %r3;
+\tsub.u32 %r8, %r5, %r8;                     // chunk j of the row
+\t// the chunk's 32 fp4 bytes: W + 32g (rows are K/2 bytes, so chunk g of the matrix)
+\tmul.wide.u32 %rd3, %r5, 32;
+\tadd.u64 %rd3, %rd0, %rd3;
+\tld.global.nc.v4.b32 {{%wi0, %wi1, %wi2, %wi3}}, [%rd3];
+\tld.global.nc.v4.b32 {{%wi4, %wi5, %wi6, %wi7}}, [%rd3+16];
+\t// its scales: atom (n/128, {"j" if blk == 16 else "j/2"}) of the 128x4 layout, byte (n%32)*16 + ((n%128)/32)*4{"" if blk == 16 else " + 2*(j%2)"}
+\tshr.u32 %r9, %r1, {(4 * blk).bit_length() - 1};                       // atoms a 128-row block = K/{4 * blk}
+\tshr.u32 %r10, %r7, 7;
+\t{"mad.lo.u32 %r10, %r10, %r9, %r8;" if blk == 16 else "shr.u32 %r11, %r8, 1;" + chr(10) + chr(9) + "mad.lo.u32 %r10, %r10, %r9, %r11;"}
+\tshl.b32 %r10, %r10, 9;                     // * 512
+\tand.b32 %r11, %r7, 31;
+\tshl.b32 %r11, %r11, 4;
+\tadd.u32 %r10, %r10, %r11;
+\tshr.u32 %r11, %r7, 5;
+\tand.b32 %r11, %r11, 3;
+\tshl.b32 %r11, %r11, 2;
+\tadd.u32 %r10, %r10, %r11;""")
+    if blk == 32:
+        e("""\tand.b32 %r11, %r8, 1;
+\tshl.b32 %r11, %r11, 1;
+\tadd.u32 %r10, %r10, %r11;""")
+    e("""\tcvt.u64.u32 %rd4, %r10;
+\tadd.u64 %rd4, %rd1, %rd4;""")
+    sc = [f"%sc{c}" for c in range(4)]
+    if fmt == "nvfp4":
+        e("\tld.global.nc.u32 %r12, [%rd4];              // scales of groups c = 0..3")
+        scales_nv4(e, "%r12", sc, 0)
+    elif mxone:
+        e("\tld.global.nc.u16 %r12, [%rd4];              // raw scales: groups 0,1 | 2,3\n\tmov.b32 %sc3, %r12;")
+    else:
+        e("\tld.global.nc.u16 %r12, [%rd4];              // scales: groups 0,1 | 2,3")
+        mx_scales(e, "%r12", sc, "%r13", scale_mx)
+    e("""\t// the thread's row of the warp's staging block: stage + 128*tid, chunk q at q ^ (lane % 8)
+\tmov.u32 %r20, stage;
+\tmov.u32 %r6, %tid.x;
+\tshl.b32 %r21, %r6, 7;
+\tadd.u32 %r21, %r21, %r20;
+\tand.b32 %r22, %r6, 7;
+\tshl.b32 %r22, %r22, 4;
+\tor.b32 %r21, %r21, %r22;""")
+
+    def store(e, p, q, vec):
+        e(f"""\txor.b32 %r23, %r21, {q << 4};
+\tst.shared.v4.b32 [%r23], {{{vec}}};   // logical chunk {q}""")
+
+    transform_rows(e, fmt, 0, None, rows=[0], part="convert", store=store)
+    e(f"""\t// ---- the warp's 32 chunks (4 KiB of Wp from chunk g0 = its lane 0's) as 8 rows of
+\t// 512 bytes: store i, lane l writes 16 bytes at 512i + 16l = row 4i + l/8, chunk l%8 ----
+\tbar.warp.sync 0xffffffff;
+\tand.b32 %r24, %r6, 31;                      // lane
+\tand.b32 %r25, %r6, 0xFFFFFFE0;
+\tshl.b32 %r25, %r25, 7;
+\tadd.u32 %r25, %r25, %r20;                   // the warp's block
+\tshr.u32 %r26, %r24, 3;                      // l/8
+\tand.b32 %r27, %r24, 7;                      // l%8
+\tshl.b32 %r28, %r26, 7;
+\tadd.u32 %r28, %r28, %r25;                   // row l/8 of the block
+\txor.b32 %r29, %r27, %r26;
+\tshl.b32 %r29, %r29, 4;
+\tadd.u32 %r29, %r29, %r28;                   // even i: row phase l/8
+\txor.b32 %r30, %r27, %r26;
+\txor.b32 %r30, %r30, 4;
+\tshl.b32 %r30, %r30, 4;
+\tadd.u32 %r30, %r30, %r28;                   // odd i: row phase 4 + l/8
+\tmov.u32 %r5, %ctaid.x;
+\tmad.lo.u32 %r5, %r5, {PREP_THREADS}, %r6;
+\tsub.u32 %r5, %r5, %r24;                     // g0
+\tadd.u32 %r31, %r5, %r26;                    // the chunk of store 0's 16 bytes
+\tmul.wide.u32 %rd5, %r5, 128;
+\tadd.u64 %rd5, %rd2, %rd5;
+\tmul.wide.u32 %rd6, %r24, 16;
+\tadd.u64 %rd5, %rd5, %rd6;                   // Wp + 128*g0 + 16l""")
+    for i in range(8):
+        e(f"""\tld.shared.v4.b32 {{%r32, %r33, %r34, %r35}}, [{"%r29" if i % 2 == 0 else "%r30"}+{512 * i}];
+\tadd.u32 %r36, %r31, {4 * i};
+\tsetp.lt.u32 %p1, %r36, %r4;
+\t@%p1 st.global.v4.b32 [%rd5+{512 * i}], {{%r32, %r33, %r34, %r35}};""")
+    e("\tret;\n}")
+    return "\n".join(e.lines) + "\n"
+
+
 def main():
     # tw8 is measured on the one-CTA dense kernels only (its low-rank wgmma would need the
     # same split), so only those are emitted
-    return ptxgen.main("gen_sm90a", __doc__, INSTANCES, lambda inst: entry_name(*inst), lambda inst: emit_kernel(*inst), OUTDIR)
+    def name_of(inst):
+        return prep_name(inst[0]) if inst[1] == "wprep" else entry_name(*inst)
+
+    def emit_of(inst):
+        return emit_prep(inst[0]) if inst[1] == "wprep" else emit_kernel(*inst)
+
+    # the W-prepared kernels share the 8-warp consumers: the tw4 and consumer_assist
+    # experiments build without them
+    insts = [i for i in INSTANCES if not (len(i) > 5 and i[5]) or (TW8 and not ASSIST)]
+    return ptxgen.main("gen_sm90a", __doc__, insts, name_of, emit_of, OUTDIR)
 
 
 if __name__ == "__main__":

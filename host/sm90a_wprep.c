@@ -1,0 +1,49 @@
+/* The W preparation launch and the prepared W's tensor map (sm90a_wprep.h). */
+#include "sm90a_wprep.h"
+
+#include <inttypes.h>
+#include <stdint.h>
+
+#include "launch.h"
+#include "tmap_operands.h"
+
+enum { WPREP_CHUNK = 64, WPREP_BOX_ROWS = 256 };
+
+const char *fp4lr_sm90a_wprep_entry(fp4lr_format f)
+{
+    return f == FP4LR_MXFP4 ? "fp4lr_sm90a_mxfp4_wprep" : "fp4lr_sm90a_nvfp4_wprep";
+}
+
+size_t fp4lr_sm90a_wprep_bytes(const fp4lr_problem *p) { return (size_t)p->N * (size_t)p->K * 2u; }
+
+fp4lr_status fp4lr_sm90a_wprep_check(const fp4lr_problem *p)
+{
+    const int64_t chunks = p->N * (p->K / WPREP_CHUNK);
+    if (chunks >= ((int64_t)1 << 31) - FP4LR_SM90A_WPREP_THREADS)
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "WPREP_SIZE",
+                          "N*K/64 = %" PRId64 " chunks: the W preparation counts them in 31 bits "
+                          "(use w_prep off)", chunks);
+    return fp4lr_ok();
+}
+
+fp4lr_status fp4lr_sm90a_wprep_launch(const fp4lr_ctx *ctx, CUfunction f, const fp4lr_problem *p,
+                                      const fp4lr_args *dev, CUdeviceptr wp, CUstream stream)
+{
+    FP4LR_TRY(fp4lr_sm90a_wprep_check(p));
+    CUdeviceptr w = (CUdeviceptr)(uintptr_t)dev->W, sfw = (CUdeviceptr)(uintptr_t)dev->SFW;
+    uint32_t n = (uint32_t)p->N, k = (uint32_t)p->K;
+    void *args[] = {&w, &sfw, &wp, &n, &k};
+    const int64_t chunks = p->N * (p->K / WPREP_CHUNK);
+    unsigned grid[3] = {(unsigned)((chunks + FP4LR_SM90A_WPREP_THREADS - 1) / FP4LR_SM90A_WPREP_THREADS), 1, 1};
+    unsigned block[3] = {FP4LR_SM90A_WPREP_THREADS, 1, 1};
+    return fp4lr_launch(ctx, f, grid, block, 0, 1, stream, args);
+}
+
+fp4lr_status fp4lr_sm90a_wprep_tmap(const fp4lr_ctx *ctx, const fp4lr_problem *p, CUdeviceptr wp,
+                                    CUtensorMap *out)
+{
+    fp4lr_tmap_desc d = fp4lr_tmap_half(
+        (const void *)(uintptr_t)wp, p->format == FP4LR_NVFP4, p->K, p->N, p->K, WPREP_CHUNK, WPREP_BOX_ROWS,
+        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+    return fp4lr_tmap_encode(ctx, out, &d);
+}

@@ -1,0 +1,204 @@
+/* GPU suite: the W-prepared sm_90a dense path (fp4lr_<fmt>_wprep, then the _w kernel), forced
+ * on with fp4lr_plan_opts.w_prep.  Ragged edges and both formats against the double
+ * reference; bitwise agreement with the transform kernels (the same operand values in the
+ * same K order through the same wgmma sequence); NaN scales; stream-K; and the planted faults
+ * that prove the suite can fail: a W scale byte, a dropped K block of W, unwritten outputs.
+ * Skips without an sm_90a GPU (no other architecture has these kernels). */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+#include "scale_atom.h"
+#include "support_gpu_case.h"
+
+typedef tsupport_case gcase;
+
+static fp4lr_ctx *sm90a_or_skip(void)
+{
+    fp4lr_ctx *ctx = tsupport_gemm_or_skip(FP4LR_FAMILY_DENSE);
+    if (!tsupport_ctx_is_sm90a(ctx)) {
+        fp4lr_ctx_destroy(ctx);
+        cr_skip_test("the W-prepared kernels are sm_90a kernels");
+    }
+    return ctx;
+}
+
+static void setup(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, fp4lr_format f, uint64_t seed,
+                  int64_t rows, fp4lr_wprep w, fp4lr_schedule sch)
+{
+    fp4lr_problem p = {.M = M, .N = N, .K = K, .r = 0, .format = f, .out = FP4LR_OUT_BF16};
+    fp4lr_plan_opts o = {.cluster = 1, .w_prep = w, .schedule = sch};
+    tsupport_case_setup(g, ctx, &p, seed, FP4LR_PGEN_SCALES_REALISTIC, rows, &o);
+    cr_assert_eq(g->plan.w_prep, w == FP4LR_WPREP_ON, "%s", g->plan.entry);
+}
+
+/* ---- edges: M, N not multiples of the tile, K at the minimum and above ---- */
+
+static void edges(fp4lr_format f)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    static const int64_t ms[] = {1, 127, 257, 1000}, ns[] = {7, 255, 1000};
+    const int64_t kmin = fp4lr_format_k_multiple(f);
+    uint64_t seed = 500;
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+        for (size_t j = 0; j < sizeof ns / sizeof ns[0]; j++) {
+            gcase g;
+            setup(&g, ctx, ms[i], ns[j], (i + j) % 2 ? kmin : 3 * kmin, f, seed++, 0, FP4LR_WPREP_ON,
+                  FP4LR_SCHEDULE_AUTO);
+            tsupport_case_run(&g);
+            tsupport_case_expect_pass(&g);
+            tsupport_case_teardown(&g);
+        }
+    fp4lr_ctx_destroy(ctx);
+}
+
+Test(gemm_wprep, edges_nvfp4, .timeout = 600) { edges(FP4LR_NVFP4); }
+Test(gemm_wprep, edges_mxfp4, .timeout = 600) { edges(FP4LR_MXFP4); }
+
+/* ---- the same Y as the transform kernels, bit for bit ---- */
+
+static void same_as_transform(fp4lr_format f, int64_t M, int64_t N, int64_t K, uint64_t seed)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    gcase on, off;
+    setup(&on, ctx, M, N, K, f, seed, 64, FP4LR_WPREP_ON, FP4LR_SCHEDULE_DP);
+    setup(&off, ctx, M, N, K, f, seed, 64, FP4LR_WPREP_OFF, FP4LR_SCHEDULE_DP);
+    tsupport_case_run(&on);
+    tsupport_case_expect_pass(&on);
+    tsupport_case_run(&off);
+    cr_assert_eq(on.dev.sizes.Y, off.dev.sizes.Y);
+    cr_expect_eq(memcmp(on.host.Y, off.host.Y, on.dev.sizes.Y), 0, "%s and %s differ", on.plan.entry,
+                 off.plan.entry);
+    tsupport_case_teardown(&on);
+    tsupport_case_teardown(&off);
+    fp4lr_ctx_destroy(ctx);
+}
+
+Test(gemm_wprep, nvfp4_bitwise_equal_to_the_transform, .timeout = 300)
+{
+    same_as_transform(FP4LR_NVFP4, 2304, 3000, 3072, 41);
+}
+Test(gemm_wprep, mxfp4_bitwise_equal_to_the_transform, .timeout = 300)
+{
+    same_as_transform(FP4LR_MXFP4, 2304, 3000, 3072, 42);
+}
+
+/* ---- a reference shape under the default plan (AUTO picks the W-prepared path) ---- */
+
+Test(gemm_wprep, auto_on_a_reference_shape, .timeout = 300)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    for (int f = 0; f < 2; f++) {
+        gcase g;
+        fp4lr_problem p = {.M = 4608, .N = 3072, .K = 3072, .format = (fp4lr_format)f, .out = FP4LR_OUT_BF16};
+        tsupport_case_setup(&g, ctx, &p, 70 + f, FP4LR_PGEN_SCALES_REALISTIC, 128, NULL);
+        cr_expect_eq(g.plan.w_prep, 1, "%s", g.plan.entry);
+        tsupport_case_run(&g);
+        tsupport_case_expect_pass(&g);
+        tsupport_case_teardown(&g);
+    }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- stream-K: the split walk over the W-prepared kernel ---- */
+
+Test(gemm_wprep, stream_k, .timeout = 300)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    for (int f = 0; f < 2; f++) {
+        gcase g;
+        setup(&g, ctx, 2000, 3000, 2048, (fp4lr_format)f, 80 + f, 128, FP4LR_WPREP_ON, FP4LR_SCHEDULE_SK);
+        tsupport_case_run(&g);
+        tsupport_case_expect_pass(&g);
+        tsupport_case_teardown(&g);
+    }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- NaN in a W scale: the preparation carries it to exactly its column ---- */
+
+Test(gemm_wprep, nan_scale_propagates, .timeout = 300)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    for (int f = 0; f < 2; f++) {
+        gcase g;
+        setup(&g, ctx, 200, 304, 512, (fp4lr_format)f, 90 + f, 0, FP4LR_WPREP_ON, FP4LR_SCHEDULE_AUTO);
+        int64_t kv = g.host.p.K / fp4lr_format_block((fp4lr_format)f);
+        g.host.SFW[fp4lr_sf_offset(201, 5, kv)] = f == FP4LR_NVFP4 ? 0x7F : 0xFF;
+        tsupport_case_refresh(&g);
+        tsupport_case_run(&g);
+        tsupport_case_expect_pass(&g);
+        const uint16_t *y = g.host.Y;
+        int64_t nans = 0;
+        for (int64_t m = 0; m < 200; m++)
+            for (int64_t n = 0; n < 304; n++) {
+                int is_nan = (y[m * g.host.p.ldY + n] & 0x7FFF) > 0x7F80;
+                nans += is_nan;
+                cr_expect_eq(is_nan, n == 201, "NaN at (%lld,%lld)", (long long)m, (long long)n);
+            }
+        cr_expect_eq(nans, 200);
+        tsupport_case_teardown(&g);
+    }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- determinism and the planted faults ---- */
+
+Test(gemm_wprep, deterministic_and_faults_are_caught, .timeout = 300)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    for (int f = 0; f < 2; f++) {
+        gcase g;
+        setup(&g, ctx, 300, 400, 1024, (fp4lr_format)f, 95 + f, 0, FP4LR_WPREP_ON, FP4LR_SCHEDULE_AUTO);
+        tsupport_case_run(&g);
+        tsupport_case_expect_pass(&g);
+        void *first = malloc(g.dev.sizes.Y);
+        cr_assert_not_null(first);
+        memcpy(first, g.host.Y, g.dev.sizes.Y);
+        tsupport_case_run(&g);
+        cr_expect_eq(memcmp(first, g.host.Y, g.dev.sizes.Y), 0, "two runs differ");
+        free(first);
+
+        /* one W scale byte changed by one code: the preparation reads it */
+        tsupport_case_expect_sfw_flip_fails(&g, 123, 9);
+
+        /* one K block of 64 of W dropped (zeroed on the device) */
+        tsupport_case_expect_kblock_drop_fails(&g, 1, 64 / 2 * 5);
+
+        /* one output row, then one column, left unwritten (the poison kept) */
+        tsupport_case_expect_unwritten_fails(&g, 250, 399);
+        /* and the restored inputs pass again */
+        tsupport_case_run(&g);
+        tsupport_case_expect_pass(&g);
+        tsupport_case_teardown(&g);
+    }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- one runtime, a larger problem after a smaller one: the workspace grows ---- */
+
+Test(gemm_wprep, workspace_grows, .timeout = 300)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    gcase small, big;
+    setup(&small, ctx, 256, 512, 512, FP4LR_NVFP4, 60, 0, FP4LR_WPREP_ON, FP4LR_SCHEDULE_AUTO);
+    setup(&big, ctx, 512, 2048, 2048, FP4LR_NVFP4, 61, 0, FP4LR_WPREP_ON, FP4LR_SCHEDULE_AUTO);
+    /* both through the small case's runtime (handed over by value, used by one case at a
+     * time): small, big (the W workspace grows), small again */
+    tsupport_case_run(&small);
+    tsupport_case_expect_pass(&small);
+    cr_expect_geq(small.rt.wprep.bytes, (size_t)512 * 512 * 2);
+    fp4lr_runtime saved = big.rt;
+    big.rt = small.rt;
+    tsupport_case_run(&big);
+    tsupport_case_expect_pass(&big);
+    cr_expect_geq(big.rt.wprep.bytes, (size_t)2048 * 2048 * 2);
+    small.rt = big.rt;
+    tsupport_case_run(&small);
+    tsupport_case_expect_pass(&small);
+    big.rt = saved;
+    tsupport_case_teardown(&small);
+    tsupport_case_teardown(&big);
+    fp4lr_ctx_destroy(ctx);
+}

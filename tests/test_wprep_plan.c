@@ -1,0 +1,158 @@
+/* CPU suite: the W-prepared sm_90a dense path (plan->w_prep) - when the planner takes it,
+ * the budget table it solves (no fp4 W or SFW in the main stages, the W ring as deep as 3 main
+ * stages allow), the entry names, the refusals, and the preparation's size rule. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "budget.h"
+#include "plan.h"
+#include "sm90a_wprep.h"
+
+static fp4lr_problem dense(int64_t M, int64_t N, int64_t K, fp4lr_format f)
+{
+    fp4lr_problem p = {.M = M, .N = N, .K = K, .format = f, .out = FP4LR_OUT_BF16};
+    return p;
+}
+
+static fp4lr_plan plan_ok(fp4lr_problem p, const fp4lr_plan_opts *o)
+{
+    fp4lr_plan pl;
+    fp4lr_status s = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, o, &pl);
+    cr_assert_eq(s.code, FP4LR_OK, "plan failed: %s: %s", s.rule, s.msg);
+    return pl;
+}
+
+static void expect_refused(fp4lr_problem p, fp4lr_arch arch, const fp4lr_plan_opts *o, fp4lr_code code,
+                           const char *rule)
+{
+    fp4lr_plan pl;
+    fp4lr_status s = fp4lr_plan_make(&p, arch, o, &pl);
+    cr_expect_eq(s.code, code, "%s: %s", s.rule, s.msg);
+    cr_expect_str_eq(s.rule, rule, "%s", s.msg);
+}
+
+/* AUTO: prepared from M = FP4LR_SM90A_WPREP_MIN_M on (measured: SANA, M = 1024, 0.94-0.97x;
+ * M = 4608 and up 1.14-1.32x); ON and OFF force it either way. */
+Test(wprep_plan, auto_takes_it_from_the_threshold_on)
+{
+    const int64_t at = FP4LR_SM90A_WPREP_MIN_M;
+    cr_expect_eq(plan_ok(dense(at - 1, 3072, 3072, FP4LR_NVFP4), NULL).w_prep, 0);
+    cr_expect_eq(plan_ok(dense(at, 3072, 3072, FP4LR_NVFP4), NULL).w_prep, 1);
+    fp4lr_plan_opts on = {.w_prep = FP4LR_WPREP_ON}, off = {.w_prep = FP4LR_WPREP_OFF};
+    cr_expect_eq(plan_ok(dense(1, 8, 64, FP4LR_NVFP4), &on).w_prep, 1);
+    fp4lr_plan pl = plan_ok(dense(8192, 8192, 8192, FP4LR_NVFP4), &off);
+    cr_expect_eq(pl.w_prep, 0);
+    cr_expect_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_t3");
+    /* not eligible: AUTO leaves it off without complaint */
+    fp4lr_problem fused = dense(8192, 8192, 8192, FP4LR_NVFP4);
+    fused.r = 32;
+    cr_expect_eq(plan_ok(fused, NULL).w_prep, 0);
+    fp4lr_plan_opts pair = {.cluster = 2, .tile_m = 256};
+    cr_expect_eq(plan_ok(dense(8192, 8192, 8192, FP4LR_NVFP4), &pair).w_prep, 0);
+}
+
+/* NVFP4: 3 main stages of A + SFA (9216 B) beside 5 W slots and 2 writeback buffers:
+ * 27648 + 163840 + 32768 + 1024 = 225280 B.  MXFP4 (8704 B a stage) fits a 4th stage:
+ * 34816 + 163840 + 32768 + 1024 = 232448, the H200's opt-in limit exactly. */
+Test(wprep_plan, budget_rows_and_entries)
+{
+    fp4lr_plan pl = plan_ok(dense(4608, 9216, 3072, FP4LR_NVFP4), NULL);
+    cr_assert_eq(pl.w_prep, 1);
+    cr_expect_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_w5");
+    const fp4lr_budget *b = &pl.budget;
+    cr_expect_eq(b->per_stage_main, 9216);
+    cr_expect_eq(b->stages_main, 3);
+    cr_expect_eq(b->stages_transform, 5);
+    cr_expect_eq(b->total_bytes, 225280);
+    cr_expect_null(fp4lr_budget_row_find(b, FP4LR_OBJ_W), "no fp4 W in the main stages");
+    cr_expect_null(fp4lr_budget_row_find(b, FP4LR_OBJ_SFW), "no SFW in the main stages");
+    const fp4lr_budget_row *ring = fp4lr_budget_row_find(b, FP4LR_OBJ_W_BF16);
+    cr_assert_not_null(ring);
+    cr_expect_str_eq(ring->pipeline, "w-ring");
+    cr_expect_eq(ring->bytes_cta, 32768);
+    cr_expect_eq(ring->stages, 5);
+
+    pl = plan_ok(dense(4608, 9216, 3072, FP4LR_MXFP4), NULL);
+    cr_expect_str_eq(pl.entry, "fp4lr_sm90a_mxfp4_dense_m128n256k128_c1_s4_w5");
+    cr_expect_eq(pl.budget.per_stage_main, 8704);
+    cr_expect_eq(pl.smem_bytes, 232448);
+    cr_expect_eq(pl.budget.slack, 0);
+}
+
+/* Forced counts: 4 main stages leave room for 4 slots (NVFP4); forced slots 2..5 are taken
+ * as they are; 6 is refused, and 4 without the preparation (the transform ring has 2 or 3). */
+Test(wprep_plan, forced_stages_and_slots)
+{
+    fp4lr_plan_opts o = {.force_main_stages = 4};
+    fp4lr_plan pl = plan_ok(dense(4608, 9216, 3072, FP4LR_NVFP4), &o);
+    cr_expect_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_w4");
+    o = (fp4lr_plan_opts){.force_main_stages = 3};
+    pl = plan_ok(dense(4608, 9216, 3072, FP4LR_MXFP4), &o);
+    cr_expect_str_eq(pl.entry, "fp4lr_sm90a_mxfp4_dense_m128n256k128_c1_s3_w5");
+    for (int slots = 2; slots <= 5; slots++) {
+        o = (fp4lr_plan_opts){.force_transform_stages = slots};
+        pl = plan_ok(dense(4608, 9216, 3072, FP4LR_NVFP4), &o);
+        cr_expect_eq(pl.budget.stages_transform, slots);
+        cr_expect_geq(pl.budget.stages_main, 3);
+    }
+    o = (fp4lr_plan_opts){.force_transform_stages = 6};
+    expect_refused(dense(4608, 9216, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM90A, &o, FP4LR_E_INVALID, "TRANSFORM_STAGES");
+    o = (fp4lr_plan_opts){.force_transform_stages = 4, .w_prep = FP4LR_WPREP_OFF};
+    expect_refused(dense(4608, 9216, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM90A, &o, FP4LR_E_INVALID, "TRANSFORM_STAGES");
+}
+
+/* ON where no W-prepared kernel exists is refused by name; a bad enum too; and the budget
+ * refuses a request that asks for it outside sm_90a dense one CTA. */
+Test(wprep_plan, refusals)
+{
+    fp4lr_plan_opts on = {.w_prep = FP4LR_WPREP_ON};
+    fp4lr_problem fused = dense(4608, 9216, 3072, FP4LR_NVFP4);
+    fused.has_wc = 1;
+    expect_refused(fused, FP4LR_ARCH_SM90A, &on, FP4LR_E_UNSUPPORTED, "W_PREP");
+    fp4lr_plan_opts pair = {.w_prep = FP4LR_WPREP_ON, .cluster = 2, .tile_m = 256};
+    expect_refused(dense(4608, 9216, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM90A, &pair, FP4LR_E_UNSUPPORTED, "W_PREP");
+    expect_refused(dense(4608, 9216, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM100A, &on, FP4LR_E_UNSUPPORTED, "W_PREP");
+    fp4lr_plan_opts bad = {.w_prep = (fp4lr_wprep)7};
+    expect_refused(dense(4608, 9216, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM90A, &bad, FP4LR_E_INVALID, "W_PREP");
+
+    fp4lr_budget_req r = {.arch = FP4LR_ARCH_SM100A, .format = FP4LR_NVFP4, .tile_m = 128, .tile_n = 256,
+                          .tile_k = 256, .cluster = 1, .family = FP4LR_FAMILY_DENSE, .out_bytes = 2, .w_prep = 1};
+    fp4lr_budget b;
+    fp4lr_status s = fp4lr_budget_solve(&r, &b);
+    cr_expect_eq(s.code, FP4LR_E_INVALID);
+    cr_expect_str_eq(s.rule, "W_PREP");
+}
+
+/* The names the parsers take, and the preparation's sizes and 31-bit rule. */
+Test(wprep_plan, names_sizes_and_the_chunk_limit)
+{
+    cr_expect_eq(fp4lr_wprep_parse("auto"), FP4LR_WPREP_AUTO);
+    cr_expect_eq(fp4lr_wprep_parse("on"), FP4LR_WPREP_ON);
+    cr_expect_eq(fp4lr_wprep_parse("off"), FP4LR_WPREP_OFF);
+    cr_expect_eq(fp4lr_wprep_parse("yes"), -1);
+    cr_expect_eq(fp4lr_wprep_parse(NULL), -1);
+    cr_expect_null(fp4lr_wprep_name((fp4lr_wprep)9));
+    cr_expect_str_eq(fp4lr_sm90a_wprep_entry(FP4LR_NVFP4), "fp4lr_sm90a_nvfp4_wprep");
+    cr_expect_str_eq(fp4lr_sm90a_wprep_entry(FP4LR_MXFP4), "fp4lr_sm90a_mxfp4_wprep");
+    fp4lr_problem p = dense(4608, 9216, 3072, FP4LR_NVFP4);
+    cr_expect_eq(fp4lr_sm90a_wprep_bytes(&p), (size_t)9216 * 3072 * 2);
+    cr_expect_eq(fp4lr_sm90a_wprep_check(&p).code, FP4LR_OK);
+    p = dense(1, (int64_t)1 << 20, (int64_t)1 << 17, FP4LR_NVFP4); /* 2^20 * 2^11 chunks = 2^31 */
+    fp4lr_status s = fp4lr_sm90a_wprep_check(&p);
+    cr_expect_eq(s.code, FP4LR_E_UNSUPPORTED);
+    cr_expect_str_eq(s.rule, "WPREP_SIZE");
+}
+
+/* The plan's printout says what the preparation does and costs. */
+Test(wprep_plan, print_names_the_preparation)
+{
+    fp4lr_plan pl = plan_ok(dense(4608, 9216, 3072, FP4LR_NVFP4), NULL);
+    char buf[8192] = {0};
+    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(fp4lr_plan_print(f, &pl).code, FP4LR_OK);
+    fclose(f);
+    cr_expect(strstr(buf, "W prepared: fp4lr_sm90a_nvfp4_wprep converts W once per launch into a 56623104-byte") != NULL,
+              "%s", buf);
+    cr_expect(strstr(buf, "W prepared (f16/bf16)") != NULL, "%s", buf);
+}
