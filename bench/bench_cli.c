@@ -36,12 +36,12 @@ void fp4lr_bench_usage(FILE *f)
             "  --scales S        the inputs' block scales: realistic (default) or small (MXFP4 scales\n"
             "                    <= 2^0, as a trained model's)\n"
             "  --schedule S      sm_90a tile walk: auto (default), dp (whole tiles), sk (stream-K)\n"
-            "  --w-prep W        sm_90a dense (one CTA) rows: auto (default: W prepared when M >= %d),\n"
+            "  --w-prep W        sm_90a one-CTA rows (dense, fused): auto (default: W prepared when M >= %d),\n"
             "                    on (W converted once per launch, timed with the kernel) or off (W\n"
             "                    converted by the transform warps in the K loop)\n"
             "  --sweep-stages    also run every main stage count from 1 to the solver's (dense, dense-c2,\n"
             "                    fused; on sm_90a at 2 transform slots when the solver's plan has 3, and\n"
-            "                    the dense rows with the W transform unless --w-prep on);\n"
+            "                    the one-CTA rows with the W transform unless --w-prep on);\n"
             "                    counts without a built kernel are reported as not built\n"
             "  --arch A          sm90a or sm100a: the plans listed without a GPU (default sm90a)\n"
             "  --seed S          input seed (default 1)\n"
@@ -419,7 +419,7 @@ static fp4lr_status variant_jobs(fp4lr_bench_jobs *j, const fp4lr_bench_opts *o,
     fp4lr_plan_opts po = fp4lr_bench_variant_opts(v, t->smem_capacity, 0);
     po.schedule = o->schedule;
     /* the stage sweep runs the transform kernels (their main ring holds W) unless asked */
-    if (v == FP4LR_BENCH_DENSE)
+    if (v == FP4LR_BENCH_DENSE || v == FP4LR_BENCH_FUSED)
         po.w_prep = o->sweep_stages && o->w_prep == FP4LR_WPREP_AUTO ? FP4LR_WPREP_OFF : o->w_prep;
     if (t->arch == FP4LR_ARCH_SM90A)
         po.force_transform_stages = o->force_transform_slots;

@@ -59,7 +59,7 @@ typedef struct fp4lr_bench_opts {
     int force_lora_slots;     /* fused with r > 0: low-rank ring slots, 0 = the solver's */
     int small_scales;         /* --scales small: MXFP4 block scales <= 2^0 (problem_gen.h) */
     fp4lr_schedule schedule;  /* sm_90a tile walk of every fp4lr variant (--schedule) */
-    fp4lr_wprep w_prep;       /* sm_90a dense rows: W prepared or not (--w-prep) */
+    fp4lr_wprep w_prep;       /* sm_90a one-CTA rows: W prepared or not (--w-prep) */
     int sweep_stages;         /* every main stage count from 1 to the solver's */
     fp4lr_arch arch;          /* the plans shown without a GPU (--arch, default sm90a) */
     uint64_t seed;

@@ -39,6 +39,9 @@
  * slots (5 x 32 KiB beside 3 stages and 2 writeback buffers fill 220 of 227 KiB). */
 #define WPREP_STAGES_MAX 5
 #define WPREP_MIN_MAIN 3
+/* ... and at most 4 main stages (more buy nothing for 9 KiB of A; what is left goes to the
+ * low-rank ring), which keeps the instantiations few. */
+#define WPREP_MAX_MAIN 4
 /* Low-rank ring: chunks of at most 128 ranks; up to 4 stages. */
 #define LORA_CHUNK_MAX 128
 #define LORA_STAGES_MAX 4
@@ -152,10 +155,9 @@ static fp4lr_status validate_request(const fp4lr_budget_req *r)
     if (r->force_lora_stages && (r->rank == 0 || r->force_lora_stages < 0 || r->force_lora_stages > LORA_STAGES_MAX))
         return INVALID("LORA_STAGES", "forced low-rank slots = %d with rank %d: 0 (the solver's), or 1..%d "
                        "with a rank", r->force_lora_stages, r->rank, LORA_STAGES_MAX);
-    if (r->w_prep && (r->arch != FP4LR_ARCH_SM90A || r->family != FP4LR_FAMILY_DENSE || r->cluster != 1))
-        return INVALID("W_PREP", "a prepared W (w_prep) exists for the sm90a dense family with one CTA, "
-                       "not %s %s with cluster %d", fp4lr_arch_name(r->arch), fp4lr_family_name(r->family),
-                       r->cluster);
+    if (r->w_prep && (r->arch != FP4LR_ARCH_SM90A || r->cluster != 1))
+        return INVALID("W_PREP", "a prepared W (w_prep) exists on sm90a with one CTA, not %s with cluster %d",
+                       fp4lr_arch_name(r->arch), r->cluster);
     if (r->w_prep && r->force_transform_stages &&
         (r->force_transform_stages < TRANSFORM_STAGES || r->force_transform_stages > WPREP_STAGES_MAX))
         return INVALID("TRANSFORM_STAGES", "forced prepared-W slots = %d: 0 (the solver's choice) or %d..%d",
@@ -407,7 +409,8 @@ static fp4lr_status solve_stages(const fp4lr_budget_req *r, const obj_sizes *s, 
         rc = smaller;
     }
     b->lora_chunk = r->rank > 0 ? rc : 0;
-    b->stages_main = r->force_main_stages ? r->force_main_stages : fit;
+    b->stages_main = r->force_main_stages ? r->force_main_stages
+                     : r->w_prep && fit > WPREP_MAX_MAIN ? WPREP_MAX_MAIN : fit;
     int64_t left = room - main_ring_bytes(b->stages_main, b->per_stage_main);
     const int lora_max = chunks < LORA_STAGES_MAX ? chunks : LORA_STAGES_MAX;
     while (!r->force_lora_stages && b->stages_lora < lora_max && left >= lora_stage) {

@@ -55,10 +55,10 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
     pl->schedule = o->schedule;
     if (!fp4lr_wprep_name(o->w_prep))
         return fp4lr_fail(FP4LR_E_INVALID, "W_PREP", "w_prep %d is not auto (0), on (1) or off (2)", (int)o->w_prep);
-    const int wprep_ok = arch == FP4LR_ARCH_SM90A && pl->family == FP4LR_FAMILY_DENSE && pl->cluster == 1;
+    const int wprep_ok = arch == FP4LR_ARCH_SM90A && pl->cluster == 1;
     if (o->w_prep == FP4LR_WPREP_ON && !wprep_ok)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "W_PREP",
-                          "a prepared W exists for sm90a dense plans with one CTA; this plan is %s %s with "
+                          "a prepared W exists for sm90a plans with one CTA; this plan is %s %s with "
                           "cluster %d", fp4lr_arch_name(arch), fp4lr_family_name(pl->family), pl->cluster);
     pl->w_prep = o->w_prep == FP4LR_WPREP_ON ||
                  (o->w_prep == FP4LR_WPREP_AUTO && wprep_ok && p->M >= FP4LR_SM90A_WPREP_MIN_M);

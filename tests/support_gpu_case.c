@@ -131,6 +131,21 @@ void tsupport_case_expect_kblock_drop_fails(tsupport_case *g, int w_side, int64_
     free(copy);
 }
 
+void tsupport_case_expect_u_column_drop_fails(tsupport_case *g, int64_t col)
+{
+    const size_t ubytes = g->dev.sizes.U;
+    uint16_t *u = malloc(ubytes);
+    cr_assert_not_null(u);
+    memcpy(u, g->host.U, ubytes);
+    for (int64_t n = 0; n < g->host.p.N; n++)
+        u[n * g->host.p.ldU + col] = 0;
+    cr_assert_eq(fp4lr_dev_upload(g->ctx, g->dev.U, u, ubytes).code, FP4LR_OK);
+    tsupport_case_run(g);
+    tsupport_case_expect_fail(g, "one low-rank column dropped");
+    cr_assert_eq(fp4lr_dev_upload(g->ctx, g->dev.U, g->host.U, ubytes).code, FP4LR_OK);
+    free(u);
+}
+
 void tsupport_case_expect_unwritten_fails(tsupport_case *g, int64_t row, int64_t col)
 {
     uint16_t *y = g->host.Y;

@@ -48,6 +48,9 @@ void tsupport_case_expect_sfw_flip_fails(tsupport_case *g, int64_t n, int64_t kb
 /* Planted fault: zeroes 32 bytes (one K block of 64) at byte_off of every row of A (w_side
  * 0) or W (1) on the device, runs, expects the comparison to fail, and restores them. */
 void tsupport_case_expect_kblock_drop_fails(tsupport_case *g, int w_side, int64_t byte_off);
+/* Planted fault (fused): zeroes rank `col` of U on the device, runs, expects a failure,
+ * restores U. */
+void tsupport_case_expect_u_column_drop_fails(tsupport_case *g, int64_t col);
 /* Poisoned outputs: runs, overwrites output row `row` with NaN (the poison) and expects a
  * failure; runs again and does the same with column `col` (bf16 output). */
 void tsupport_case_expect_unwritten_fails(tsupport_case *g, int64_t row, int64_t col);

@@ -949,7 +949,7 @@ Test(bench_cli, jobs_variants_repeats_formats_peers)
 
     /* --stages that do not fit: skipped, not an error */
     cr_assert_eq(PARSE(&o, err, "--shape", "qwen-qkv-r128", "--format", "nvfp4", "--variants", "fused",
-                       "--stages", "5"),
+                       "--stages", "5", "--w-prep", "off"),
                  0);
     make_jobs(&o, FP4LR_ARCH_SM90A, dir, &j);
     cr_assert_eq(j.n, 1);
@@ -1175,7 +1175,8 @@ Test(bench_cli, forced_transform_and_lowrank_rings)
     char dir[] = "/tmp/fp4lr-bench-kernels-XXXXXX";
     fake_kernels(dir, NULL, 0);
     cr_assert_eq(PARSE(&o, err, "--shape", "qwen-fc1-r128", "--shape", "flux-qkv", "--format", "nvfp4", "--variants",
-                       "dense,fused", "--transform-slots", "3", "--lora-chunk", "64", "--lora-slots", "1"),
+                       "dense,fused", "--transform-slots", "3", "--lora-chunk", "64", "--lora-slots", "1",
+                       "--w-prep", "off"),
                  0, "%s", err);
     fp4lr_bench_jobs j;
     make_jobs(&o, FP4LR_ARCH_SM90A, dir, &j);
@@ -1192,7 +1193,7 @@ Test(bench_cli, forced_transform_and_lowrank_rings)
     fp4lr_bench_jobs_free(&j);
 
     cr_assert_eq(PARSE(&o, err, "--shape", "qwen-fc1-r128", "--format", "nvfp4", "--variants", "fused",
-                       "--transform-slots", "3", "--lora-chunk", "16"),
+                       "--transform-slots", "3", "--lora-chunk", "16", "--w-prep", "off"),
                  0, "%s", err);
     make_jobs(&o, FP4LR_ARCH_SM90A, dir, &j);
     cr_assert_eq(j.n, 1);

@@ -194,22 +194,6 @@ Test(gemm_fused, deterministic, .timeout = 300)
 
 /* ---- the suite's sensitivity ---- */
 
-/* Zeroes rank `col` of U on the device, expects the comparison to fail, restores U. */
-static void expect_dropped_u_column_fails(fp4lr_ctx *ctx, tsupport_case *g, int64_t col, const char *what)
-{
-    size_t ubytes = g->dev.sizes.U;
-    uint16_t *u = malloc(ubytes);
-    cr_assert(u);
-    memcpy(u, g->host.U, ubytes);
-    for (int64_t n = 0; n < g->host.p.N; n++)
-        u[n * g->host.p.ldU + col] = 0;
-    cr_assert_eq(fp4lr_dev_upload(ctx, g->dev.U, u, ubytes).code, FP4LR_OK);
-    tsupport_case_run(g);
-    tsupport_case_expect_fail(g, what);
-    cr_assert_eq(fp4lr_dev_upload(ctx, g->dev.U, g->host.U, ubytes).code, FP4LR_OK);
-    free(u);
-}
-
 Test(gemm_fused, fault_injection_is_caught, .timeout = 300)
 {
     fp4lr_ctx *ctx = tsupport_gemm_or_skip(FP4LR_FAMILY_FUSED);
@@ -221,7 +205,7 @@ Test(gemm_fused, fault_injection_is_caught, .timeout = 300)
         tsupport_case_expect_pass(&g);
 
         /* one low-rank column dropped: rank 7 of U zeroed on the device */
-        expect_dropped_u_column_fails(ctx, &g, 7, "one low-rank column dropped");
+        tsupport_case_expect_u_column_drop_fails(&g, 7);
 
         /* one scale byte changed */
         tsupport_case_expect_sfw_flip_fails(&g, 123, 5);
@@ -281,7 +265,7 @@ Test(gemm_fused, sm90a_pair_ranks_edges_and_sensitivity, .timeout = 900)
     /* sensitivity: a low-rank column dropped from U (which rank 0 multicasts) must fail */
     tsupport_case g;
     pair_case(&g, ctx, fused(256, 300, 512, 32, FP4LR_NVFP4, 1), 3900, 0);
-    expect_dropped_u_column_fails(ctx, &g, 5, "one low-rank column dropped (pair)");
+    tsupport_case_expect_u_column_drop_fails(&g, 5);
     tsupport_case_teardown(&g);
     fp4lr_ctx_destroy(ctx);
 }

@@ -1,5 +1,5 @@
-/* GPU suite: the W-prepared sm_90a dense path (fp4lr_<fmt>_wprep, then the _w kernel), forced
- * on with fp4lr_plan_opts.w_prep.  Ragged edges and both formats against the double
+/* GPU suite: the W-prepared sm_90a path (fp4lr_<fmt>_wprep, then the _w kernel, dense and
+ * fused), forced on with fp4lr_plan_opts.w_prep.  Ragged edges and both formats against the double
  * reference; bitwise agreement with the transform kernels (the same operand values in the
  * same K order through the same wgmma sequence); NaN scales; stream-K; and the planted faults
  * that prove the suite can fail: a W scale byte, a dropped K block of W, unwritten outputs.
@@ -24,13 +24,21 @@ static fp4lr_ctx *sm90a_or_skip(void)
     return ctx;
 }
 
-static void setup(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, fp4lr_format f, uint64_t seed,
-                  int64_t rows, fp4lr_wprep w, fp4lr_schedule sch)
+/* A case with the low-rank rank r and the affine (fused) or neither (dense). */
+static void setup_r(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, int64_t r, int affine,
+                    fp4lr_format f, uint64_t seed, int64_t rows, fp4lr_wprep w, fp4lr_schedule sch)
 {
-    fp4lr_problem p = {.M = M, .N = N, .K = K, .r = 0, .format = f, .out = FP4LR_OUT_BF16};
+    fp4lr_problem p = {.M = M, .N = N, .K = K, .r = r, .format = f, .out = FP4LR_OUT_BF16,
+                       .has_wc = affine, .has_beta = affine};
     fp4lr_plan_opts o = {.cluster = 1, .w_prep = w, .schedule = sch};
     tsupport_case_setup(g, ctx, &p, seed, FP4LR_PGEN_SCALES_REALISTIC, rows, &o);
     cr_assert_eq(g->plan.w_prep, w == FP4LR_WPREP_ON, "%s", g->plan.entry);
+}
+
+static void setup(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, fp4lr_format f, uint64_t seed,
+                  int64_t rows, fp4lr_wprep w, fp4lr_schedule sch)
+{
+    setup_r(g, ctx, M, N, K, 0, 0, f, seed, rows, w, sch);
 }
 
 /* ---- edges: M, N not multiples of the tile, K at the minimum and above ---- */
@@ -58,12 +66,12 @@ Test(gemm_wprep, edges_mxfp4, .timeout = 600) { edges(FP4LR_MXFP4); }
 
 /* ---- the same Y as the transform kernels, bit for bit ---- */
 
-static void same_as_transform(fp4lr_format f, int64_t M, int64_t N, int64_t K, uint64_t seed)
+static void same_as_transform(fp4lr_format f, int64_t M, int64_t N, int64_t K, int64_t r, uint64_t seed)
 {
     fp4lr_ctx *ctx = sm90a_or_skip();
     gcase on, off;
-    setup(&on, ctx, M, N, K, f, seed, 64, FP4LR_WPREP_ON, FP4LR_SCHEDULE_DP);
-    setup(&off, ctx, M, N, K, f, seed, 64, FP4LR_WPREP_OFF, FP4LR_SCHEDULE_DP);
+    setup_r(&on, ctx, M, N, K, r, r > 0, f, seed, 64, FP4LR_WPREP_ON, FP4LR_SCHEDULE_DP);
+    setup_r(&off, ctx, M, N, K, r, r > 0, f, seed, 64, FP4LR_WPREP_OFF, FP4LR_SCHEDULE_DP);
     tsupport_case_run(&on);
     tsupport_case_expect_pass(&on);
     tsupport_case_run(&off);
@@ -77,11 +85,62 @@ static void same_as_transform(fp4lr_format f, int64_t M, int64_t N, int64_t K, u
 
 Test(gemm_wprep, nvfp4_bitwise_equal_to_the_transform, .timeout = 300)
 {
-    same_as_transform(FP4LR_NVFP4, 2304, 3000, 3072, 41);
+    same_as_transform(FP4LR_NVFP4, 2304, 3000, 3072, 0, 41);
 }
 Test(gemm_wprep, mxfp4_bitwise_equal_to_the_transform, .timeout = 300)
 {
-    same_as_transform(FP4LR_MXFP4, 2304, 3000, 3072, 42);
+    same_as_transform(FP4LR_MXFP4, 2304, 3000, 3072, 0, 42);
+}
+
+/* the fused kernels: r = 128 (its tail streamed through the low-rank ring) with the affine */
+Test(gemm_wprep, fused_nvfp4_bitwise_equal_to_the_transform, .timeout = 300)
+{
+    same_as_transform(FP4LR_NVFP4, 2304, 3000, 3072, 128, 43);
+}
+Test(gemm_wprep, fused_mxfp4_bitwise_equal_to_the_transform, .timeout = 300)
+{
+    same_as_transform(FP4LR_MXFP4, 2304, 3000, 3072, 32, 44);
+}
+
+/* ---- the fused kernels: every rank, with and without the affine, both formats ---- */
+
+Test(gemm_wprep, fused_ranks_and_affine, .timeout = 600)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    static const int64_t ranks[] = {0, 16, 32, 48, 64, 128, 1024};
+    uint64_t seed = 600;
+    for (int f = 0; f < 2; f++)
+        for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++)
+            for (int affine = 0; affine < 2; affine++) {
+                if (ranks[i] == 0 && !affine)
+                    continue; /* the dense family */
+                gcase g;
+                setup_r(&g, ctx, 300, 520, 512, ranks[i], affine, (fp4lr_format)f, seed++, 0, FP4LR_WPREP_ON,
+                        FP4LR_SCHEDULE_AUTO);
+                cr_expect_eq(g.plan.family, FP4LR_FAMILY_FUSED);
+                tsupport_case_run(&g);
+                tsupport_case_expect_pass(&g);
+                tsupport_case_teardown(&g);
+            }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- the fused kernels' planted faults: a dropped low-rank column, a W scale byte ---- */
+
+Test(gemm_wprep, fused_faults_are_caught, .timeout = 300)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    for (int f = 0; f < 2; f++) {
+        gcase g;
+        setup_r(&g, ctx, 300, 400, 512, 128, 1, (fp4lr_format)f, 650 + f, 0, FP4LR_WPREP_ON, FP4LR_SCHEDULE_AUTO);
+        tsupport_case_run(&g);
+        tsupport_case_expect_pass(&g);
+        tsupport_case_expect_u_column_drop_fails(&g, 100); /* a rank in the streamed tail */
+        tsupport_case_expect_sfw_flip_fails(&g, 123, 5);
+        tsupport_case_expect_unwritten_fails(&g, 250, 399);
+        tsupport_case_teardown(&g);
+    }
+    fp4lr_ctx_destroy(ctx);
 }
 
 /* ---- a reference shape under the default plan (AUTO picks the W-prepared path) ---- */

@@ -43,12 +43,31 @@ Test(wprep_plan, auto_takes_it_from_the_threshold_on)
     fp4lr_plan pl = plan_ok(dense(8192, 8192, 8192, FP4LR_NVFP4), &off);
     cr_expect_eq(pl.w_prep, 0);
     cr_expect_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_t3");
-    /* not eligible: AUTO leaves it off without complaint */
+    /* the fused family takes it too; the pair is not eligible: AUTO leaves it off */
     fp4lr_problem fused = dense(8192, 8192, 8192, FP4LR_NVFP4);
     fused.r = 32;
-    cr_expect_eq(plan_ok(fused, NULL).w_prep, 0);
+    cr_expect_eq(plan_ok(fused, NULL).w_prep, 1);
+    cr_expect_str_eq(plan_ok(fused, NULL).entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_w4");
     fp4lr_plan_opts pair = {.cluster = 2, .tile_m = 256};
     cr_expect_eq(plan_ok(dense(8192, 8192, 8192, FP4LR_NVFP4), &pair).w_prep, 0);
+}
+
+/* The fused plans: at most 4 main stages, the rest to the W ring and the low-rank ring
+ * (r = 128: 3 main, 4 W slots, 2 low-rank slots of 32 ranks: 27648 + 131072 + 49152 + 16384
+ * writeback + 4096 wc/beta + 1024 = 229376 B). */
+Test(wprep_plan, fused_rings)
+{
+    fp4lr_problem p = dense(4608, 9216, 3072, FP4LR_NVFP4);
+    p.r = 128, p.has_wc = p.has_beta = 1;
+    fp4lr_plan pl = plan_ok(p, NULL);
+    cr_expect_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_w4");
+    cr_expect_eq(pl.budget.stages_lora, 2);
+    cr_expect_eq(pl.budget.lora_chunk, 32);
+    cr_expect_eq(pl.smem_bytes, 229376);
+    p.r = 0;
+    pl = plan_ok(p, NULL);
+    cr_expect_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_w5");
+    cr_expect_eq(pl.budget.stages_main, 4, "capped at 4: A alone needs no deeper ring");
 }
 
 /* NVFP4: 3 main stages of A + SFA (9216 B) beside 5 W slots and 2 writeback buffers:
@@ -102,13 +121,10 @@ Test(wprep_plan, forced_stages_and_slots)
 }
 
 /* ON where no W-prepared kernel exists is refused by name; a bad enum too; and the budget
- * refuses a request that asks for it outside sm_90a dense one CTA. */
+ * refuses a request that asks for it outside sm_90a one CTA. */
 Test(wprep_plan, refusals)
 {
     fp4lr_plan_opts on = {.w_prep = FP4LR_WPREP_ON};
-    fp4lr_problem fused = dense(4608, 9216, 3072, FP4LR_NVFP4);
-    fused.has_wc = 1;
-    expect_refused(fused, FP4LR_ARCH_SM90A, &on, FP4LR_E_UNSUPPORTED, "W_PREP");
     fp4lr_plan_opts pair = {.w_prep = FP4LR_WPREP_ON, .cluster = 2, .tile_m = 256};
     expect_refused(dense(4608, 9216, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM90A, &pair, FP4LR_E_UNSUPPORTED, "W_PREP");
     expect_refused(dense(4608, 9216, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM100A, &on, FP4LR_E_UNSUPPORTED, "W_PREP");

@@ -199,13 +199,22 @@ INSTANCES = [
     ("mxfp4", "fused", 2, 5),
     ("mxfp4", "fused", 2, 4),
     ("mxfp4", "fused", 2, 3),
-    # W prepared (dense, one CTA): 5 W slots beside 3 main stages of A + SFA (NVFP4, 9216 B
+    # W prepared (one CTA): dense, 5 W slots beside 3 main stages of A + SFA (NVFP4, 9216 B
     # each) or 4 (MXFP4, 8704 B) is what host/budget.c solves; nvfp4 s4_w4 and mxfp4 s3_w5
     # serve forced A/Bs (--stages 4 / 3)
     ("nvfp4", "dense", 1, 3, 5, True),
     ("mxfp4", "dense", 1, 4, 5, True),
     ("nvfp4", "dense", 1, 4, 4, True),
     ("mxfp4", "dense", 1, 3, 5, True),
+    # W prepared, fused (one CTA): the solver's counts for r = 0 .. 1024 (at most 4 main
+    # stages; what is left goes to the low-rank ring)
+    ("nvfp4", "fused", 1, 4, 5, True),
+    ("nvfp4", "fused", 1, 3, 5, True),
+    ("nvfp4", "fused", 1, 4, 4, True),
+    ("nvfp4", "fused", 1, 3, 4, True),
+    ("mxfp4", "fused", 1, 4, 5, True),
+    ("mxfp4", "fused", 1, 4, 4, True),
+    ("mxfp4", "fused", 1, 3, 4, True),
     # the W preparation kernels of the _w kernels
     ("nvfp4", "wprep"),
     ("mxfp4", "wprep"),
@@ -414,8 +423,8 @@ def wpre_roles_doc():
 def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False):
     global CL, SPLIT, FUSED, BULK, WB_STAGES, TSLOTS, WPRE
     assert family in ("dense", "fused") and cluster in (1, 2)
-    # W prepared: one CTA, dense, the 8-warp layout (its consumers are the _t kernels')
-    assert not wpre or (family == "dense" and cluster == 1 and TW8 and not ASSIST)
+    # W prepared: one CTA, the 8-warp layout (its consumers are the _t kernels')
+    assert not wpre or (cluster == 1 and TW8 and not ASSIST)
     WPRE = wpre
     global F16
     CL = cluster
