@@ -43,6 +43,7 @@ Test(raw_launch, bad_arguments_exit_2)
     cr_expect_eq(raw_launch("--mnk 300x520x100", out, sizeof out), 2, "K not a multiple of 64: %s", out);
     cr_expect(strstr(out, "K") != NULL, "the message names K: %s", out);
     cr_expect_eq(raw_launch("--cluster 3", out, sizeof out), 2, "%s", out);
+    cr_expect_eq(raw_launch("--w-prep maybe", out, sizeof out), 2, "%s", out);
 }
 
 /* Every sm_90a family, both formats, ragged edges, the affine-only and tiny problems. */
@@ -53,6 +54,8 @@ static const char *const gpu_cases[] = {
     "--mnk 1x7x128:16 --format mxfp4 --no-affine",      /* fused, one output row */
     "--dense",                                          /* dense, cluster 1 */
     "--dense --cluster 2 --format mxfp4 --mnk 520x300x640", /* dense pair */
+    "--dense --w-prep on --mnk 300x520x448",            /* W prepared (ABI.md §4.1), dense NVFP4 */
+    "--w-prep on --format mxfp4 --mnk 257x300x640:128", /* W prepared, fused MXFP4 */
 };
 
 Test(raw_launch, agrees_with_the_library_bitwise, .timeout = 600)
@@ -71,5 +74,7 @@ Test(raw_launch, agrees_with_the_library_bitwise, .timeout = 600)
                   "raw_launch %s:\n%s", args, out);
         cr_expect(strstr(out, "fp4lr_gemm vs raw launch: bitwise identical") != NULL, "raw_launch %s:\n%s", args,
                   out);
+        cr_expect_eq(strstr(out, "prepared W: ") != NULL, strstr(args, "--w-prep on") != NULL,
+                     "the W preparation runs exactly for the W-prepared cases: raw_launch %s:\n%s", args, out);
     }
 }

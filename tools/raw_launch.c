@@ -8,7 +8,9 @@
  *   4. encode the tensor maps with cuTensorMapEncodeTiled (ABI.md §4) and write every
  *      parameter at its offset of ABI.md §5;
  *   5. launch on the persistent grid (ABI.md §2) twice, on a stream of its own:
- *      parameters by pointer array, then as one packed buffer;
+ *      parameters by pointer array, then as one packed buffer; a W-prepared plan (_w
+ *      kernels, ABI.md §4.1: M >= 2048 by default, or --w-prep on) first launches the
+ *      format's wprep kernel into a workspace that the W map then points at;
  *   6. validate against the double reference (host/reference.h, host/compare.h), run the
  *      library's fp4lr_gemm on the same device buffers, and compare the three outputs
  *      bitwise.
@@ -135,6 +137,7 @@ static int print_params(const char *key)
 typedef struct opts {
     fp4lr_problem p;
     int cluster, device, require_gpu;
+    fp4lr_wprep w_prep;
     uint64_t seed;
     const char *kernel_dir;
 } opts;
@@ -150,6 +153,8 @@ static void usage(FILE *f)
             "  --no-affine         no wc, no beta (with r = 0: the dense family)\n"
             "  --dense             r = 0, no wc, no beta: the dense family\n"
             "  --cluster C         1 (default) or 2 (dense only)\n"
+            "  --w-prep W          auto (default: as the library plans), on or off: the W-prepared _w\n"
+            "                      kernel and its wprep launch (ABI.md §4.1), or the transform kernel\n"
             "  --seed S            input seed (default 1)\n"
             "  --device N          device ordinal (default 0)\n"
             "  --kernel-dir DIR    kernel directory (default build/ptx; $FP4LR_KERNEL_DIR overrides)\n"
@@ -228,6 +233,10 @@ static int parse(int argc, char **argv, opts *o)
         } else if (!strcmp(a, "--cluster")) {
             if (parse_ll(v, 1, 2, &x)) return bad_arg(a, "1 or 2");
             o->cluster = (int)x, i++;
+        } else if (!strcmp(a, "--w-prep")) {
+            const int w = fp4lr_wprep_parse(v);
+            if (w < 0) return bad_arg(a, "auto, on or off");
+            o->w_prep = (fp4lr_wprep)w, i++;
         } else if (!strcmp(a, "--seed")) {
             if (parse_ll(v, 0, INT64_MAX, &x)) return bad_arg(a, "an integer >= 0");
             o->seed = (uint64_t)x, i++;
@@ -359,13 +368,14 @@ typedef struct gpu {
     int ctx_retained;
     int cc_major, cc_minor, sm_count, smem_optin;
     char name[256];
-    CUmodule module;
-    CUfunction fn;
+    CUmodule module, prep_module;
+    CUfunction fn, prep_fn;
     CUstream stream;
 } gpu;
 
 typedef struct dev_problem {
     CUdeviceptr A, SFA, W, SFW, L, U, wc, beta, Y, Y_lib;
+    CUdeviceptr Wp; /* W-prepared plans: the prepared W (N*K*2 bytes) */
 } dev_problem;
 
 static int cu_failed(const gpu *g, CUresult r, const char *expr, int line)
@@ -441,7 +451,7 @@ static void gpu_close(gpu *g, dev_problem *d)
     if (!g->drv)
         return;
     if (d) {
-        CUdeviceptr bufs[] = {d->A, d->SFA, d->W, d->SFW, d->L, d->U, d->wc, d->beta, d->Y, d->Y_lib};
+        CUdeviceptr bufs[] = {d->A, d->SFA, d->W, d->SFW, d->L, d->U, d->wc, d->beta, d->Y, d->Y_lib, d->Wp};
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
             if (bufs[i])
                 g->drv->cuMemFree(bufs[i]);
@@ -450,6 +460,8 @@ static void gpu_close(gpu *g, dev_problem *d)
         g->drv->cuStreamDestroy(g->stream);
     if (g->module)
         g->drv->cuModuleUnload(g->module);
+    if (g->prep_module)
+        g->drv->cuModuleUnload(g->prep_module);
     if (g->ctx_retained)
         g->drv->cuDevicePrimaryCtxRelease(g->dev);
     fp4lr_driver_close(g->drv);
@@ -505,6 +517,44 @@ static int load_kernel(gpu *g, const fp4lr_plan *plan, const char *dir)
     return 0;
 }
 
+/* ---- W-prepared plans (ABI.md §4.1): the preparation kernel and its workspace ---------- */
+
+/* Loads fp4lr_sm90a_<format>_wprep, allocates Wp (N*K*2 bytes) and converts W into it on the
+ * stream: 256 threads a block, one per 64-element chunk, no dynamic shared memory.  W does not
+ * change here, so one preparation serves both raw launches. */
+static int prepare_w(gpu *g, const fp4lr_plan *plan, const char *dir, dev_problem *d)
+{
+    const fp4lr_problem *p = &plan->problem;
+    const char *entry = p->format == FP4LR_MXFP4 ? "fp4lr_sm90a_mxfp4_wprep" : "fp4lr_sm90a_nvfp4_wprep";
+    char path[1024];
+    snprintf(path, sizeof path, "%s/sm90a/%s.cubin", dir, entry);
+    CUresult r = g->cuModuleLoad(&g->prep_module, path);
+    if (r == CUDA_ERROR_FILE_NOT_FOUND) {
+        fprintf(stderr, "raw_launch: no kernel %s: the W-prepared plan needs it (ABI.md §4.1)\n", path);
+        return EXIT_ERROR;
+    }
+    CU(r);
+    CU(g->drv->cuModuleGetFunction(&g->prep_fn, g->prep_module, entry));
+    const uint64_t chunks = (uint64_t)p->N * (uint64_t)(p->K / 64);
+    if (chunks >= ((uint64_t)1 << 31) - 256) {
+        fprintf(stderr, "raw_launch: N*K/64 = %llu chunks: the preparation counts them in 31 bits\n",
+                (unsigned long long)chunks);
+        return EXIT_ERROR;
+    }
+    CU(g->drv->cuMemAlloc(&d->Wp, (size_t)p->N * (size_t)p->K * 2));
+    uint32_t n = (uint32_t)p->N, k = (uint32_t)p->K;
+    void *args[] = {&d->W, &d->SFW, &d->Wp, &n, &k};
+    CUlaunchConfig cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDimX = (unsigned)((chunks + 255) / 256), cfg.gridDimY = 1, cfg.gridDimZ = 1;
+    cfg.blockDimX = 256, cfg.blockDimY = 1, cfg.blockDimZ = 1;
+    cfg.hStream = g->stream;
+    CU(g->drv->cuLaunchKernelEx(&cfg, g->prep_fn, args, NULL));
+    printf("prepared W: %s (cuModuleLoad), %llu chunks into %zu B\n", path, (unsigned long long)chunks,
+           (size_t)p->N * (size_t)p->K * 2);
+    return 0;
+}
+
 /* ---- step 4: tensor maps and parameters (ABI.md §4, §5) ------------------------------ */
 
 static int encode(gpu *g, param_block *b, int slot, CUtensorMapDataType type, cuuint32_t rank, CUdeviceptr addr,
@@ -543,7 +593,14 @@ static int build_params(gpu *g, const fp4lr_plan *plan, const fp4lr_args *host, 
     const cuuint32_t a_box[2] = {64, 128}, w_box[2] = {64, 256};
     int rc = encode(g, b, P_TMA, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, d->A, a_dims, fp4_strides, a_box,
                     CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
-    if (!rc)
+    const cuuint64_t wp_dims[2] = {K, N}, wp_strides[1] = {K * 2};
+    const cuuint32_t wp_box[2] = {64, 256};
+    if (!rc && plan->w_prep) /* ABI.md §4.1: the prepared W, 2-byte floats, 128-byte swizzle */
+        rc = encode(g, b, P_TMW, p->format == FP4LR_NVFP4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                           : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                    2, d->Wp, wp_dims, wp_strides, wp_box, CU_TENSOR_MAP_SWIZZLE_128B,
+                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+    else if (!rc)
         rc = encode(g, b, P_TMW, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, d->W, w_dims, fp4_strides, w_box,
                     CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
 
@@ -568,9 +625,10 @@ static int build_params(gpu *g, const fp4lr_plan *plan, const fp4lr_args *host, 
     const int cluster_rows = 128 * plan->cluster;
     param_u32(b, P_NUM_K_STAGES, (uint32_t)((K + 127) / 128));
     param_put(b, P_ALPHA, &host->alpha, sizeof host->alpha);
-    param_u32(b, P_TILES_M, (uint32_t)((M + cluster_rows - 1) / cluster_rows));
+    const uint32_t tiles_m = (uint32_t)((M + cluster_rows - 1) / cluster_rows);
+    param_u32(b, P_TILES_M, tiles_m);
     param_u32(b, P_TILES_N, (uint32_t)((N + 255) / 256));
-    param_u32(b, P_GROUP, 8);
+    param_u32(b, P_GROUP, plan->w_prep ? tiles_m : 8); /* §4.1: one raster group for the _w kernels */
     if (!fused)
         return 0;
 
@@ -683,7 +741,7 @@ static int library_run(const opts *o, const fp4lr_plan *raw_plan, const fp4lr_ar
     fp4lr_status st = fp4lr_ctx_create(o->device, &ctx);
     if (st.code == FP4LR_OK)
         st = fp4lr_runtime_init(&rt, ctx, kernel_dir(o->kernel_dir));
-    const fp4lr_plan_opts popts = {.cluster = o->cluster};
+    const fp4lr_plan_opts popts = {.cluster = o->cluster, .w_prep = o->w_prep};
     if (st.code == FP4LR_OK)
         st = fp4lr_runtime_plan(&rt, &o->p, &popts, &plan);
     if (st.code == FP4LR_OK && (strcmp(plan.entry, raw_plan->entry) || plan.smem_bytes != raw_plan->smem_bytes))
@@ -773,7 +831,7 @@ static int run(const opts *o, gpu *g, host_problem *h, dev_problem *d)
     }
     /* ABI.md §1: the entry and its shared memory come from the planner, for this device */
     fp4lr_plan plan;
-    const fp4lr_plan_opts popts = {.cluster = o->cluster, .smem_capacity = g->smem_optin};
+    const fp4lr_plan_opts popts = {.cluster = o->cluster, .smem_capacity = g->smem_optin, .w_prep = o->w_prep};
     st = fp4lr_plan_make(p, FP4LR_ARCH_SM90A, &popts, &plan);
     if (st.code) {
         fprintf(stderr, "raw_launch: plan: %s [%s]\n", st.msg, st.rule);
@@ -782,6 +840,8 @@ static int run(const opts *o, gpu *g, host_problem *h, dev_problem *d)
     int rc = load_kernel(g, &plan, kernel_dir(o->kernel_dir));
     if (!rc)
         rc = dev_make(g, p, h, d);
+    if (!rc && plan.w_prep)
+        rc = prepare_w(g, &plan, kernel_dir(o->kernel_dir), d);
     param_block b;
     if (!rc)
         rc = build_params(g, &plan, &h->a, d, &b);
