@@ -31,11 +31,12 @@ static void expect_refused(fp4lr_problem p, fp4lr_arch arch, const fp4lr_plan_op
     cr_expect_str_eq(s.rule, rule, "%s", s.msg);
 }
 
-/* AUTO: prepared from M = FP4LR_SM90A_WPREP_MIN_M on (measured: SANA, M = 1024, 0.94-0.97x;
- * M = 4608 and up 1.14-1.32x); ON and OFF force it either way. */
+/* AUTO: prepared from M = FP4LR_SM90A_WPREP_MIN_M = 1536 on (measured: M = 1024 0.94-0.97x,
+ * 1536 1.02-1.03x, 2048 1.06-1.07x, 4608 and up 1.14-1.32x); ON and OFF force it either way. */
 Test(wprep_plan, auto_takes_it_from_the_threshold_on)
 {
     const int64_t at = FP4LR_SM90A_WPREP_MIN_M;
+    cr_expect_eq(at, 1536);
     cr_expect_eq(plan_ok(dense(at - 1, 3072, 3072, FP4LR_NVFP4), NULL).w_prep, 0);
     cr_expect_eq(plan_ok(dense(at, 3072, 3072, FP4LR_NVFP4), NULL).w_prep, 1);
     fp4lr_plan_opts on = {.w_prep = FP4LR_WPREP_ON}, off = {.w_prep = FP4LR_WPREP_OFF};

@@ -9,7 +9,7 @@
  *      parameter at its offset of ABI.md §5;
  *   5. launch on the persistent grid (ABI.md §2) twice, on a stream of its own:
  *      parameters by pointer array, then as one packed buffer; a W-prepared plan (_w
- *      kernels, ABI.md §4.1: M >= 2048 by default, or --w-prep on) first launches the
+ *      kernels, ABI.md §4.1: M >= 1536 by default, or --w-prep on) first launches the
  *      format's wprep kernel into a workspace that the W map then points at;
  *   6. validate against the double reference (host/reference.h, host/compare.h), run the
  *      library's fp4lr_gemm on the same device buffers, and compare the three outputs
@@ -741,7 +741,9 @@ static int library_run(const opts *o, const fp4lr_plan *raw_plan, const fp4lr_ar
     fp4lr_status st = fp4lr_ctx_create(o->device, &ctx);
     if (st.code == FP4LR_OK)
         st = fp4lr_runtime_init(&rt, ctx, kernel_dir(o->kernel_dir));
-    const fp4lr_plan_opts popts = {.cluster = o->cluster, .w_prep = o->w_prep};
+    /* whole tiles, as the raw launches: a split (stream-K) walk adds partial sums in another
+     * order, so it agrees to rounding, not bit for bit (ABI.md §2) */
+    const fp4lr_plan_opts popts = {.cluster = o->cluster, .w_prep = o->w_prep, .schedule = FP4LR_SCHEDULE_DP};
     if (st.code == FP4LR_OK)
         st = fp4lr_runtime_plan(&rt, &o->p, &popts, &plan);
     if (st.code == FP4LR_OK && (strcmp(plan.entry, raw_plan->entry) || plan.smem_bytes != raw_plan->smem_bytes))
