@@ -27,7 +27,9 @@ static const char usage[] =
     "  --policy split|naive      per-CTA charge of pair-split objects (default split)\n"
     "  --smem BYTES              shared-memory capacity per block (default: the arch's)\n"
     "  --stages N                force N main stages (default: as many as fit)\n"
-    "  --transform-slots N       sm90a: force the W transform ring to 2 or 3 slots\n"
+    "  --transform-slots N       sm90a: force the W transform ring to 2 or 3 slots (2..5 with --w-prep)\n"
+    "  --w-prep                  sm90a, one CTA: the W-prepared kernels' table (W arrives converted\n"
+    "                            by bulk copies into its ring: no fp4 W or SFW in the main stages)\n"
     "  --lora-chunk N            force N ranks a low-rank chunk (a multiple of 16, at most R)\n"
     "  --lora-slots N            force N low-rank ring slots (1..4)\n"
     "  --json                    print one JSON object instead of the table\n"
@@ -168,6 +170,7 @@ static int parse_args(int argc, char **argv, cli *c)
         }
         if (!strcmp(a, "--json")) { c->json = 1; continue; }
         if (!strcmp(a, "--no-affine")) { c->no_affine = 1; continue; }
+        if (!strcmp(a, "--w-prep")) { c->req.w_prep = 1; continue; }
         if (strncmp(a, "--", 2) != 0)
             return bad("USAGE", "unexpected argument", a);
         /* --opt=value or --opt value */

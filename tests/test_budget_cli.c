@@ -1,0 +1,44 @@
+/* CPU suite: build/bin/fp4lr-budget, the budget solver's command line - its table and JSON,
+ * the W-prepared table (--w-prep), and the exit statuses and rules of bad requests. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "support_cmd.h"
+
+/* Runs fp4lr-budget (beside this binary) with `args`, standard error folded in. */
+static int budget(const char *args, char *out, size_t cap)
+{
+    char dir[1024], cmd[1400];
+    tsupport_build_dir(dir, sizeof dir);
+    snprintf(cmd, sizeof cmd, "'%s/bin/fp4lr-budget' %s 2>&1", dir, args);
+    return tsupport_run_capture(cmd, out, cap);
+}
+
+Test(budget_cli, sm90a_tables)
+{
+    static char out[16384];
+    cr_assert_eq(budget("--arch sm90a", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "W bf16 staging") != NULL, "the transform ring: %s", out);
+    cr_expect(strstr(out, "total 215040 B") != NULL, "%s", out);
+    cr_assert_eq(budget("--arch sm90a --w-prep", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "W prepared (f16/bf16)") != NULL && strstr(out, "w-ring") != NULL, "%s", out);
+    cr_expect(strstr(out, "W tile (fp4)") == NULL, "no fp4 W in a W-prepared main stage: %s", out);
+    cr_expect(strstr(out, "total 225280 B") != NULL, "3 x 9216 + 5 x 32768 + 2 x 16384 + 1024: %s", out);
+    cr_assert_eq(budget("--arch sm90a --w-prep --json --transform-slots 4", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "\"stages_transform\": 4") != NULL, "%s", out);
+}
+
+Test(budget_cli, bad_requests_name_their_rule)
+{
+    static char out[4096];
+    cr_expect_eq(budget("--arch sm100a --w-prep", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "W_PREP") != NULL, "%s", out);
+    cr_expect_eq(budget("--arch sm90a --transform-slots 4", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "TRANSFORM_STAGES") != NULL, "%s", out);
+    cr_expect_eq(budget("--arch sm90a --w-prep --transform-slots 6", out, sizeof out), 2, "%s", out);
+    cr_expect_eq(budget("--bogus", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "USAGE") != NULL, "%s", out);
+    cr_assert_eq(budget("--help", out, sizeof out), 0);
+    cr_expect(strstr(out, "--w-prep") != NULL, "%s", out);
+}
