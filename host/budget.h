@@ -67,7 +67,7 @@ typedef struct fp4lr_budget_req {
     int force_lora_stages;      /* rank > 0: 0 = 2 slots (1 for one chunk), more while
                                    room is left; N = N (1..4), capped at the chunk
                                    count, never grown */
-    int w_prep;                 /* sm_90a dense, one CTA: W is prepared (converted once
+    int w_prep;                 /* sm_90a, one CTA (dense or fused): W is prepared (converted once
                                    per launch to f16/bf16 in global memory) and its ring
                                    is filled by bulk copies: no fp4 W or SFW in the main
                                    stages; the ring (stages_transform) is as deep as

@@ -41,6 +41,7 @@ extern "C" {
 #include "plan.h"
 #include "device.h"
 #include "gemm.h"
+#include "sm90a_wprep.h"
 #include "devbuf.h"
 #include "devproblem.h"
 #include "reference.h"

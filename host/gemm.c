@@ -31,15 +31,17 @@ void fp4lr_runtime_release(fp4lr_runtime *rt)
 {
     if (!rt)
         return;
+    const fp4lr_driver *drv = rt->ctx ? rt->ctx->drv : NULL;
+    if (drv && (rt->nkernels || rt->wprep_fn[0].fn || rt->wprep_fn[1].fn || rt->sk.ptr || rt->sk.done ||
+                rt->wprep.ptr || rt->wprep.done))
+        drv->cuCtxSynchronize(); /* a launch may still run them or read the workspaces */
     for (int i = 0; i < rt->nkernels; i++)
         fp4lr_module_unload(&rt->kernels[i].module);
     rt->nkernels = 0;
     for (int i = 0; i < 2; i++)
         fp4lr_module_unload(&rt->wprep_fn[i].module);
     memset(rt->wprep_fn, 0, sizeof rt->wprep_fn);
-    const fp4lr_driver *drv = rt->ctx ? rt->ctx->drv : NULL;
-    if (drv && (rt->sk.ptr || rt->sk.done || rt->wprep.ptr || rt->wprep.done)) {
-        drv->cuCtxSynchronize(); /* a launch may still read them */
+    if (drv) {
         workspace_free(drv, &rt->sk);
         workspace_free(drv, &rt->wprep);
     }
@@ -121,6 +123,8 @@ static fp4lr_status wprep_run(fp4lr_runtime *rt, const fp4lr_plan *plan, const f
     }
     FP4LR_TRY(workspace_acquire(rt, &rt->wprep, fp4lr_sm90a_wprep_bytes(p), 0, stream));
     FP4LR_TRY(fp4lr_sm90a_wprep_launch(rt->ctx, k->fn, p, dev, rt->wprep.ptr, stream));
+    /* recorded now too, so that a launch after a failure below still waits for this one */
+    FP4LR_TRY(workspace_used(rt, &rt->wprep, stream));
     return fp4lr_sm90a_wprep_tmap(rt->ctx, p, rt->wprep.ptr, tmW);
 }
 

@@ -5,6 +5,8 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "sm90a_wprep.h"
+
 /* The architecture's default tile, cluster and threads. */
 static void arch_defaults(fp4lr_arch arch, fp4lr_plan *pl)
 {
@@ -60,8 +62,13 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "W_PREP",
                           "a prepared W exists for sm90a plans with one CTA; this plan is %s %s with "
                           "cluster %d", fp4lr_arch_name(arch), fp4lr_family_name(pl->family), pl->cluster);
+    /* a W too large for the preparation: AUTO keeps the transform, ON is refused by its rule */
+    const fp4lr_status fits = fp4lr_sm90a_wprep_check(p);
+    if (o->w_prep == FP4LR_WPREP_ON && fits.code != FP4LR_OK)
+        return fits;
     pl->w_prep = o->w_prep == FP4LR_WPREP_ON ||
-                 (o->w_prep == FP4LR_WPREP_AUTO && wprep_ok && p->M >= FP4LR_SM90A_WPREP_MIN_M);
+                 (o->w_prep == FP4LR_WPREP_AUTO && wprep_ok && p->M >= FP4LR_SM90A_WPREP_MIN_M &&
+                  fits.code == FP4LR_OK);
 
     const fp4lr_budget_req req = {
         .arch = arch,

@@ -35,7 +35,7 @@ typedef enum fp4lr_schedule {
 const char *fp4lr_schedule_name(fp4lr_schedule s);
 int fp4lr_schedule_parse(const char *name);
 
-/* sm_90a dense, one CTA: W prepared once per launch (fp4lr_<fmt>_wprep converts W to
+/* sm_90a, one CTA (dense and fused): W prepared once per launch (fp4lr_<fmt>_wprep converts W to
  * f16/bf16 in a runtime workspace, N*K*2 bytes) and loaded by bulk copies, instead of the
  * transform warps converting every W tile in the K loop.  AUTO: prepared where the plan
  * is eligible and M >= FP4LR_SM90A_WPREP_MIN_M (the preparation costs N*K*2.5 bytes of
@@ -74,7 +74,7 @@ typedef struct fp4lr_plan_opts {
     int family_target;
     /* sm_90a: how the persistent grid walks the tiles (sm90a_gemm.h); AUTO (0) by default */
     fp4lr_schedule schedule;
-    /* sm_90a dense: W prepared or converted in the K loop; AUTO (0) by default */
+    /* sm_90a one CTA: W prepared or converted in the K loop; AUTO (0) by default */
     fp4lr_wprep w_prep;
 } fp4lr_plan_opts;
 

@@ -19,10 +19,10 @@ size_t fp4lr_sm90a_wprep_bytes(const fp4lr_problem *p) { return (size_t)p->N * (
 fp4lr_status fp4lr_sm90a_wprep_check(const fp4lr_problem *p)
 {
     const int64_t chunks = p->N * (p->K / WPREP_CHUNK);
-    if (chunks >= ((int64_t)1 << 31) - FP4LR_SM90A_WPREP_THREADS)
+    if (chunks >= FP4LR_SM90A_WPREP_MAX_CHUNKS)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "WPREP_SIZE",
-                          "N*K/64 = %" PRId64 " chunks: the W preparation counts them in 31 bits "
-                          "(use w_prep off)", chunks);
+                          "N*K/64 = %" PRId64 " chunks: the W preparation addresses them and their "
+                          "scales in 32 bits, below 2^30 chunks (use w_prep off)", chunks);
     return fp4lr_ok();
 }
 

@@ -15,6 +15,8 @@
 #include "status.h"
 
 #define FP4LR_SM90A_WPREP_THREADS 256
+/* N*K/64 stays below this: the kernel's NVFP4 scale offsets (4 bytes a chunk) are 32-bit */
+#define FP4LR_SM90A_WPREP_MAX_CHUNKS ((int64_t)1 << 30)
 /* its static shared memory: 4 KiB a warp, where the warp's 32 chunks meet before their
  * coalesced stores */
 #define FP4LR_SM90A_WPREP_SMEM (FP4LR_SM90A_WPREP_THREADS * 128)
@@ -25,7 +27,7 @@ const char *fp4lr_sm90a_wprep_entry(fp4lr_format f);
 /* Bytes of Wp: N * K * 2. */
 size_t fp4lr_sm90a_wprep_bytes(const fp4lr_problem *p);
 
-/* Rule WPREP_SIZE (FP4LR_E_UNSUPPORTED): the kernel counts N*K/64 chunks in 31 bits. */
+/* Rule WPREP_SIZE (FP4LR_E_UNSUPPORTED): N*K/64 chunks below FP4LR_SM90A_WPREP_MAX_CHUNKS. */
 fp4lr_status fp4lr_sm90a_wprep_check(const fp4lr_problem *p);
 
 /* Launches f (the format's wprep entry) on `stream`: W and SFW of `dev` -> Wp at wp. */

@@ -45,7 +45,7 @@ static struct {
     CUlaunchAttribute attr;
     void *params[TSUPPORT_MAX_PARAMS]; /* kernelParams as the library passed them */
     char function[128];                /* the entry cuModuleGetFunction was asked for */
-    int dyn_smem_set, unloads, clusters;
+    int dyn_smem_set, unloads, clusters, syncs;
 } rec;
 
 static CUresult fake_launch(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra)
@@ -111,7 +111,15 @@ static CUresult fake_clusters(int *n, CUfunction f, const CUlaunchConfig *cfg)
     return CUDA_SUCCESS;
 }
 
+/* fp4lr_runtime_release synchronises before it unloads the kernels */
+static CUresult fake_sync(void)
+{
+    rec.syncs++;
+    return CUDA_SUCCESS;
+}
+
 static fp4lr_driver fake_drv = {
+    .cuCtxSynchronize = fake_sync,
     .cuGetErrorName = tsupport_fake_error_name,
     .cuTensorMapEncodeTiled = tsupport_fake_encode,
     .cuLaunchKernelEx = fake_launch,
@@ -480,6 +488,7 @@ Test(sm100a_launch, gemm_dispatches_dense_sm100a_plans)
     cr_expect_str_eq(rec.function, entry);
     cr_expect_eq(rec.dyn_smem_set, 228352);
     cr_expect_eq(rec.unloads, 1);
+    cr_expect_eq(rec.syncs, 1, "release waits for the launch before it unloads the kernel");
     cr_assert_eq(rec.launches, 1);
     cr_expect_eq(tsupport_fake_nmaps(), 5);
     cr_expect_eq(rec.cfg.gridDimX, 12);

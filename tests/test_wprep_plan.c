@@ -154,10 +154,17 @@ Test(wprep_plan, names_sizes_and_the_chunk_limit)
     fp4lr_problem p = dense(4608, 9216, 3072, FP4LR_NVFP4);
     cr_expect_eq(fp4lr_sm90a_wprep_bytes(&p), (size_t)9216 * 3072 * 2);
     cr_expect_eq(fp4lr_sm90a_wprep_check(&p).code, FP4LR_OK);
-    p = dense(1, (int64_t)1 << 20, (int64_t)1 << 17, FP4LR_NVFP4); /* 2^20 * 2^11 chunks = 2^31 */
+    p = dense(1, ((int64_t)1 << 20) - 1, (int64_t)1 << 16, FP4LR_NVFP4); /* 2^30 - 2^10 chunks */
+    cr_expect_eq(fp4lr_sm90a_wprep_check(&p).code, FP4LR_OK);
+    p = dense(1, (int64_t)1 << 20, (int64_t)1 << 16, FP4LR_NVFP4); /* 2^20 * 2^10 chunks = 2^30 */
     fp4lr_status s = fp4lr_sm90a_wprep_check(&p);
     cr_expect_eq(s.code, FP4LR_E_UNSUPPORTED);
     cr_expect_str_eq(s.rule, "WPREP_SIZE");
+    /* AUTO falls back to the transform for such a W; ON refuses it by the same rule */
+    p.M = 4096;
+    cr_expect_eq(plan_ok(p, NULL).w_prep, 0);
+    fp4lr_plan_opts on = {.w_prep = FP4LR_WPREP_ON};
+    expect_refused(p, FP4LR_ARCH_SM90A, &on, FP4LR_E_UNSUPPORTED, "WPREP_SIZE");
 }
 
 /* The plan's printout says what the preparation does and costs. */

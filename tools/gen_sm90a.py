@@ -383,7 +383,7 @@ def wpre_protocol_doc(L, stages):
 //   [{L['t']:6d} + t*{L['tslot']}]  W ring, {TSLOTS} slots of {BN} x 64 prepared {"f16" if F16 else "bf16"}, TMA swizzle 128B
 //   [{L['wb']:6d} + b*{L['wbuf']}]  writeback staging, {WB_STAGES} buffers of {BM} x 64 bf16, swizzle 128B
 //                                   (rows 0-63 for {CWG0} at +0, rows 64-127 for {CWG1} at +8192)
-//   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{TSLOTS}], tempty[{TSLOTS}]
+//   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{TSLOTS}], tempty[{TSLOTS}]{f", lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}]" if FUSED else ""}{aff_doc(L)}
 """
 
 
@@ -2198,7 +2198,7 @@ def emit_prep(fmt):
 \t.param .u64 p_SFW,                    // W's scales, 128x4 atoms
 \t.param .u64 p_Wp,                     // out: N x K {optype}
 \t.param .u32 p_N,
-\t.param .u32 p_K                       // a multiple of {4 * blk}; N * K / 64 < 2^31
+\t.param .u32 p_K                       // a multiple of {4 * blk}; N * K / 64 < 2^30
 )
 .maxntid {PREP_THREADS}, 1, 1
 {{

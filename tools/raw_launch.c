@@ -536,9 +536,9 @@ static int prepare_w(gpu *g, const fp4lr_plan *plan, const char *dir, dev_proble
     CU(r);
     CU(g->drv->cuModuleGetFunction(&g->prep_fn, g->prep_module, entry));
     const uint64_t chunks = (uint64_t)p->N * (uint64_t)(p->K / 64);
-    if (chunks >= ((uint64_t)1 << 31) - 256) {
-        fprintf(stderr, "raw_launch: N*K/64 = %llu chunks: the preparation counts them in 31 bits\n",
-                (unsigned long long)chunks);
+    fp4lr_status fits = fp4lr_sm90a_wprep_check(p); /* ABI.md §4.1: N*K/64 below 2^30 */
+    if (fits.code) {
+        fprintf(stderr, "raw_launch: %s [%s]\n", fits.msg, fits.rule);
         return EXIT_ERROR;
     }
     CU(g->drv->cuMemAlloc(&d->Wp, (size_t)p->N * (size_t)p->K * 2));
