@@ -314,6 +314,15 @@ Test(sm90a_instances, opt_out_experiments_build, .timeout = 240)
                  0, "the six opt-outs together do not build");
 }
 
+/* afence (a probe of the open stream-K issue of the _w kernels: a fence before the consumers'
+ * `empty` arrive) stays buildable: every kernel carries it once a K loop (its chunk-1 load). */
+Test(sm90a_instances, afence_probe_builds, .timeout = 180)
+{
+    cr_expect_eq(experiment_builds("afence", "test $(grep -c 'fence.acq_rel.cta;  ' $f) -eq 1",
+                                   "nvfp4_dense_m128n256k128_c1_s3_w5 mxfp4_fused_m128n256k128_c1_s3_t3"),
+                 0, "the afence probe does not build");
+}
+
 /* lprefetch (measurement: the fused issuer prefetches a tile's later low-rank chunks into L2)
  * stays buildable: every fused kernel carries the prefetch of L and U, no dense one does. */
 Test(sm90a_instances, lprefetch_experiment_builds, .timeout = 180)
