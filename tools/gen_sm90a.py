@@ -1355,6 +1355,23 @@ def wparam_doc():
     return f"// W   UINT8 {{K/2, N}}, box {{64, {BN}}}, swizzle 64B"
 
 
+def producer_walk(e, label, first, nxt, stage):
+    """One W-prepared producer's loop: its own cursor (PCUR) over the same work units as the
+    consumers; `stage` emits the issue of stage %pks of the unit, at label `label`."""
+    unit_first(e, PCUR, first)
+    producer_unit_start(e)
+    e(f"""{label}:
+\tsetp.ge.u32 %p5, %ptile, %ntiles;
+\t@%p5 bra L_exit;""")
+    stage()
+    e(f"""\tadd.u32 %pks, %pks, 1;
+\tsetp.lt.u32 %p5, %pks, %pke;
+\t@%p5 bra {label};""")
+    unit_next(e, PCUR, nxt)
+    producer_unit_start(e)
+    e(f"\tbra {label};")
+
+
 def emit_wpre_producers(e, fmt, stages, L):
     """W prepared: thread 0 issues the main stages (A and SFA), thread 32 fills the W ring
     from the prepared W, every other thread of WG0 and WG1 leaves; each producer walks the
@@ -1381,16 +1398,13 @@ L_transform:
 \t// ---- thread 0: the main stages ----
 \tmov.u32 %ps, 0;
 \tmov.u32 %pph, 0;""")
-    unit_first(e, PCUR, "pfirst")
-    producer_unit_start(e)
-    e("""L_mprod:
-\tsetp.ge.u32 %p5, %ptile, %ntiles;
-\t@%p5 bra L_exit;
-\tmul.lo.u32 %r10, %ps, 8;
+
+    def main_stage():
+        e("""\tmul.lo.u32 %r10, %ps, 8;
 \tadd.u32 %r11, %bar_empty, %r10;
 \txor.b32 %r12, %pph, 1;                     // first lap passes""")
-    e.wait("%r11", "%r12", "empty")
-    e(f"""\tadd.u32 %r13, %bar_full, %r10;
+        e.wait("%r11", "%r12", "empty")
+        e(f"""\tadd.u32 %r13, %bar_full, %r10;
 \tmbarrier.arrive.expect_tx.shared::cta.b64 _, [%r13], {BM * BK // 2 + L['sfa_bytes']};
 \tmad.lo.u32 %r14, %ps, {L['stage']}, %sbase;  // stage base
 \tshl.b32 %r15, %pks, 6;                     // K byte coordinate = ks * 64
@@ -1399,42 +1413,31 @@ L_transform:
 \tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r14], [%tmA, {{%r15, %pcm0}}], [%r13];
 \tadd.u32 %r17, %r14, {L['sfa']};
 \tcp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%r17], [%tmSFA, {{0, %r16, %r8}}], [%r13];""")
-    advance(e, "%ps", "%pph", stages)
-    e("""\tadd.u32 %pks, %pks, 1;
-\tsetp.lt.u32 %p5, %pks, %pke;
-\t@%p5 bra L_mprod;""")
-    unit_next(e, PCUR, "pm")
-    producer_unit_start(e)
-    e("""\tbra L_mprod;
-\t// ---- thread 32: the W ring ----
-L_wprod:
-\tmov.u32 %t, 0;
-\tmov.u32 %tph, 0;""")
-    unit_first(e, PCUR, "wfirst")
-    producer_unit_start(e)
-    e("""L_wprod_k:
-\tsetp.ge.u32 %p5, %ptile, %ntiles;
-\t@%p5 bra L_exit;""")
-    for h in range(2):
-        e(f"""\t// chunk {h} of stage ks
+        advance(e, "%ps", "%pph", stages)
+
+    def w_chunks():
+        for h in range(2):
+            e(f"""\t// chunk {h} of stage ks
 \tmul.lo.u32 %r12, %t, 8;
 \tadd.u32 %r13, %bar_tempty, %r12;
 \txor.b32 %r14, %tph, 1;                     // first lap passes""")
-        e.wait("%r13", "%r14", "tempty")
-        e(f"""\tadd.u32 %r13, %bar_tfull, %r12;
+            e.wait("%r13", "%r14", "tempty")
+            e(f"""\tadd.u32 %r13, %bar_tfull, %r12;
 \tmbarrier.arrive.expect_tx.shared::cta.b64 _, [%r13], {L['tslot']};
 \tmad.lo.u32 %r42, %t, {L['tslot']}, %sbase;
 \tadd.u32 %r42, %r42, {L['t']};              // slot base
 \tshl.b32 %r15, %pks, 7;
 \tadd.u32 %r15, %r15, {64 * h};                 // K element coordinate = 128 ks + {64 * h}
 \tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r42], [%tmW, {{%r15, %pcn0}}], [%r13];""")
-        advance(e, "%t", "%tph", TSLOTS)
-    e("""\tadd.u32 %pks, %pks, 1;
-\tsetp.lt.u32 %p5, %pks, %pke;
-\t@%p5 bra L_wprod_k;""")
-    unit_next(e, PCUR, "pw")
-    producer_unit_start(e)
-    e("\tbra L_wprod_k;\n")
+            advance(e, "%t", "%tph", TSLOTS)
+
+    producer_walk(e, "L_mprod", "pfirst", "pm", main_stage)
+    e("""\t// ---- thread 32: the W ring ----
+L_wprod:
+\tmov.u32 %t, 0;
+\tmov.u32 %tph, 0;""")
+    producer_walk(e, "L_wprod_k", "wfirst", "pw", w_chunks)
+    e("")
 
 
 def load_a_chunk(e, fmt, h, xr, xq, L):
