@@ -164,3 +164,25 @@ fp4lr_status fp4lr_compare_print(FILE *f, const fp4lr_compare_report *rep)
         return fp4lr_fail(FP4LR_E_IO, "WRITE", "compare_print: the stream reported a write error");
     return fp4lr_ok();
 }
+
+int64_t fp4lr_compare_bitwise(const fp4lr_problem *p, const void *a, const void *b, int64_t *first_m,
+                              int64_t *first_n)
+{
+    if (first_m)
+        *first_m = -1;
+    if (first_n)
+        *first_n = -1;
+    if (!p || !a || !b || !first_m || !first_n || p->M < 0 || p->N < 0 || p->ldY < p->N)
+        return -1;
+    const size_t ob = (size_t)fp4lr_out_bytes(p->out), row = (size_t)p->ldY * ob;
+    int64_t diff = 0;
+    for (int64_t m = 0; m < p->M; m++) {
+        const uint8_t *ra = (const uint8_t *)a + (size_t)m * row, *rb = (const uint8_t *)b + (size_t)m * row;
+        if (!memcmp(ra, rb, (size_t)p->N * ob))
+            continue;
+        for (int64_t n = 0; n < p->N; n++)
+            if (memcmp(ra + (size_t)n * ob, rb + (size_t)n * ob, ob) && diff++ == 0)
+                *first_m = m, *first_n = n;
+    }
+    return diff;
+}

@@ -66,6 +66,14 @@ typedef struct fp4lr_compare_report {
 fp4lr_status fp4lr_compare(const fp4lr_problem *p, const void *Y, const int64_t *rows, int64_t nrows,
                            const double *ref, const double *mag, fp4lr_compare_report *rep);
 
+/* Bitwise comparison of two host copies of a whole output (M rows of N outputs, leading
+ * dimension ldY, the problem's output type; the padding columns N..ldY-1 are ignored): the
+ * number of outputs whose bits differ, and the first of them in row-major order in
+ * (*first_m, *first_n) (-1, -1 when none).  -1 when an argument is NULL or the shape is
+ * not a valid problem's. */
+int64_t fp4lr_compare_bitwise(const fp4lr_problem *p, const void *a, const void *b, int64_t *first_m,
+                              int64_t *first_n);
+
 /* Prints the report: the summary counts and statistics, then the first mismatches
  * with coordinates, got, expected, error and error/mag.  FP4LR_E_IO (rule "WRITE")
  * when the stream reports an error. */

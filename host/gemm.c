@@ -201,7 +201,7 @@ fp4lr_status fp4lr_runtime_walk(fp4lr_runtime *rt, const fp4lr_plan *plan, fp4lr
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "WALK_ARCH", "tile walks are chosen on sm_90a only");
     fp4lr_kernel *k = NULL;
     FP4LR_TRY(fp4lr_runtime_kernel(rt, plan, &k));
-    return fp4lr_sm90a_schedule(fp4lr_sm90a_walk_mode(plan), plan->tiles, (plan->problem.K + plan->tile_k - 1) / plan->tile_k,
+    return fp4lr_sm90a_schedule(plan->schedule, plan->tiles, (plan->problem.K + plan->tile_k - 1) / plan->tile_k,
                                 k->max_ctas / plan->cluster, out);
 }
 

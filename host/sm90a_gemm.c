@@ -111,11 +111,6 @@ fp4lr_status fp4lr_sm90a_schedule(fp4lr_schedule mode, int64_t tiles, int64_t k_
     return fp4lr_ok();
 }
 
-fp4lr_schedule fp4lr_sm90a_walk_mode(const fp4lr_plan *plan)
-{
-    return plan->w_prep && plan->schedule == FP4LR_SCHEDULE_AUTO ? FP4LR_SCHEDULE_DP : plan->schedule;
-}
-
 size_t fp4lr_sm90a_sk_workspace_bytes(int ctas)
 {
     return ctas < 1 ? 0 : (size_t)ctas * (FP4LR_SM90A_SK_SLOT_BYTES + 4u);

@@ -43,14 +43,6 @@ typedef struct fp4lr_sm90a_sk {
 fp4lr_status fp4lr_sm90a_schedule(fp4lr_schedule mode, int64_t tiles, int64_t k_stages, int max_clusters,
                                   fp4lr_sm90a_sk *out);
 
-/* The walk mode a plan's launch uses: its schedule, except that AUTO walks whole tiles in
- * the W-prepared (_w) kernels.  Why: on the H200 (480d36a), one run of gemm_wprep's
- * reference-shape case (NVFP4 4608 x 3072 x 3072, _w5, stream-K) had one split tile wrong
- * (240 of 393216 sampled outputs), in about 26 validated _w stream-K runs; no whole-tile _w
- * run and no _t stream-K run has failed.  Not yet explained: until it is, the _w kernels
- * split only when asked (FP4LR_SCHEDULE_SK). */
-fp4lr_schedule fp4lr_sm90a_walk_mode(const fp4lr_plan *plan);
-
 /* Bytes of the stream-K workspace for `ctas` CTAs: a partial slot and a u32 flag each. */
 size_t fp4lr_sm90a_sk_workspace_bytes(int ctas);
 

@@ -36,3 +36,11 @@ int tsupport_run_py_tool(const char *script, const char *args, char *out, size_t
     snprintf(cmd, sizeof cmd, "python3 tools/%s %s 2>&1", script, args);
     return tsupport_run_capture(cmd, out, cap);
 }
+
+int tsupport_run_bin(const char *tool, const char *args, char *out, size_t cap)
+{
+    char dir[1024], cmd[2048];
+    tsupport_build_dir(dir, sizeof dir);
+    snprintf(cmd, sizeof cmd, "'%s/bin/%s' %s 2>&1", dir, tool, args);
+    return tsupport_run_capture(cmd, out, cap);
+}

@@ -17,6 +17,10 @@ int tsupport_run_capture(const char *cmd, char *out, size_t cap);
  * through tsupport_run_capture: its status, and its output and messages in out. */
 int tsupport_run_py_tool(const char *script, const char *args, char *out, size_t cap);
 
+/* Runs the build's tool `<B>/bin/<tool> <args> 2>&1` through tsupport_run_capture: its
+ * status, and its output and messages in out. */
+int tsupport_run_bin(const char *tool, const char *args, char *out, size_t cap);
+
 /* Writes the build directory <B> of this test binary into out. */
 void tsupport_build_dir(char *out, size_t cap);
 

@@ -168,3 +168,23 @@ void tsupport_case_teardown(tsupport_case *g)
     free(g->mag);
     fp4lr_runtime_release(&g->rt);
 }
+
+void tsupport_case_expect_stable(tsupport_case *g, int n)
+{
+    tsupport_case_run(g);
+    void *first = malloc(g->dev.sizes.Y);
+    cr_assert_not_null(first);
+    memcpy(first, g->host.Y, g->dev.sizes.Y);
+    int bad = 0;
+    int64_t diff0 = 0, fm0 = -1, fn0 = -1;
+    for (int i = 0; i < n; i++) {
+        tsupport_case_run(g);
+        int64_t fm, fn, diff = fp4lr_compare_bitwise(&g->host.p, first, g->host.Y, &fm, &fn);
+        cr_assert_geq(diff, 0, "bitwise comparison refused the problem");
+        if (diff && bad++ == 0)
+            diff0 = diff, fm0 = fm, fn0 = fn;
+    }
+    free(first);
+    cr_expect_eq(bad, 0, "%s: %d of %d launches differ from the first (the first of them in %lld outputs, from (%lld, %lld))",
+                 g->plan.entry, bad, n, (long long)diff0, (long long)fm0, (long long)fn0);
+}

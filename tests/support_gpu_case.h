@@ -54,6 +54,10 @@ void tsupport_case_expect_u_column_drop_fails(tsupport_case *g, int64_t col);
 /* Poisoned outputs: runs, overwrites output row `row` with NaN (the poison) and expects a
  * failure; runs again and does the same with column `col` (bf16 output). */
 void tsupport_case_expect_unwritten_fails(tsupport_case *g, int64_t row, int64_t col);
+/* Runs the case n more times (each into a poisoned Y) and expects every Y bit for bit equal to
+ * the first of them: a race in a kernel shows as launches that differ (fp4lr-check --repeat
+ * is the same check on the command line).  Leaves the last launch's Y in g->host.Y. */
+void tsupport_case_expect_stable(tsupport_case *g, int n);
 void tsupport_case_teardown(tsupport_case *g);
 
 #endif

@@ -6,14 +6,7 @@
 
 #include "support_cmd.h"
 
-/* Runs fp4lr-budget (beside this binary) with `args`, standard error folded in. */
-static int budget(const char *args, char *out, size_t cap)
-{
-    char dir[1024], cmd[1400];
-    tsupport_build_dir(dir, sizeof dir);
-    snprintf(cmd, sizeof cmd, "'%s/bin/fp4lr-budget' %s 2>&1", dir, args);
-    return tsupport_run_capture(cmd, out, cap);
-}
+static int budget(const char *args, char *out, size_t cap) { return tsupport_run_bin("fp4lr-budget", args, out, cap); }
 
 Test(budget_cli, sm90a_tables)
 {

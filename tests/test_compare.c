@@ -638,3 +638,31 @@ Test(compare, faults_exceed_tolerance_tenfold_at_k3072)
         teardown(&f);
     }
 }
+
+/* ---- bitwise comparison (fp4lr-check --repeat) ------------------------------------ */
+
+Test(compare, bitwise_counts_planted_differences_and_ignores_padding)
+{
+    fp4lr_problem p = shape(5, 7, 64, 0, FP4LR_NVFP4);
+    p.ldY = 8;
+    uint16_t a[5 * 8], b[5 * 8];
+    for (int i = 0; i < 5 * 8; i++)
+        a[i] = b[i] = (uint16_t)(0x3f80 + i);
+    int64_t fm, fn;
+    cr_expect_eq(fp4lr_compare_bitwise(&p, a, b, &fm, &fn), 0);
+    cr_expect(fm == -1 && fn == -1);
+    b[1 * 8 + 7] ^= 1; /* padding column: not an output */
+    cr_expect_eq(fp4lr_compare_bitwise(&p, a, b, &fm, &fn), 0);
+    b[3 * 8 + 2] ^= 0x8000; /* -0 vs +0 style: a sign bit alone is a difference */
+    b[4 * 8 + 6] ^= 1;
+    cr_expect_eq(fp4lr_compare_bitwise(&p, a, b, &fm, &fn), 2);
+    cr_expect(fm == 3 && fn == 2, "first difference at (%lld, %lld)", (long long)fm, (long long)fn);
+    p.out = FP4LR_OUT_F32; /* 4-byte outputs: the same buffers hold 5 rows of 4, the flip
+                              * in row 4 now in padding column 3 */
+    p.N = 3, p.ldY = 4;
+    cr_expect_eq(fp4lr_compare_bitwise(&p, a, b, &fm, &fn), 1);
+    cr_expect(fm == 3 && fn == 1, "(%lld, %lld)", (long long)fm, (long long)fn);
+    cr_expect_eq(fp4lr_compare_bitwise(&p, a, NULL, &fm, &fn), -1);
+    p.ldY = 2;
+    cr_expect_eq(fp4lr_compare_bitwise(&p, a, b, &fm, &fn), -1);
+}

@@ -175,6 +175,27 @@ Test(gemm_wprep, stream_k, .timeout = 300)
     fp4lr_ctx_destroy(ctx);
 }
 
+/* ---- stream-K launches are bitwise stable ----
+ * Before the consumers fenced their stage reads (tools/gen_sm90a.py, the `empty` arrive) a
+ * refill could overtake them: on flux-out with stream-K the dense NVFP4 _w kernel gave a
+ * different Y in about 10 % of launches, the fused one in nearly all (ptx/sm90a/README.md). */
+
+Test(gemm_wprep, stream_k_launches_are_bitwise_stable, .timeout = 300)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    static const struct { fp4lr_format f; int64_t N, K, r; int n; } c[] = {
+        {FP4LR_NVFP4, 3072, 3072, 0, 150}, {FP4LR_NVFP4, 3072, 3072, 32, 40}, {FP4LR_MXFP4, 3072, 3072, 0, 60}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        gcase g;
+        setup_r(&g, ctx, 4608, c[i].N, c[i].K, c[i].r, c[i].r > 0, c[i].f, 90 + i, 64, FP4LR_WPREP_ON,
+                FP4LR_SCHEDULE_SK);
+        tsupport_case_expect_stable(&g, c[i].n);
+        tsupport_case_expect_pass(&g);
+        tsupport_case_teardown(&g);
+    }
+    fp4lr_ctx_destroy(ctx);
+}
+
 /* ---- NaN in a W scale: the preparation carries it to exactly its column ---- */
 
 Test(gemm_wprep, nan_scale_propagates, .timeout = 300)

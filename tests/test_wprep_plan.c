@@ -168,22 +168,6 @@ Test(wprep_plan, names_sizes_and_the_chunk_limit)
     expect_refused(p, FP4LR_ARCH_SM90A, &on, FP4LR_E_UNSUPPORTED, "WPREP_SIZE");
 }
 
-/* AUTO walks whole tiles in the _w kernels (sm90a_gemm.h: an unexplained stream-K failure);
- * a forced split stays a split, and the _t kernels keep AUTO. */
-Test(wprep_plan, auto_walks_whole_tiles_with_a_prepared_w)
-{
-    fp4lr_plan pl = plan_ok(dense(4608, 3072, 3072, FP4LR_NVFP4), NULL);
-    cr_assert_eq(pl.w_prep, 1);
-    cr_expect_eq(fp4lr_sm90a_walk_mode(&pl), FP4LR_SCHEDULE_DP);
-    fp4lr_plan_opts sk = {.schedule = FP4LR_SCHEDULE_SK};
-    cr_expect_eq(fp4lr_sm90a_walk_mode(&(fp4lr_plan){.w_prep = 1, .schedule = FP4LR_SCHEDULE_SK}), FP4LR_SCHEDULE_SK);
-    pl = plan_ok(dense(4608, 3072, 3072, FP4LR_NVFP4), &sk);
-    cr_expect_eq(fp4lr_sm90a_walk_mode(&pl), FP4LR_SCHEDULE_SK);
-    fp4lr_plan_opts off = {.w_prep = FP4LR_WPREP_OFF};
-    pl = plan_ok(dense(4608, 3072, 3072, FP4LR_NVFP4), &off);
-    cr_expect_eq(fp4lr_sm90a_walk_mode(&pl), FP4LR_SCHEDULE_AUTO);
-}
-
 /* The plan's printout says what the preparation does and costs. */
 Test(wprep_plan, print_names_the_preparation)
 {

@@ -30,7 +30,7 @@
 typedef struct opts {
     fp4lr_problem p;
     const char *shape_name;
-    int rank_set, affine, affine_set, dense, rows, iters, warmup, threads, plan_only;
+    int rank_set, affine, affine_set, dense, rows, iters, warmup, threads, plan_only, repeat;
     uint64_t seed;
     fp4lr_pgen_scales scales;
     fp4lr_plan_opts plan;
@@ -56,6 +56,8 @@ static void usage(FILE *f)
             "                      small (MXFP4 block scales <= 2^0, as a trained model's)\n"
             "  --rows N            rows validated, sampled (default 384; 0 = every row)\n"
             "  --iters N           timed launches (default 20; 0 = no timing)\n"
+            "  --repeat N          after validating, N more launches, each into a poisoned Y and\n"
+            "                      compared bit for bit with the validated Y (default 0)\n"
             "  --stages N          force the main stage count (an instantiation must exist)\n"
             "  --transform-slots N sm_90a: force the W transform ring to 2 or 3 slots (the W ring\n"
             "                      2..5 with --w-prep on; a count without a built kernel fails to load)\n"
@@ -163,6 +165,9 @@ static int parse(int argc, char **argv, opts *o)
         } else if (!strcmp(a, "--iters")) {
             if (parse_int(v, 0, 1000, &x)) return bad_arg(a, v, "iters must be 0..1000");
             o->iters = (int)x, i++;
+        } else if (!strcmp(a, "--repeat")) {
+            if (parse_int(v, 0, 100000, &x)) return bad_arg(a, v, "repeat must be 0..100000");
+            o->repeat = (int)x, i++;
         } else if (!strcmp(a, "--stages")) {
             if (parse_int(v, 1, 64, &x)) return bad_arg(a, v, "stages must be 1..64");
             o->plan.force_main_stages = (int)x, i++;
@@ -489,6 +494,35 @@ static fp4lr_status launch_once(void *user, int i, CUstream stream)
     return fp4lr_gemm(l->rt, l->plan, l->args, stream);
 }
 
+/* --repeat: n launches, each into a freshly poisoned Y, compared bit for bit with the
+ * validated Y (y0).  *bad counts the launches that differ. */
+static fp4lr_status repeat_launches(fp4lr_runtime *rt, const fp4lr_plan *plan, fp4lr_devproblem *dp,
+                                    const void *y0, int n, int *bad)
+{
+    *bad = 0;
+    void *y = malloc(dp->sizes.Y);
+    if (!y)
+        return fp4lr_fail(FP4LR_E_NOMEM, NULL, "repeat: %zu bytes for a copy of Y", (size_t)dp->sizes.Y);
+    fp4lr_status st = fp4lr_ok();
+    for (int i = 0; i < n && st.code == FP4LR_OK; i++) {
+        st = fp4lr_devproblem_poison(dp);
+        if (st.code == FP4LR_OK)
+            st = fp4lr_gemm(rt, plan, &dp->args, NULL);
+        if (st.code == FP4LR_OK)
+            st = fp4lr_ctx_sync(rt->ctx);
+        if (st.code == FP4LR_OK)
+            st = fp4lr_devproblem_download(dp, y);
+        if (st.code != FP4LR_OK)
+            break;
+        int64_t fm, fn, diff = fp4lr_compare_bitwise(&plan->problem, y, y0, &fm, &fn);
+        if (diff != 0 && (*bad)++ < 5)
+            printf("repeat: launch %d differs from the validated Y in %lld outputs, first at (%lld, %lld)\n", i + 1,
+                   (long long)diff, (long long)fm, (long long)fn);
+    }
+    free(y);
+    return st;
+}
+
 static int fail(fp4lr_status st, int code)
 {
     fprintf(stderr, "fp4lr-check: %s [%s%s%s]\n", st.msg, fp4lr_code_name(st.code), st.rule[0] ? " " : "",
@@ -612,6 +646,15 @@ int main(int argc, char **argv)
         exit_code = cmp.code == FP4LR_OK ? 0 : 1;
         if (o.out_dir)
             st = write_outputs(&o, &c, 1);
+    }
+    if (st.code == FP4LR_OK && o.repeat > 0) {
+        int bad = 0;
+        st = repeat_launches(&rt, &plan, &dp, c.host.Y, o.repeat, &bad);
+        if (st.code == FP4LR_OK) {
+            printf("repeat: %d of %d launches bitwise equal to the validated one\n", o.repeat - bad, o.repeat);
+            if (bad)
+                exit_code = 1;
+        }
     }
     if (st.code == FP4LR_OK && o.iters > 0) {
         launch_ctx l = {&rt, &plan, &dp.args};

@@ -24,8 +24,7 @@ EXPERIMENT = os.environ.get("FP4LR_GEN_EXPERIMENT", "")
 EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 # every flag the generator reads (a misspelt one would silently build the default kernels)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
-                     "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist",
-                     "afence"}
+                     "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -127,13 +126,6 @@ TSPLIT = False
 # +0.0-1.0 %, MXFP4 dense +2.1 %, fused -0.5 %; on top of tsplit: MXFP4 dense +2.2 %, fused
 # -0.4 %, NVFP4 dense +2.4 %.
 CHOIST = "nochoist" not in EXPERIMENTS
-# FP4LR_GEN_EXPERIMENT=afence (a probe, not measured yet): the consumers complete their A
-# and SFA loads of a stage (fence.acq_rel.cta) before they arrive on `empty`.  Why: one
-# stream-K run of a _w kernel at 480d36a had one warp's rows of a tile wrong; in the SASS
-# ptxas places the `empty` arrive right after the stage's LDS, before their data is used,
-# and in the _w kernels only the 8 consumer warps gate the stage's refill (ptx/sm90a/README.md,
-# open issue).  The arrive's release should already order those loads: this tests that.
-AFENCE = "afence" in EXPERIMENTS
 if TW8:
     THREADS, TRANSFORM_WARPS = 512, 8
     REG_WG0, REG_CONSUMER = 56, 200
@@ -1968,8 +1960,16 @@ L_c_k:""")
             if ASSIST:
                 assist_convert(e, fmt, 1, L)
             load_a_chunk(e, fmt, 1, yr, yq, L)
-            if AFENCE:
-                e("\tfence.acq_rel.cta;                          // (afence) the stage's loads complete first")
+            # The stage's A and SFA were read by ld.shared (generic proxy); the refill that
+            # `empty` lets through is a bulk copy (async proxy).  The mbarrier's release
+            # orders the reads only within the generic proxy: without the proxy fence the
+            # copy could land before the loads had read the stage.  It did on the H200 (in
+            # SASS the arrive followed the LDS directly): the _w kernels, whose refill only
+            # the consumers gate, gave a different Y in 10 % (dense) to 100 % (fused) of
+            # stream-K launches of flux-out (fp4lr-check --repeat); with the fence 0 of 2700,
+            # at no measurable cost (A/B 0.998-1.002; bench/results/experiments/README.md).
+            # In SASS: MEMBAR.ALL.CTA; FENCE.VIEW.ASYNC.S before the arrive.
+            e("\tfence.proxy.async.shared::cta;              // the stage's reads before its refill (WAR)")
             e("""\t// this warp has read all its A bytes of stage s: release it
 \tbar.warp.sync 0xffffffff;
 \tmul.lo.u32 %r10, %s, 8;

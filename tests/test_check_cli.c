@@ -1,0 +1,49 @@
+/* build/bin/fp4lr-check's command line: --help, the rules of bad arguments, the CPU path
+ * without a GPU, and on an sm_90a GPU --repeat (launches into a poisoned Y compared bit for
+ * bit with the validated one) on the transform and the W-prepared stream-K paths. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "support_cmd.h"
+#include "support_gpu.h"
+
+static int check(const char *args, char *out, size_t cap) { return tsupport_run_bin("fp4lr-check", args, out, cap); }
+
+Test(check_cli, help_and_bad_arguments)
+{
+    static char out[16384];
+    cr_assert_eq(check("--help", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "--repeat N") != NULL, "%s", out);
+    cr_expect_eq(check("--repeat -1", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "repeat must be 0..100000") != NULL, "%s", out);
+    cr_expect_eq(check("--repeat 100001", out, sizeof out), 2, "%s", out);
+    cr_expect_eq(check("--repeat", out, sizeof out), 2, "a flag without its value: %s", out);
+    cr_expect_eq(check("--mnk 0x8x8 --plan-only", out, sizeof out), 2, "%s", out);
+}
+
+Test(check_cli, plan_only_prints_the_plan)
+{
+    static char out[16384];
+    cr_assert_eq(check("--mnk 300x520x448 --dense --plan-only", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_") != NULL, "%s", out);
+}
+
+static void repeat_case(const char *args, int n)
+{
+    fp4lr_ctx *ctx = tsupport_gpu_ctx_or_skip();
+    tsupport_gpu_arch_or_skip(ctx, "sm90a");
+    fp4lr_ctx_destroy(ctx);
+    static char out[65536], cmd[512], want[128];
+    snprintf(cmd, sizeof cmd, "%s --repeat %d --iters 0 --rows 64", args, n);
+    cr_assert_eq(check(cmd, out, sizeof out), 0, "%s: %s", cmd, out);
+    snprintf(want, sizeof want, "repeat: %d of %d launches bitwise equal", n, n);
+    cr_expect(strstr(out, want) != NULL, "%s: %s", cmd, out);
+}
+
+Test(check_cli, repeat_transform_path_gpu) { repeat_case("--mnk 1000x1300x640 --dense --w-prep off", 6); }
+
+Test(check_cli, repeat_wprep_stream_k_gpu)
+{
+    repeat_case("--mnk 1000x1300x640 --dense --w-prep on --schedule sk", 6);
+}
