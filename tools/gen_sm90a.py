@@ -24,7 +24,7 @@ EXPERIMENT = os.environ.get("FP4LR_GEN_EXPERIMENT", "")
 EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 # every flag the generator reads (a misspelt one would silently build the default kernels)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
-                     "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist"}
+                     "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -1997,7 +1997,11 @@ L_c_k:""")
     emit_stream_k_fixup(e)
     if FUSED:
         emit_affine_and_lowrank(e, L)
-    emit_epilogue(e, L)
+    # FP4LR_GEN_EXPERIMENT=noepi (measurement only: Y is never written): no epilogue, to time
+    # what the tiles' epilogues cost (small-M shapes, where a CTA finishes few tiles).  Dense
+    # kernels only: the fused s1 kernel fails the ptxas gate with it.
+    if "noepi" not in EXPERIMENTS:
+        emit_epilogue(e, L)
     e("L_c_next:")
     unit_next(e, CUR, "c", bounds=True)
     e("""\tbra L_c_tile;
