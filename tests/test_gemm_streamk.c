@@ -97,3 +97,22 @@ Test(gemm_streamk, contributor_fault_fails_and_reruns_agree, .timeout = 600)
     }
     fp4lr_ctx_destroy(ctx);
 }
+
+/* Every split launch gives the same Y bit for bit (tsupport_case_expect_stable): the check
+ * that found the _w kernels' race (test_gemm_wprep.c), here on the transform kernels and the
+ * pair, dense and fused. */
+Test(gemm_streamk, launches_are_bitwise_stable, .timeout = 600)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip(FP4LR_FAMILY_FUSED);
+    for (int fused = 0; fused < 2; fused++)
+        for (int cluster = 1; cluster <= 2; cluster++) {
+            tsupport_case g;
+            setup(&g, ctx, 1000, 1300, 1024, fused ? 32 : 0, fused, FP4LR_NVFP4, cluster, 4400 + 2 * fused + cluster,
+                  64);
+            cr_assert_eq(g.plan.w_prep, 0, "%s", g.plan.entry);
+            tsupport_case_expect_stable(&g, 40);
+            tsupport_case_expect_pass(&g);
+            tsupport_case_teardown(&g);
+        }
+    fp4lr_ctx_destroy(ctx);
+}
