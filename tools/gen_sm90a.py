@@ -346,7 +346,9 @@ def transform_protocol_doc(L, stages, ka):
 //   full[s]   count 1  producer arrive.expect_tx(stage bytes); TMA complete_tx.  Waited by
 //                      transform and consumers.
 //   empty[s]  count {CL * (TRANSFORM_WARPS + 8):<2d} one arrive per transform warp (after it read the W chunk pair) and per
-//                      consumer warp (after it read its A bytes).  Waited by the producer.
+//                      consumer warp (after it read its A bytes), each after a fence.proxy.async:
+//                      the reads were ld.shared (generic proxy), the refill is a bulk copy (async
+//                      proxy).  Waited by the producer.
 {tfull_doc()}
 //   tempty[t] count 8  one arrive per consumer warp once the wgmma reading slot t completed
 //                      (wgmma.wait_group).  Waited by the transform.
@@ -369,8 +371,9 @@ def wpre_protocol_doc(L, stages):
     return f"""// Barrier protocol (mbarriers in shared memory; phases tracked by parity bits):
 //   full[s]   count 1  main producer arrive.expect_tx(stage bytes); TMA complete_tx.  Waited
 //                      by the consumers.
-//   empty[s]  count {CL * 8:<2d} one arrive per consumer warp (after it read its A bytes).  Waited
-//                      by the main producer.
+//   empty[s]  count {CL * 8:<2d} one arrive per consumer warp (after it read its A bytes and fenced
+//                      them with fence.proxy.async: the refill is a bulk copy, async proxy).
+//                      Waited by the main producer.
 //   tfull[t]  count 1  W producer arrive.expect_tx({L['tslot']}); TMA complete_tx.  Waited by the
 //                      consumers (the bulk copy wrote slot t through the async proxy, so no fence).
 //   tempty[t] count 8  one arrive per consumer warp once the wgmma reading slot t completed
