@@ -116,7 +116,8 @@ check-vectors:
 
 # compute-sanitizer's three tools on a representative subset: both formats, both
 # cluster modes, ragged edges and several K stages, the W-prepared path (its preparation
-# kernel, then the _w kernel) in both formats and with stream-K.  Needs a GPU.
+# kernel, then the _w kernel) in both formats and with stream-K, and the _x kernel (W converted
+# in the kernel).  Needs a GPU.
 SANITIZER ?= compute-sanitizer
 SANITIZE_CASES := "--mnk 300x520x448 --dense" "--mnk 257x300x640 --format mxfp4 --dense" \
                   "--mnk 300x520x448 --dense --cluster 2" "--mnk 520x300x640 --format mxfp4 --dense --cluster 2" \
@@ -124,7 +125,8 @@ SANITIZE_CASES := "--mnk 300x520x448 --dense" "--mnk 257x300x640 --format mxfp4 
                   "--mnk 257x300x640:1024 --format mxfp4 --no-affine" "--mnk 300x520x448:32 --cluster 2" \
                   "--mnk 1000x1300x640:32 --schedule sk" "--mnk 1000x1300x640 --dense --schedule sk --cluster 2" \
                   "--mnk 300x520x448 --dense --w-prep on" "--mnk 257x300x640 --format mxfp4 --dense --w-prep on" \
-                  "--mnk 257x300x640:128 --w-prep on" "--mnk 1000x1300x640 --dense --w-prep on --schedule sk"
+                  "--mnk 257x300x640:128 --w-prep on" "--mnk 1000x1300x640 --dense --w-prep on --schedule sk" \
+                  "--mnk 1000x1300x640 --dense --w-prep inline --schedule sk"
 sanitize: all
 	$(Q)command -v $(SANITIZER) >/dev/null || { echo "sanitize: $(SANITIZER) not found (it ships with the CUDA toolkit)"; exit 1; }
 	$(Q)for tool in memcheck racecheck synccheck; do for c in $(SANITIZE_CASES); do \

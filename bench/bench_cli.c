@@ -37,8 +37,9 @@ void fp4lr_bench_usage(FILE *f)
             "                    <= 2^0, as a trained model's)\n"
             "  --schedule S      sm_90a tile walk: auto (default), dp (whole tiles), sk (stream-K)\n"
             "  --w-prep W        sm_90a one-CTA rows (dense, fused): auto (default: W prepared when M >= %d),\n"
-            "                    on (W converted once per launch, timed with the kernel) or off (W\n"
-            "                    converted by the transform warps in the K loop)\n"
+            "                    on (W converted once per launch, timed with the kernel), off (W\n"
+            "                    converted by the transform warps in the K loop) or inline (dense rows:\n"
+            "                    the kernel converts W itself; the fused rows keep auto)\n"
             "  --sweep-stages    also run every main stage count from 1 to the solver's (dense, dense-c2,\n"
             "                    fused; on sm_90a at 2 transform slots when the solver's plan has 3, and\n"
             "                    the one-CTA rows with the W transform unless --w-prep on);\n"
@@ -183,7 +184,7 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
         } else if (!strcmp(a, "--w-prep")) {
             const int w = fp4lr_wprep_parse(v);
             if (w < 0)
-                return bad(err, errlen, "--w-prep %s: expected auto, on or off", v);
+                return bad(err, errlen, "--w-prep %s: expected auto, on, off or inline", v);
             o->w_prep = (fp4lr_wprep)w, i++;
         } else if (!strcmp(a, "--schedule")) {
             const int sch = fp4lr_schedule_parse(v);
@@ -421,6 +422,8 @@ static fp4lr_status variant_jobs(fp4lr_bench_jobs *j, const fp4lr_bench_opts *o,
     /* the stage sweep runs the transform kernels (their main ring holds W) unless asked */
     if (v == FP4LR_BENCH_DENSE || v == FP4LR_BENCH_FUSED)
         po.w_prep = o->sweep_stages && o->w_prep == FP4LR_WPREP_AUTO ? FP4LR_WPREP_OFF : o->w_prep;
+    if (v == FP4LR_BENCH_FUSED && po.w_prep == FP4LR_WPREP_INLINE) /* the _x kernels are dense */
+        po.w_prep = FP4LR_WPREP_AUTO;
     if (t->arch == FP4LR_ARCH_SM90A)
         po.force_transform_stages = o->force_transform_slots;
     if (p.r > 0)

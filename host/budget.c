@@ -42,6 +42,9 @@
 /* ... and at most 4 main stages (more buy nothing for 9 KiB of A; what is left goes to the
  * low-rank ring), which keeps the instantiations few. */
 #define WPREP_MAX_MAIN 4
+/* W converted in the kernel (req->w_inline): 6 converter warps, 32 chunks of 128 bytes
+ * staged each (tools/gen_sm90a.py XCONV_WARPS, XCONV_STAGE). */
+#define XCONV_STAGING (6 * 4096)
 /* Low-rank ring: chunks of at most 128 ranks; up to 4 stages. */
 #define LORA_CHUNK_MAX 128
 #define LORA_STAGES_MAX 4
@@ -155,6 +158,8 @@ static fp4lr_status validate_request(const fp4lr_budget_req *r)
     if (r->force_lora_stages && (r->rank == 0 || r->force_lora_stages < 0 || r->force_lora_stages > LORA_STAGES_MAX))
         return INVALID("LORA_STAGES", "forced low-rank slots = %d with rank %d: 0 (the solver's), or 1..%d "
                        "with a rank", r->force_lora_stages, r->rank, LORA_STAGES_MAX);
+    if (r->w_inline && (!r->w_prep || r->family != FP4LR_FAMILY_DENSE))
+        return INVALID("W_PREP", "W converted in the kernel (w_inline) needs a prepared-W dense plan");
     if (r->w_prep && (r->arch != FP4LR_ARCH_SM90A || r->cluster != 1))
         return INVALID("W_PREP", "a prepared W (w_prep) exists on sm90a with one CTA, not %s with cluster %d",
                        fp4lr_arch_name(r->arch), r->cluster);
@@ -231,7 +236,7 @@ static obj_bytes unsplit(int64_t bytes) { return (obj_bytes){bytes, bytes}; }
  * the chunk) and the fixed area (which depends on the stage counts). */
 typedef struct obj_sizes {
     int m_cta;            /* rows per CTA */
-    obj_bytes a, sfa, w, sfw, w_bf16, affine, epilogue;
+    obj_bytes a, sfa, w, sfw, w_bf16, affine, epilogue, xstage;
 } obj_sizes;
 
 static obj_sizes size_objects(const fp4lr_budget_req *r)
@@ -246,6 +251,7 @@ static obj_sizes size_objects(const fp4lr_budget_req *r)
     s.sfw = charge_n_side(r, (int64_t)fp4lr_sf_bytes(r->tile_n, 4 * kb), 0); /* SFB replicated */
     if (r->w_prep) /* W arrives prepared, straight into its ring */
         s.w = s.sfw = unsplit(0);
+    s.xstage = unsplit(r->w_inline ? XCONV_STAGING : 0);
     s.w_bf16 = sm100 ? unsplit(0) : charge_n_side(r, (int64_t)r->tile_n * TRANSFORM_K * 2, 0);
     /* The tile's wc and beta columns, staged for the affine (1 and 0 when absent, so the
      * slices are there with or without the affine): sm_100a's low-rank producer stages one
@@ -335,7 +341,7 @@ static int64_t main_room(const fp4lr_budget *b, const obj_sizes *s, int64_t fixe
                          int64_t lora_ring)
 {
     return b->capacity - fixed - lora_ring - b->stages_wb * s->epilogue.cta -
-           b->stages_transform * s->w_bf16.cta - s->affine.cta;
+           b->stages_transform * s->w_bf16.cta - s->affine.cta - s->xstage.cta;
 }
 
 /* The main ring starts at offset 0 and the rings after it hold 128-byte-swizzled
@@ -473,6 +479,8 @@ static void build_rows(const fp4lr_budget_req *r, const obj_sizes *s, fp4lr_budg
             r->arch == FP4LR_ARCH_SM100A ? "barriers, tile queue, TMEM slot"
                                          : "barriers, tile queue",
             unsplit(b->fixed), "fixed", 1, 1);
+    if (s->xstage.cta)
+        add_row(b, FP4LR_OBJ_XSTAGE, "W converter staging", s->xstage, "convert", 1, 1);
     b->slack = b->capacity - b->total_bytes;
 }
 

@@ -72,6 +72,8 @@ typedef struct fp4lr_budget_req {
                                    is filled by bulk copies: no fp4 W or SFW in the main
                                    stages; the ring (stages_transform) is as deep as
                                    3 main stages allow (force_transform_stages: 2..5) */
+    int w_inline;               /* with w_prep, dense: W converted in the kernel (the _x kernels):
+                                   the converter warps' staging blocks are charged too */
 } fp4lr_budget_req;
 
 /* The resident objects, in table order. */
@@ -87,6 +89,7 @@ typedef enum fp4lr_budget_obj {
     FP4LR_OBJ_EPILOGUE, /* output staging for the bulk tensor store */
     FP4LR_OBJ_FIXED,    /* barriers, tile queue, TMEM address slot */
     FP4LR_OBJ_ALIGN,    /* padding from the main ring's end to the next 1024-byte boundary */
+    FP4LR_OBJ_XSTAGE,   /* sm_90a _x kernels: the converter warps' staging blocks */
     FP4LR_OBJ_COUNT
 } fp4lr_budget_obj;
 

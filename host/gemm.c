@@ -33,7 +33,7 @@ void fp4lr_runtime_release(fp4lr_runtime *rt)
         return;
     const fp4lr_driver *drv = rt->ctx ? rt->ctx->drv : NULL;
     if (drv && (rt->nkernels || rt->wprep_fn[0].fn || rt->wprep_fn[1].fn || rt->sk.ptr || rt->sk.done ||
-                rt->wprep.ptr || rt->wprep.done))
+                rt->wprep.ptr || rt->wprep.done || rt->xflags.ptr || rt->xflags.done))
         drv->cuCtxSynchronize(); /* a launch may still run them or read the workspaces */
     for (int i = 0; i < rt->nkernels; i++)
         fp4lr_module_unload(&rt->kernels[i].module);
@@ -44,9 +44,11 @@ void fp4lr_runtime_release(fp4lr_runtime *rt)
     if (drv) {
         workspace_free(drv, &rt->sk);
         workspace_free(drv, &rt->wprep);
+        workspace_free(drv, &rt->xflags);
     }
     memset(&rt->sk, 0, sizeof rt->sk);
     memset(&rt->wprep, 0, sizeof rt->wprep);
+    memset(&rt->xflags, 0, sizeof rt->xflags);
 }
 
 /* `need` bytes of workspace w (zeroed when allocated, if `zero`), ordered after the last
@@ -126,6 +128,36 @@ static fp4lr_status wprep_run(fp4lr_runtime *rt, const fp4lr_plan *plan, const f
     /* recorded now too, so that a launch after a failure below still waits for this one */
     FP4LR_TRY(workspace_used(rt, &rt->wprep, stream));
     return fp4lr_sm90a_wprep_tmap(rt->ctx, p, rt->wprep.ptr, tmW);
+}
+
+/* W converted in the kernel (plan->w_inline): the W workspace the converter warps write
+ * and the plan's W tensor map reads, and the item flags (8 u32 per item, zeroed when
+ * allocated; this launch's value is the next epoch, never 0). */
+static fp4lr_status xconv_setup(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *dev, CUstream stream,
+                                fp4lr_sm90a_params *prm)
+{
+    const fp4lr_problem *p = &plan->problem;
+    FP4LR_TRY(fp4lr_sm90a_wprep_check(p));
+    FP4LR_TRY(workspace_acquire(rt, &rt->wprep, fp4lr_sm90a_wprep_bytes(p), 0, stream));
+    const size_t items = (size_t)prm->tiles_n * prm->num_k_stages;
+    fp4lr_workspace *w = &rt->xflags;
+    FP4LR_TRY(workspace_acquire(rt, w, items * FP4LR_SM90A_XCONV_FLAG_BYTES, 1, stream));
+    if (w->epoch == UINT32_MAX) { /* a value the flags may still hold: start over from zeroed flags */
+        const fp4lr_driver *drv = rt->ctx->drv;
+        FP4LR_CU(drv, drv->cuCtxSynchronize());
+        FP4LR_CU(drv, drv->cuMemsetD8(w->ptr, 0, w->bytes));
+        w->epoch = 0;
+    }
+    w->epoch++;
+    prm->xconv = 1;
+    prm->x_W = (CUdeviceptr)(uintptr_t)dev->W;
+    prm->x_SFW = (CUdeviceptr)(uintptr_t)dev->SFW;
+    prm->x_Wp = rt->wprep.ptr;
+    prm->x_flags = w->ptr;
+    prm->x_epoch = w->epoch;
+    prm->x_N = (uint32_t)p->N;
+    prm->x_K = (uint32_t)p->K;
+    return fp4lr_sm90a_wprep_tmap(rt->ctx, p, rt->wprep.ptr, &prm->tmW);
 }
 
 fp4lr_status fp4lr_runtime_plan(const fp4lr_runtime *rt, const fp4lr_problem *p,
@@ -217,7 +249,9 @@ fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_a
         fp4lr_kernel *k = NULL;
         FP4LR_TRY(fp4lr_runtime_kernel(rt, plan, &k));
         FP4LR_TRY(fp4lr_runtime_walk(rt, plan, &prm.sk));
-        if (plan->w_prep)
+        if (plan->w_inline)
+            FP4LR_TRY(xconv_setup(rt, plan, dev, stream, &prm));
+        else if (plan->w_prep)
             FP4LR_TRY(wprep_run(rt, plan, dev, stream, &prm.tmW));
         if (prm.sk.split)
             FP4LR_TRY(sk_workspace(rt, prm.sk.clusters * plan->cluster, stream, &prm.sk_ws, &prm.sk_epoch));
@@ -226,6 +260,8 @@ fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_a
             FP4LR_TRY(workspace_used(rt, &rt->sk, stream));
         if (plan->w_prep)
             FP4LR_TRY(workspace_used(rt, &rt->wprep, stream));
+        if (plan->w_inline)
+            FP4LR_TRY(workspace_used(rt, &rt->xflags, stream));
         return fp4lr_ok();
     }
     if (plan->arch == FP4LR_ARCH_SM100A) {

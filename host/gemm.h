@@ -51,6 +51,7 @@ typedef struct fp4lr_runtime {
     int nkernels;
     fp4lr_workspace sk;
     fp4lr_workspace wprep;
+    fp4lr_workspace xflags;       /* _x kernels: 8 u32 flags per (K block, N tile) item */
     fp4lr_aux_kernel wprep_fn[2]; /* by format: NVFP4, MXFP4 */
 } fp4lr_runtime;
 

@@ -56,17 +56,24 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
                           (int)o->schedule);
     pl->schedule = o->schedule;
     if (!fp4lr_wprep_name(o->w_prep))
-        return fp4lr_fail(FP4LR_E_INVALID, "W_PREP", "w_prep %d is not auto (0), on (1) or off (2)", (int)o->w_prep);
+        return fp4lr_fail(FP4LR_E_INVALID, "W_PREP", "w_prep %d is not auto (0), on (1), off (2) or inline (3)",
+                          (int)o->w_prep);
     const int wprep_ok = arch == FP4LR_ARCH_SM90A && pl->cluster == 1;
+    if (o->w_prep == FP4LR_WPREP_INLINE && (!wprep_ok || pl->family != FP4LR_FAMILY_DENSE))
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "W_PREP",
+                          "W converted in the kernel (inline) exists for sm90a dense plans with one CTA; "
+                          "this plan is %s %s with cluster %d", fp4lr_arch_name(arch), fp4lr_family_name(pl->family),
+                          pl->cluster);
     if (o->w_prep == FP4LR_WPREP_ON && !wprep_ok)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "W_PREP",
                           "a prepared W exists for sm90a plans with one CTA; this plan is %s %s with "
                           "cluster %d", fp4lr_arch_name(arch), fp4lr_family_name(pl->family), pl->cluster);
     /* a W too large for the preparation: AUTO keeps the transform, ON is refused by its rule */
     const fp4lr_status fits = fp4lr_sm90a_wprep_check(p);
-    if (o->w_prep == FP4LR_WPREP_ON && fits.code != FP4LR_OK)
+    if ((o->w_prep == FP4LR_WPREP_ON || o->w_prep == FP4LR_WPREP_INLINE) && fits.code != FP4LR_OK)
         return fits;
-    pl->w_prep = o->w_prep == FP4LR_WPREP_ON ||
+    pl->w_inline = o->w_prep == FP4LR_WPREP_INLINE;
+    pl->w_prep = o->w_prep == FP4LR_WPREP_ON || pl->w_inline ||
                  (o->w_prep == FP4LR_WPREP_AUTO && wprep_ok && p->M >= FP4LR_SM90A_WPREP_MIN_M &&
                   fits.code == FP4LR_OK);
 
@@ -88,6 +95,7 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
         .force_lora_chunk = o->force_lora_chunk,
         .force_lora_stages = o->force_lora_stages,
         .w_prep = pl->w_prep,
+        .w_inline = pl->w_inline,
     };
     FP4LR_TRY(fp4lr_budget_solve(&req, &pl->budget));
 
@@ -97,7 +105,7 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
     const int deep = arch == FP4LR_ARCH_SM90A && pl->budget.stages_transform == 3;
     char ring[16] = "";
     if (pl->w_prep)
-        snprintf(ring, sizeof ring, "_w%d", pl->budget.stages_transform);
+        snprintf(ring, sizeof ring, pl->w_inline ? "_x%d" : "_w%d", pl->budget.stages_transform);
     else if (deep)
         snprintf(ring, sizeof ring, "_t3");
     snprintf(pl->entry, sizeof pl->entry, "fp4lr_%s_%s_%s_m%dn%dk%d_c%d_s%d%s",
@@ -125,13 +133,14 @@ const char *fp4lr_wprep_name(fp4lr_wprep w)
     case FP4LR_WPREP_AUTO: return "auto";
     case FP4LR_WPREP_ON: return "on";
     case FP4LR_WPREP_OFF: return "off";
+    case FP4LR_WPREP_INLINE: return "inline";
     }
     return NULL;
 }
 
 int fp4lr_wprep_parse(const char *name)
 {
-    for (int w = FP4LR_WPREP_AUTO; w <= FP4LR_WPREP_OFF; w++)
+    for (int w = FP4LR_WPREP_AUTO; w <= FP4LR_WPREP_INLINE; w++)
         if (name && !strcmp(name, fp4lr_wprep_name((fp4lr_wprep)w)))
             return w;
     return -1;
@@ -158,7 +167,12 @@ fp4lr_status fp4lr_plan_print(FILE *f, const fp4lr_plan *pl)
     if (pl->arch == FP4LR_ARCH_SM90A)
         fprintf(f, "schedule: %s (tile walk: auto splits the last waves along K when whole tiles leave "
                    "SMs idle)\n", fp4lr_schedule_name(pl->schedule));
-    if (pl->w_prep)
+    if (pl->w_inline)
+        fprintf(f, "W converted in the kernel: its warps 2-7 convert W once per launch into a %" PRId64
+                   "-byte workspace (N x K %s) while the main loop runs; the W producer waits for each "
+                   "(K block, N tile) item's flags, then loads it by bulk copies\n",
+                p->N * p->K * 2, pl->format == FP4LR_NVFP4 ? "f16" : "bf16");
+    else if (pl->w_prep)
         fprintf(f, "W prepared: fp4lr_%s_%s_wprep converts W once per launch into a %" PRId64
                    "-byte workspace (N x K %s), the kernel loads it by bulk copies\n",
                 fp4lr_arch_name(pl->arch), fp4lr_format_name(pl->format), p->N * p->K * 2,

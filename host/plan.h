@@ -47,12 +47,17 @@ typedef enum fp4lr_wprep {
     FP4LR_WPREP_AUTO = 0,
     FP4LR_WPREP_ON = 1,
     FP4LR_WPREP_OFF = 2,
+    /* W converted inside the kernel (the _x kernels, dense only, opt-in): the warps the
+     * W-prepared kernel leaves idle convert W into the same workspace while the main loop
+     * runs, item by item (K block, N tile), and the W producer waits for each item's flags.
+     * No separate preparation launch.  Not chosen by AUTO until measured. */
+    FP4LR_WPREP_INLINE = 3,
 } fp4lr_wprep;
 #ifndef FP4LR_SM90A_WPREP_MIN_M
 #define FP4LR_SM90A_WPREP_MIN_M 1536
 #endif
 
-/* "auto", "on", "off" (NULL out of range) and back (-1 for an unknown name). */
+/* "auto", "on", "off", "inline" (NULL out of range) and back (-1 for an unknown name). */
 const char *fp4lr_wprep_name(fp4lr_wprep w);
 int fp4lr_wprep_parse(const char *name);
 
@@ -93,9 +98,11 @@ typedef struct fp4lr_plan {
     fp4lr_schedule schedule; /* sm_90a tile walk: auto, data-parallel or stream-K */
     int w_prep;              /* 1: W prepared (fp4lr_gemm runs the format's wprep kernel first;
                               * the entry ends in _w<slots>) */
+    int w_inline;            /* with w_prep: W converted inside the kernel (no wprep launch; the
+                              * entry ends in _x<slots>) */
     /* "fp4lr_<target>_<format>_<family>_m<TM>n<TN>k<TK>_c<cluster>_s<stages_main>",
      * target = the arch (sm90a, sm100a) or sm100f; sm_90a appends _t3 (3 transform
-     * slots) or _w<n> (W prepared, n slots) */
+     * slots), _w<n> (W prepared, n slots) or _x<n> (W converted in the kernel) */
     char entry[FP4LR_ENTRY_NAME_LEN];
     int block_threads;
     int64_t smem_bytes;      /* dynamic shared memory = budget.total_bytes */

@@ -130,7 +130,9 @@ fp4lr_status fp4lr_sm90a_launch(const fp4lr_ctx *ctx, CUfunction f, const fp4lr_
     void *fused[] = {&lr->tmL, &lr->tmU, &lr->wc, &lr->beta, &lr->N, &lr->chunks, &lr->slots, &lr->sub,
                      &lr->ksteps, &lr->wk, &lr->deschi};
     void *skp[] = {&prm->sk_ws, &sk->dp_tiles, &sk->q, &sk->r, &prm->sk_epoch};
-    void *args[sizeof common / sizeof common[0] + sizeof fused / sizeof fused[0] + sizeof skp / sizeof skp[0]];
+    void *xp[] = {&prm->x_W, &prm->x_SFW, &prm->x_Wp, &prm->x_flags, &prm->x_epoch, &prm->x_N, &prm->x_K};
+    void *args[sizeof common / sizeof common[0] + sizeof fused / sizeof fused[0] + sizeof skp / sizeof skp[0] +
+               sizeof xp / sizeof xp[0]];
     size_t n = 0;
     for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
         args[n++] = common[i];
@@ -138,6 +140,8 @@ fp4lr_status fp4lr_sm90a_launch(const fp4lr_ctx *ctx, CUfunction f, const fp4lr_
         args[n++] = fused[i];
     for (size_t i = 0; i < sizeof skp / sizeof skp[0]; i++)
         args[n++] = skp[i];
+    for (size_t i = 0; prm->xconv && i < sizeof xp / sizeof xp[0]; i++)
+        args[n++] = xp[i];
     /* persistent: one CTA (pair) per cluster tile at most, whole clusters only; a split
      * walk runs on the clusters it was dealt over */
     const int64_t ctas = (int64_t)prm->tiles_m * prm->tiles_n * plan->cluster;

@@ -59,7 +59,16 @@ typedef struct fp4lr_sm90a_params {
     CUdeviceptr sk_ws;
     fp4lr_sm90a_sk sk;
     uint32_t sk_epoch;
+    /* W converted in the kernel (the _x kernels' last parameters): W and its scales, the
+     * workspace the converters write, the item flags and this launch's flag value */
+    int xconv;
+    CUdeviceptr x_W, x_SFW, x_Wp, x_flags;
+    uint32_t x_epoch, x_N, x_K;
 } fp4lr_sm90a_params;
+
+/* Bytes of one (K block, N tile) item's flags in the _x kernels: 8 u32, one per 32-row
+ * block (tools/gen_sm90a.py, xconv_wait). */
+#define FP4LR_SM90A_XCONV_FLAG_BYTES 32
 
 /* The low-rank chunk the kernels use for a plan: the budget's chunk rounded down to a
  * power of two in [16, 64] (one TMA box per chunk, one swizzle mode). */

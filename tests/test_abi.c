@@ -366,8 +366,9 @@ Test(abi, raw_launch_packs_every_sm90a_family_as_generated)
     cr_assert_eq(tsupport_run_capture("python3 tools/gen_abi.py --families", families, sizeof families), 0);
     int checked = 0;
     for (char *key = strtok(families, "\n"); key; key = strtok(NULL, "\n")) {
-        if (strncmp(key, "sm90a_", 6) || strstr(key, "_wprep"))
-            continue; /* raw_launch runs the sm_90a GEMM kernels only (not the W preparation) */
+        if (strncmp(key, "sm90a_", 6) || strstr(key, "_wprep") || strstr(key, "_xconv"))
+            continue; /* raw_launch runs the sm_90a GEMM kernels only (not the W preparation), and
+                       * not yet the _x kernels (ABI.md §4.2) */
         char gen[256];
         snprintf(gen, sizeof gen, "python3 tools/gen_abi.py --params %s", key);
         cr_assert_eq(tsupport_run_capture(gen, want, sizeof want), 0, "%s", gen);

@@ -1,5 +1,6 @@
 /* GPU suite: the W-prepared sm_90a path (fp4lr_<fmt>_wprep, then the _w kernel, dense and
- * fused), forced on with fp4lr_plan_opts.w_prep.  Ragged edges and both formats against the double
+ * fused), forced on with fp4lr_plan_opts.w_prep, and the _x kernels that convert W themselves
+ * (w_prep INLINE: the same Y as the _w kernels, bit for bit).  Ragged edges and both formats against the double
  * reference; bitwise agreement with the transform kernels (the same operand values in the
  * same K order through the same wgmma sequence); NaN scales; stream-K; and the planted faults
  * that prove the suite can fail: a W scale byte, a dropped K block of W, unwritten outputs.
@@ -32,7 +33,8 @@ static void setup_r(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, i
                        .has_wc = affine, .has_beta = affine};
     fp4lr_plan_opts o = {.cluster = 1, .w_prep = w, .schedule = sch};
     tsupport_case_setup(g, ctx, &p, seed, FP4LR_PGEN_SCALES_REALISTIC, rows, &o);
-    cr_assert_eq(g->plan.w_prep, w == FP4LR_WPREP_ON, "%s", g->plan.entry);
+    cr_assert_eq(g->plan.w_prep, w == FP4LR_WPREP_ON || w == FP4LR_WPREP_INLINE, "%s", g->plan.entry);
+    cr_assert_eq(g->plan.w_inline, w == FP4LR_WPREP_INLINE, "%s", g->plan.entry);
 }
 
 static void setup(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, fp4lr_format f, uint64_t seed,
@@ -225,22 +227,18 @@ Test(gemm_wprep, nan_scale_propagates, .timeout = 300)
 
 /* ---- determinism and the planted faults ---- */
 
-Test(gemm_wprep, deterministic_and_faults_are_caught, .timeout = 300)
+/* Both formats on 300 x 400 x 1024 with w_prep w: two runs agree, then the planted faults
+ * fail and the restored inputs pass again. */
+static void deterministic_and_faults(fp4lr_wprep w, uint64_t seed)
 {
     fp4lr_ctx *ctx = sm90a_or_skip();
     for (int f = 0; f < 2; f++) {
         gcase g;
-        setup(&g, ctx, 300, 400, 1024, (fp4lr_format)f, 95 + f, 0, FP4LR_WPREP_ON, FP4LR_SCHEDULE_AUTO);
-        tsupport_case_run(&g);
+        setup(&g, ctx, 300, 400, 1024, (fp4lr_format)f, seed + f, 0, w, FP4LR_SCHEDULE_AUTO);
+        tsupport_case_expect_stable(&g, 1);
         tsupport_case_expect_pass(&g);
-        void *first = malloc(g.dev.sizes.Y);
-        cr_assert_not_null(first);
-        memcpy(first, g.host.Y, g.dev.sizes.Y);
-        tsupport_case_run(&g);
-        cr_expect_eq(memcmp(first, g.host.Y, g.dev.sizes.Y), 0, "two runs differ");
-        free(first);
 
-        /* one W scale byte changed by one code: the preparation reads it */
+        /* one W scale byte changed by one code: the conversion reads it */
         tsupport_case_expect_sfw_flip_fails(&g, 123, 9);
 
         /* one K block of 64 of W dropped (zeroed on the device) */
@@ -254,6 +252,11 @@ Test(gemm_wprep, deterministic_and_faults_are_caught, .timeout = 300)
         tsupport_case_teardown(&g);
     }
     fp4lr_ctx_destroy(ctx);
+}
+
+Test(gemm_wprep, deterministic_and_faults_are_caught, .timeout = 300)
+{
+    deterministic_and_faults(FP4LR_WPREP_ON, 95);
 }
 
 /* ---- one runtime, a larger problem after a smaller one: the workspace grows ---- */
@@ -277,6 +280,106 @@ Test(gemm_wprep, workspace_grows, .timeout = 300)
     small.rt = big.rt;
     tsupport_case_run(&small);
     tsupport_case_expect_pass(&small);
+    big.rt = saved;
+    tsupport_case_teardown(&small);
+    tsupport_case_teardown(&big);
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- W converted in the kernel (_x, w_prep INLINE) ----
+ * The converter warps write the same Wp as the preparation kernel and the consumers are the
+ * _w kernels', so Y is the _w path's bit for bit (the walk is the same: it does not depend on
+ * the stage count). */
+
+static void inline_same_as_prepared(fp4lr_format f, int64_t M, int64_t N, int64_t K, uint64_t seed)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    gcase x, w;
+    setup(&x, ctx, M, N, K, f, seed, 64, FP4LR_WPREP_INLINE, FP4LR_SCHEDULE_AUTO);
+    setup(&w, ctx, M, N, K, f, seed, 64, FP4LR_WPREP_ON, FP4LR_SCHEDULE_AUTO);
+    tsupport_case_run(&x);
+    tsupport_case_expect_pass(&x);
+    tsupport_case_run(&w);
+    cr_expect_eq(fp4lr_compare_bitwise(&x.host.p, x.host.Y, w.host.Y, &(int64_t){0}, &(int64_t){0}), 0,
+                 "%s and %s differ", x.plan.entry, w.plan.entry);
+    tsupport_case_teardown(&x);
+    tsupport_case_teardown(&w);
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* a ragged last N tile (3000), a K whose last K block is half (NVFP4 1088 = 17 chunks of 64),
+ * a reference shape */
+Test(gemm_wprep, inline_nvfp4_bitwise_equal_to_the_prepared, .timeout = 300)
+{
+    inline_same_as_prepared(FP4LR_NVFP4, 2304, 3000, 3072, 141);
+    inline_same_as_prepared(FP4LR_NVFP4, 1000, 1300, 1088, 142);
+    inline_same_as_prepared(FP4LR_NVFP4, 4608, 3072, 3072, 143);
+}
+Test(gemm_wprep, inline_mxfp4_bitwise_equal_to_the_prepared, .timeout = 300)
+{
+    inline_same_as_prepared(FP4LR_MXFP4, 2304, 3000, 3072, 144);
+    inline_same_as_prepared(FP4LR_MXFP4, 1000, 1300, 1152, 145);
+}
+
+Test(gemm_wprep, inline_edges, .timeout = 600)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    static const int64_t ms[] = {1, 257}, ns[] = {7, 1000};
+    uint64_t seed = 700;
+    for (int f = 0; f < 2; f++) {
+        const int64_t kmin = fp4lr_format_k_multiple((fp4lr_format)f);
+        for (size_t i = 0; i < 2; i++)
+            for (size_t j = 0; j < 2; j++) {
+                gcase g;
+                setup(&g, ctx, ms[i], ns[j], (i + j) % 2 ? kmin : 3 * kmin, (fp4lr_format)f, seed++, 0,
+                      FP4LR_WPREP_INLINE, FP4LR_SCHEDULE_AUTO);
+                tsupport_case_run(&g);
+                tsupport_case_expect_pass(&g);
+                tsupport_case_teardown(&g);
+            }
+    }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* every launch the same Y (the converters and the W producer meet through global flags) */
+Test(gemm_wprep, inline_stream_k_launches_are_bitwise_stable, .timeout = 300)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    for (int f = 0; f < 2; f++) {
+        gcase g;
+        setup(&g, ctx, 4608, 3072, 3072, (fp4lr_format)f, 150 + f, 64, FP4LR_WPREP_INLINE, FP4LR_SCHEDULE_SK);
+        tsupport_case_expect_stable(&g, 60);
+        tsupport_case_expect_pass(&g);
+        tsupport_case_teardown(&g);
+    }
+    fp4lr_ctx_destroy(ctx);
+}
+
+Test(gemm_wprep, inline_deterministic_and_faults_are_caught, .timeout = 300)
+{
+    deterministic_and_faults(FP4LR_WPREP_INLINE, 160);
+}
+
+/* one runtime, shapes changing between launches: each launch's flags carry its own epoch, so
+ * a flag left from a launch of another shape never passes for this one's */
+Test(gemm_wprep, inline_shapes_change_on_one_runtime, .timeout = 300)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    gcase small, big;
+    setup(&small, ctx, 256, 512, 512, FP4LR_NVFP4, 170, 0, FP4LR_WPREP_INLINE, FP4LR_SCHEDULE_AUTO);
+    setup(&big, ctx, 1024, 2048, 2048, FP4LR_NVFP4, 171, 0, FP4LR_WPREP_INLINE, FP4LR_SCHEDULE_AUTO);
+    fp4lr_runtime saved = big.rt;
+    big.rt = small.rt;
+    for (int i = 0; i < 3; i++) {
+        tsupport_case_run(&big);
+        tsupport_case_expect_pass(&big);
+        small.rt = big.rt;
+        tsupport_case_run(&small);
+        tsupport_case_expect_pass(&small);
+        big.rt = small.rt;
+    }
+    cr_expect_geq(big.rt.xflags.bytes, (size_t)8 * 16 * 8 * 4, "flags for 8 N tiles x 16 K blocks");
+    small.rt = big.rt;
     big.rt = saved;
     tsupport_case_teardown(&small);
     tsupport_case_teardown(&big);

@@ -25,7 +25,8 @@ typedef struct instance {
     int fused;
     int tm, tn, tk, cluster, stages;
     int tslots;             /* W ring slots: 3 for entries ending in _t3, n for _w<n>, else 2 */
-    int wprep;              /* _w<n>: W prepared (its ring filled by bulk copies) */
+    int wprep;              /* _w<n> or _x<n>: W prepared (its ring filled by bulk copies) */
+    int xconv;              /* _x<n>: W converted in the kernel (fp4lr_wprep INLINE) */
     long smem_total;
     long lora_at;           /* fused: offset of the low-rank ring */
 } instance;
@@ -52,6 +53,9 @@ static int load_instances(instance *out, int cap)
         const char *w = strstr(de->d_name, "_w");
         if (w && sscanf(w, "_w%d.ptx", &in->tslots) == 1)
             in->wprep = 1;
+        const char *x = strstr(de->d_name, "_x");
+        if (x && sscanf(x, "_x%d.ptx", &in->tslots) == 1)
+            in->wprep = in->xconv = 1;
         in->format = strcmp(fmt, "nvfp4") == 0 ? FP4LR_NVFP4 : FP4LR_MXFP4;
         in->fused = strcmp(fam, "fused") == 0;
         snprintf(in->entry, sizeof in->entry, "%.*s", (int)(len - 4), de->d_name);
@@ -98,7 +102,9 @@ Test(sm90a_instances, entries_match_the_solver)
         fp4lr_plan_opts o = {.tile_m = in[i].tm, .tile_n = in[i].tn, .tile_k = in[i].tk,
                              .cluster = in[i].cluster, .force_main_stages = in[i].stages,
                              .force_transform_stages = in[i].tslots,
-                             .w_prep = in[i].wprep ? FP4LR_WPREP_ON : FP4LR_WPREP_OFF};
+                             .w_prep = in[i].xconv   ? FP4LR_WPREP_INLINE
+                                       : in[i].wprep ? FP4LR_WPREP_ON
+                                                     : FP4LR_WPREP_OFF};
         fp4lr_plan plan;
         fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &o, &plan);
         cr_assert_eq(st.code, FP4LR_OK, "%s: %s", in[i].entry, st.msg);
@@ -201,7 +207,7 @@ Test(sm90a_instances, placed_conversion_is_exact, .timeout = 120)
 /* The W-prepared kernels and their preparation kernels (a grep pattern): the tw4 and
  * consumer_assist experiments build without them, and the transform layout's checks do not
  * apply to them (wprep_layout_is_the_measured_one checks theirs). */
-#define WPRE_FILES "'_w[0-9]*.ptx$\\|_wprep.ptx$'"
+#define WPRE_FILES "'_w[0-9]*.ptx$\\|_x[0-9]*.ptx$\\|_wprep.ptx$'"
 
 /* Generates the instances of measurement variant `flags` (FP4LR_GEN_EXPERIMENT) into a
  * temporary directory; every file but the W-prepared ones must pass the shell test `check`
@@ -216,7 +222,7 @@ static int experiment_builds(const char *flags, const char *check, const char *g
     snprintf(cmd, sizeof cmd,
              "FP4LR_GEN_EXPERIMENT=%s python3 tools/gen_sm90a.py --outdir %s > /dev/null && "
              "test $(ls %s/*.ptx | grep -cv " WPRE_FILES ") -eq $(ls ptx/sm90a/*.ptx | grep -cv " WPRE_FILES ") && "
-             "for f in %s/*.ptx; do case $f in *_wprep.ptx|*_w[0-9].ptx) continue;; esac; "
+             "for f in %s/*.ptx; do case $f in *_wprep.ptx|*_w[0-9].ptx|*_x[0-9].ptx) continue;; esac; "
              "{ %s; } || { echo \"$f\" >&2; exit 1; }; done && "
              "for e in %s; do sh tools/ptxas_gate.sh sm_90a %s/fp4lr_sm90a_$e.ptx %s/$e.cubin || exit 1; done",
              flags, dir, dir, dir, check, gated, dir, dir);
@@ -256,7 +262,7 @@ static int experiment_builds(const char *flags, const char *check, const char *g
  * committed file in the build.) */
 Test(sm90a_instances, committed_kernels_have_the_measured_layout)
 {
-    int rc = system("for f in ptx/sm90a/*.ptx; do case $f in *_wprep.ptx|*_w[0-9].ptx) continue;; esac; "
+    int rc = system("for f in ptx/sm90a/*.ptx; do case $f in *_wprep.ptx|*_w[0-9].ptx|*_x[0-9].ptx) continue;; esac; "
                     "{ " TW8_CHECK " && " PRODROT_CHECK " && " PREFETCH_CHECK
                     " && " MXONE_CHECK " && " CHOIST_CHECK " && " TSPLIT_CHECK "; } || { echo \"$f\" >&2; exit 1; }; done");
     cr_expect_eq(rc, 0, "a committed sm_90a kernel lacks part of the default layout (file above)");
@@ -273,9 +279,17 @@ Test(sm90a_instances, committed_kernels_have_the_measured_layout)
                    "test $(grep -c 'cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes \\[%r42\\], \\[%tmW' $f) -eq 2"
 #define WPREP_CHECK "test $(grep -c '@%p1 st.global.v4.b32' $f) -eq 8 && " \
                     "case $f in *mxfp4*) grep -q 'vote.sync.any.pred %pmx' $f;; *) ! grep -q 'pmx' $f;; esac"
+/* The _x kernels are W-prepared kernels whose warps 2-7 convert (16 predicated 16-byte stores
+ * a unit, its flag set with a release) and whose W producer acquires an item's 8 flags. */
+#define XCONV_CHECK "grep -q '^L_xconv:' $f && test $(grep -c '@%px st.global.v4.b32' $f) -eq 16 && " \
+                    "grep -q '@%px st.release.gpu.global.u32' $f && grep -q 'ld.relaxed.gpu.global.v4.u32' $f && " \
+                    "grep -q 'fence.acq_rel.gpu;' $f && " \
+                    "case $f in *mxfp4*) grep -q 'vote.sync.any.pred %pmx' $f;; *) ! grep -q 'pmx' $f;; esac"
 Test(sm90a_instances, wprep_layout_is_the_measured_one)
 {
     int rc = system("for f in ptx/sm90a/*_w[0-9].ptx; do { " WPRE_CHECK "; } || { echo \"$f\" >&2; exit 1; }; done && "
+                    "for f in ptx/sm90a/*_x[0-9].ptx; do { " WPRE_CHECK " && " XCONV_CHECK "; } || "
+                    "{ echo \"$f\" >&2; exit 1; }; done && "
                     "for f in ptx/sm90a/*_wprep.ptx; do { " WPREP_CHECK "; } || { echo \"$f\" >&2; exit 1; }; done");
     cr_expect_eq(rc, 0, "a W-prepared kernel or a preparation kernel lacks its layout (file above)");
 }

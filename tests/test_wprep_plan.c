@@ -181,3 +181,58 @@ Test(wprep_plan, print_names_the_preparation)
               "%s", buf);
     cr_expect(strstr(buf, "W prepared (f16/bf16)") != NULL, "%s", buf);
 }
+
+/* INLINE (W converted in the kernel, opt-in): the _x entry, the converter warps' staging row
+ * (6 x 4 KiB), which leaves 4 W slots beside 4 main stages; dense, one CTA, sm90a only; AUTO
+ * never picks it; its name round-trips. */
+Test(wprep_plan, inline_conversion_plans)
+{
+    fp4lr_plan_opts in = {.w_prep = FP4LR_WPREP_INLINE};
+    fp4lr_plan pl = plan_ok(dense(4608, 3072, 3072, FP4LR_NVFP4), &in);
+    cr_expect(pl.w_prep && pl.w_inline);
+    cr_expect_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4");
+    const fp4lr_budget_row *x = fp4lr_budget_row_find(&pl.budget, FP4LR_OBJ_XSTAGE);
+    cr_assert_not_null(x);
+    cr_expect_eq(x->total, 6 * 4096);
+    cr_expect_null(fp4lr_budget_row_find(&pl.budget, FP4LR_OBJ_W), "no fp4 W in the main stages");
+    cr_expect_eq(pl.smem_bytes, 4 * 9216 + 4 * 32768 + 2 * 16384 + 1024 + 6 * 4096);
+    pl = plan_ok(dense(1000, 2240, 2240, FP4LR_NVFP4), &in);
+    cr_expect_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4", "any M: the option decides");
+    pl = plan_ok(dense(4608, 3072, 3072, FP4LR_MXFP4), &in);
+    cr_expect_str_eq(pl.entry, "fp4lr_sm90a_mxfp4_dense_m128n256k128_c1_s4_x4");
+    cr_expect_eq(plan_ok(dense(4608, 3072, 3072, FP4LR_NVFP4), NULL).w_inline, 0, "AUTO keeps the preparation");
+
+    fp4lr_problem fused = dense(4608, 3072, 3072, FP4LR_NVFP4);
+    fused.r = 32;
+    expect_refused(fused, FP4LR_ARCH_SM90A, &in, FP4LR_E_UNSUPPORTED, "W_PREP");
+    fp4lr_plan_opts pair = {.w_prep = FP4LR_WPREP_INLINE, .cluster = 2, .tile_m = 256};
+    expect_refused(dense(4608, 3072, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM90A, &pair, FP4LR_E_UNSUPPORTED, "W_PREP");
+    expect_refused(dense(4608, 3072, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM100A, &in, FP4LR_E_UNSUPPORTED, "W_PREP");
+    fp4lr_plan_opts bad = {.w_prep = (fp4lr_wprep)4};
+    expect_refused(dense(64, 64, 64, FP4LR_NVFP4), FP4LR_ARCH_SM90A, &bad, FP4LR_E_INVALID, "W_PREP");
+
+    cr_expect_str_eq(fp4lr_wprep_name(FP4LR_WPREP_INLINE), "inline");
+    cr_expect_eq(fp4lr_wprep_parse("inline"), FP4LR_WPREP_INLINE);
+    fp4lr_budget_req req = {.arch = FP4LR_ARCH_SM90A, .format = FP4LR_NVFP4, .tile_m = 128, .tile_n = 256,
+                            .tile_k = 128, .cluster = 1, .family = FP4LR_FAMILY_DENSE, .out_bytes = 2,
+                            .w_inline = 1};
+    fp4lr_budget b;
+    fp4lr_status st = fp4lr_budget_solve(&req, &b);
+    cr_expect_eq(st.code, FP4LR_E_INVALID, "w_inline without w_prep: %s", st.msg);
+    cr_expect_str_eq(st.rule, "W_PREP");
+}
+
+/* The printout says that the kernel converts W itself. */
+Test(wprep_plan, print_names_the_inline_conversion)
+{
+    fp4lr_plan_opts in = {.w_prep = FP4LR_WPREP_INLINE};
+    fp4lr_plan pl = plan_ok(dense(4608, 3072, 3072, FP4LR_NVFP4), &in);
+    char buf[8192] = "";
+    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+    cr_assert_not_null(f);
+    cr_expect_eq(fp4lr_plan_print(f, &pl).code, FP4LR_OK);
+    fclose(f);
+    cr_expect(strstr(buf, "W converted in the kernel") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "W converter staging") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "_wprep converts") == NULL, "no preparation launch: %s", buf);
+}

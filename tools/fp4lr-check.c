@@ -67,8 +67,9 @@ static void usage(FILE *f)
             "  --schedule S        sm_90a tile walk: auto (default), dp (whole tiles) or sk (stream-K:\n"
             "                      the last waves' tiles split along K)\n"
             "  --w-prep W          sm_90a dense, one CTA: auto (default: on when M >= %d), on (W converted\n"
-            "                      once per launch into a workspace, then loaded by bulk copies) or off\n"
-            "                      (the transform warps convert W in the K loop)\n"
+            "                      once per launch into a workspace, then loaded by bulk copies), off\n"
+            "                      (the transform warps convert W in the K loop) or inline (dense: the\n"
+            "                      kernel's idle warps convert W while it runs; no preparation launch)\n"
             "  --threads N         CPU threads of the reference (default: all)\n"
             "  --plan-only         print the plan and budget, then stop\n"
             "  --in DIR            read the problem from DIR/*.npy instead of generating it: A, SFA, W, SFW;\n"
@@ -186,7 +187,7 @@ static int parse(int argc, char **argv, opts *o)
             o->plan.schedule = (fp4lr_schedule)sch, i++;
         } else if (!strcmp(a, "--w-prep")) {
             const int w = fp4lr_wprep_parse(v);
-            if (w < 0) return bad_arg(a, v, "w-prep must be auto, on or off");
+            if (w < 0) return bad_arg(a, v, "w-prep must be auto, on, off or inline");
             o->plan.w_prep = (fp4lr_wprep)w, i++;
         } else if (!strcmp(a, "--cluster")) {
             if (parse_int(v, 1, 2, &x)) return bad_arg(a, v, "cluster must be 1 or 2");

@@ -38,7 +38,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ABI_MD = os.path.join(ROOT, "ptx", "ABI.md")
 HEADER = os.path.join(ROOT, "host", "fp4lr.h")
 
-ENTRY_NAME = re.compile(r"^fp4lr_(sm\d+[af])_(nvfp4|mxfp4)_(dense|fused)_m(\d+)n(\d+)k(\d+)_c(\d+)_s(\d+)(_t3|_w\d+)?$")
+ENTRY_NAME = re.compile(r"^fp4lr_(sm\d+[af])_(nvfp4|mxfp4)_(dense|fused)_m(\d+)n(\d+)k(\d+)_c(\d+)_s(\d+)(_t3|_w\d+|_x\d+)?$")
 # the W preparation kernels of the W-prepared (_w) sm_90a dense kernels: family "wprep"
 PREP_NAME = re.compile(r"^fp4lr_(sm\d+[af])_(nvfp4|mxfp4)_(wprep)$")
 PARAM = re.compile(r"^\s*\.param\s+(?:\.align\s+(\d+)\s+)?\.(b8|b16|b32|b64|u8|u16|u32|u64|s32|s64|f32|f64)"
@@ -93,9 +93,11 @@ class Kernel:
         n = ENTRY_NAME.match(self.entry) or PREP_NAME.match(self.entry)
         if not n:
             raise AbiError(f"{self.path}: entry {self.entry} does not follow "
-                           "fp4lr_<arch>_<format>_<family>_m<TM>n<TN>k<TK>_c<C>_s<S>[_t3|_w<n>] "
+                           "fp4lr_<arch>_<format>_<family>_m<TM>n<TN>k<TK>_c<C>_s<S>[_t3|_w<n>|_x<n>] "
                            "or fp4lr_<arch>_<format>_wprep")
         self.arch, self.format, self.family = n.group(1), n.group(2), n.group(3)
+        # the _x kernels (W converted in the kernel) take 7 more parameters: their own family
+        self.variant = "xconv" if self.family != "wprep" and (n.group(9) or "").startswith("_x") else ""
         if self.family == "wprep":
             self.tile, self.cluster, self.stages = None, 1, 0
         else:
@@ -139,10 +141,10 @@ class Kernel:
         return m.group(1)
 
     def family_key(self):
-        return f"{self.arch}_{self.family}_c{self.cluster}"
+        return f"{self.arch}_{self.family}{'_' + self.variant if self.variant else ''}_c{self.cluster}"
 
     def sort_key(self):
-        return (ARCH_ORDER.get(self.arch, 9), self.arch, self.family, self.cluster,
+        return (ARCH_ORDER.get(self.arch, 9), self.arch, self.family, self.variant, self.cluster,
                 FORMAT_ORDER[self.format], -self.stages)
 
 
@@ -282,7 +284,8 @@ def params_section(fams):
         out.append(f"#### `{key}`: {k.arch} {k.family}, cluster {k.cluster}, block {k.threads[0]}")
         out.append("")
         if k.tile:
-            out.append(f"Tile {k.tile[0]}x{k.tile[1]}x{k.tile[2]}; built: {family_instances(ks)}.")
+            xnote = " W converted in the kernel (`_x<n>`, §4.2)." if k.variant else ""
+            out.append(f"Tile {k.tile[0]}x{k.tile[1]}x{k.tile[2]}; built: {family_instances(ks)}.{xnote}")
         else:
             out.append(f"The W preparation of the `_w` kernels (§4.1); built: "
                        f"{', '.join(x.format for x in ks)}.")

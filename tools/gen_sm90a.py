@@ -215,14 +215,18 @@ INSTANCES = [
     ("mxfp4", "fused", 1, 4, 5, True),
     ("mxfp4", "fused", 1, 4, 4, True),
     ("mxfp4", "fused", 1, 3, 4, True),
+    # W converted in the kernel (_x, dense, one CTA; opt-in, fp4lr_wprep INLINE): the
+    # converter warps' 24 KiB staging leaves 4 W slots beside 4 main stages (host/budget.c)
+    ("nvfp4", "dense", 1, 4, 4, True, True),
+    ("mxfp4", "dense", 1, 4, 4, True, True),
     # the W preparation kernels of the _w kernels
     ("nvfp4", "wprep"),
     ("mxfp4", "wprep"),
 ]
 
 
-def entry_name(fmt, family, cluster, stages, tslots=2, wpre=False):
-    deep = f"_w{tslots}" if wpre else "_t3" if tslots == 3 else ""
+def entry_name(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False):
+    deep = f"_x{tslots}" if xconv else f"_w{tslots}" if wpre else "_t3" if tslots == 3 else ""
     return f"fp4lr_sm90a_{fmt}_{family}_m{BM * cluster}n{BN}k{BK}_c{cluster}_s{stages}{deep}"
 
 
@@ -238,6 +242,9 @@ SPLIT = False
 BULK = False   # split pair, the peer's half delivered by one DSMEM bulk copy per chunk
 FUSED = False      # the fused family: affine and low-rank after the main loop
 WPRE = False       # W prepared: the W ring is filled by bulk copies of the prepared W (set by emit_kernel)
+XCONV = False      # ... and W is converted inside the kernel by its idle warps (the _x kernels; implies WPRE)
+XCONV_WARPS = 6    # the converter warps: warps 2-7 (WG0 and WG1 less the two producers' warps)
+XCONV_STAGE = 4096  # a converter warp's staging block: 32 chunks of 128 bytes
 LORA_SLOTS = 4     # low-rank ring slots the kernel has barriers for (the host uses <= this)
 
 
@@ -263,18 +270,21 @@ def layout(fmt, stages):
     bar_off = wb_off + WB_STAGES * wb
     nbar = 2 * stages + 2 * TSLOTS + (2 * LORA_SLOTS if FUSED else 0) + (TSLOTS if TSPLIT else 0)
     total = bar_off + nbar * 8
+    xstage = (total + 1023) // 1024 * 1024    # _x: the converter warps' staging blocks
+    if XCONV:
+        total = xstage + XCONV_WARPS * XCONV_STAGE
     aff = (total + 1023) // 1024 * 1024    # fused: wc / beta slices, one per consumer WG
     if FUSED:
         total = aff + 2 * AFF_SLICE
     lora = (total + 1023) // 1024 * 1024   # fused: the low-rank ring, sized at run time
     return dict(a=a_off, w=w_off, sfa=sfa_off, sfw=sfw_off, stage=stage, tslot=tslot,
-                t=t_off, wb=wb_off, wbuf=wb, bar=bar_off, nbar=nbar, aff=aff, total=total, lora=lora,
+                t=t_off, wb=wb_off, wbuf=wb, bar=bar_off, nbar=nbar, aff=aff, total=total, lora=lora, xstage=xstage,
                 sfa_bytes=sfa, sfw_bytes=sfw)
 
 
 def header(e, fmt, family, cluster, stages, L):
     blk, ka, _, _ = FORMATS[fmt]
-    name = entry_name(fmt, family, cluster, stages, TSLOTS, WPRE)
+    name = entry_name(fmt, family, cluster, stages, TSLOTS, WPRE, XCONV)
     scale = "ue4m3 (e4m3 bits, sign 0)" if fmt == "nvfp4" else "ue8m0 (0xFF = NaN)"
     optype = "f16" if F16 else "bf16"
     optype_why = (": |value| in [2^-10, 2688], at most 6 significant bits" if F16 else
@@ -386,8 +396,16 @@ def wpre_protocol_doc(L, stages):
 //   [{L['t']:6d} + t*{L['tslot']}]  W ring, {TSLOTS} slots of {BN} x 64 prepared {"f16" if F16 else "bf16"}, TMA swizzle 128B
 //   [{L['wb']:6d} + b*{L['wbuf']}]  writeback staging, {WB_STAGES} buffers of {BM} x 64 bf16, swizzle 128B
 //                                   (rows 0-63 for {CWG0} at +0, rows 64-127 for {CWG1} at +8192)
-//   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{TSLOTS}], tempty[{TSLOTS}]{f", lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}]" if FUSED else ""}{aff_doc(L)}
+//   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{TSLOTS}], tempty[{TSLOTS}]{f", lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}]" if FUSED else ""}{aff_doc(L)}{xconv_map_doc(L)}
 """
+
+
+def xconv_map_doc(L):
+    """The _x kernels' staging blocks, in the header's shared-memory map."""
+    if not XCONV:
+        return ""
+    return (f"\n//   [{L['xstage']:6d} + c*{XCONV_STAGE}]  converter warp c's staging block (32 chunks x 128 B, "
+            "16-byte chunk q of row l at q ^ (l % 8))")
 
 
 def transform_roles_doc(optype):
@@ -406,6 +424,33 @@ def transform_roles_doc(optype):
 """
 
 
+def prepared_roles_doc():
+    """The _w kernels' W producer note: W arrives converted."""
+    return f"""//                       W was converted once per launch by {prep_name("nvfp4" if F16 else "mxfp4")} (the same
+//                       values, order and scaling the transform warps of the _t kernels write), so no
+//                       thread converts W here.  Every other thread of WG0 and WG1 exits.
+"""
+
+
+def xconv_roles_doc():
+    """The _x kernels' W producer and converter warps, in the header's warp roles."""
+    return f"""//                       Before the first chunk of K block kb of N tile nt it waits until the 8
+//                       flags of item kb * tiles_n + nt (p_x_flags + 32 item) hold p_x_epoch
+//                       (relaxed loads, then fence.acq_rel.gpu), then fence.proxy.async.global:
+//                       the converters wrote Wp through the generic proxy.
+//   WG0/WG1 warps 2-7   converters ({XCONV_WARPS} warps, {REG_WG0} regs): the launch's W conversion, with the
+//                       preparation kernel's code ({prep_name("nvfp4" if F16 else "mxfp4")}).  Item (kb, nt) = W rows
+//                       256 nt ..+255, K 128 kb ..+127, K-major (all N tiles' first K block first);
+//                       unit u = 8 item + b its 32-row block b.  Converter warp c of CTA x takes
+//                       units {XCONV_WARPS}x + c, + {XCONV_WARPS} * gridDim.x, ...: per unit two passes of 16 rows x
+//                       2 chunks, one chunk a lane, staged in the warp's 4 KiB and stored as 8
+//                       coalesced 512-byte pieces; then every lane fences (fence.proxy.async.global)
+//                       and lane 0 stores p_x_epoch to flag u (st.release.gpu).  They wait for
+//                       nothing, so the W producers' waits always end.  Warp 0 and 1's other
+//                       lanes exit.
+"""
+
+
 def wpre_roles_doc():
     """The header's warp roles of a W-prepared kernel (the W ring filled by bulk copies)."""
     return f"""// Warp roles ({THREADS} threads, four warpgroups; registers moved with setmaxnreg):
@@ -414,21 +459,21 @@ def wpre_roles_doc():
 //   WG0 thread 32       producer of the W ring: per chunk, waits `tempty[t]`, arms
 //                       `tfull[t]` with {BN * CHUNK_K * 2} bytes and issues one bulk tensor copy of
 //                       the prepared W chunk ({BN} rows x 64 {"f16" if F16 else "bf16"}, 128-byte swizzle) into slot t.
-//                       W was converted once per launch by {prep_name("nvfp4" if F16 else "mxfp4")} (the same
-//                       values, order and scaling the transform warps of the _t kernels write), so no
-//                       thread converts W here.  Every other thread of WG0 and WG1 exits.
-//   {CWG0}, {CWG1}            consumers ({REG_CONSUMER} regs): {CWG0} owns tile rows 0-63, {CWG1} rows 64-127.
+{xconv_roles_doc() if XCONV else prepared_roles_doc()}//   {CWG0}, {CWG1}            consumers ({REG_CONSUMER} regs): {CWG0} owns tile rows 0-63, {CWG1} rows 64-127.
 //                       Each thread loads its A bytes, dequantizes them into the wgmma A
 //                       fragment registers and issues two m64n128k16 (columns 0-127, 128-255) RS wgmma on the slot; after
 """
 
 
-def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False):
-    global CL, SPLIT, FUSED, BULK, WB_STAGES, TSLOTS, WPRE
+def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False):
+    global CL, SPLIT, FUSED, BULK, WB_STAGES, TSLOTS, WPRE, XCONV
     assert family in ("dense", "fused") and cluster in (1, 2)
     # W prepared: one CTA, the 8-warp layout (its consumers are the _t kernels')
     assert not wpre or (cluster == 1 and TW8 and not ASSIST)
+    # W converted in the kernel: a W-prepared dense kernel whose idle warps convert
+    assert not xconv or (wpre and family == "dense")
     WPRE = wpre
+    XCONV = xconv
     global F16
     CL = cluster
     FUSED = family == "fused"
@@ -454,7 +499,7 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False):
     L = layout(fmt, stages)
     e = Emitter(CL)
     header(e, fmt, family, cluster, stages, L)
-    name = entry_name(fmt, family, cluster, stages, TSLOTS, WPRE)
+    name = entry_name(fmt, family, cluster, stages, TSLOTS, WPRE, XCONV)
     e(""".version 8.0
 .target sm_90a
 .address_size 64
@@ -472,7 +517,7 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False):
 \t.param .u32 p_tiles_m,               // ceil(M / {BM * CL}): cluster tiles
 \t.param .u32 p_tiles_n,               // ceil(N / {BN})
 \t.param .u32 p_group,                 // tile rows per raster group (>= 1)
-{fused_params() if FUSED else ""}{SK_PARAMS})
+{fused_params() if FUSED else ""}{SK_PARAMS.replace("p_sk_epoch ", "p_sk_epoch,", 1) + X_PARAMS if XCONV else SK_PARAMS})
 .maxntid {THREADS}, 1, 1
 .minnctapersm 1
 {{""")
@@ -503,6 +548,11 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False):
 \t.reg .pred %psk;
 \t.reg .f32 %skf<32>;                               // a stream-K owner's partial loads
 """)
+    if XCONV:
+        e("""\t.reg .b64 %xflags, %xfa, %xg;                  // _x: item counts, a count's address, a store address
+\t.reg .b32 %xepoch, %xv, %xspin, %xN, %xk64, %xu, %xbase, %xitem, %xkb, %xrow0, %xf<8>;
+\t.reg .b32 %xt, %xl8, %xsm0, %xsm1, %xj, %xr, %xrl;
+\t.reg .pred %px;""")
     if TSPLIT:
         e("\t.reg .b32 %bar_tfullhi, %bar_tfullw;         // tsplit: tfull_hi base; a transform warp's tfull")
     if CHOIST:
@@ -1380,7 +1430,7 @@ def emit_wpre_producers(e, fmt, stages, L):
 // chunk (two a stage) it waits `tempty[t]` (the consumers' wgmmas on slot t completed),
 // arms `tfull[t]` with {L['tslot']} bytes and issues one bulk copy of the prepared W chunk
 // (rows n0..n0+{BN - 1}, K elements 128*ks + 64*h ..+63; rows past N and K past K read zero).
-// Both run ahead as far as their rings allow; no thread converts anything.
+// Both run ahead as far as their rings allow; {"thread 32 first waits for the item's conversion." if XCONV else "no thread converts anything."}
 // =====================================================================================
 L_transform:
 \tsetp.eq.u32 %pthr0, %thr, 0;
@@ -1388,7 +1438,7 @@ L_transform:
 \t@%pthr0 prefetch.tensormap [%tmA];
 \t@%pthr0 prefetch.tensormap [%tmSFA];
 \t@%p0 prefetch.tensormap [%tmW];
-\t@%p0 bra L_wprod;
+\t@%p0 bra L_wprod;{xconv_branch()}
 \t@!%pthr0 bra L_exit;                        // nothing else to do in WG0 and WG1
 \t// ---- thread 0: the main stages ----
 \tmov.u32 %ps, 0;
@@ -1411,6 +1461,8 @@ L_transform:
         advance(e, "%ps", "%pph", stages)
 
     def w_chunks():
+        if XCONV:
+            xconv_wait(e)
         for h in range(2):
             e(f"""\t// chunk {h} of stage ks
 \tmul.lo.u32 %r12, %t, 8;
@@ -1431,8 +1483,189 @@ L_transform:
 L_wprod:
 \tmov.u32 %t, 0;
 \tmov.u32 %tph, 0;""")
+    if XCONV:
+        e("""\tld.param.u64 %xflags, [p_x_flags];
+\tcvta.to.global.u64 %xflags, %xflags;
+\tld.param.u32 %xepoch, [p_x_epoch];""")
     producer_walk(e, "L_wprod_k", "wfirst", "pw", w_chunks)
     e("")
+    if XCONV:
+        emit_xconv(e, fmt, L)
+
+
+def xconv_branch():
+    return """
+\tsetp.ge.u32 %p1, %warp, 2;
+\t@%p1 bra L_xconv;                          // warps 2-7: the converters""" if XCONV else ""
+
+
+XWAITS = [0]
+
+
+def xconv_wait(e):
+    """_x W producer, before K block %pks of N tile %pcn0/256: wait until the item's 8 row
+    blocks are converted (their 8 flags hold p_x_epoch; relaxed loads, then an acquire fence),
+    then order the converters' generic-proxy writes before this thread's bulk copies.  Flags
+    that never arrive (a broken launch) trap after about 3 s instead of hanging."""
+    n = XWAITS[0]
+    XWAITS[0] += 1
+    e(f"""\t// _x: the item (K block ks, N tile n0/256) converted?
+\tshr.u32 %xv, %pcn0, 8;
+\tmad.lo.u32 %xv, %pks, %tiles_n, %xv;
+\tmul.wide.u32 %xfa, %xv, 32;
+\tadd.u64 %xfa, %xflags, %xfa;
+\tmov.u32 %xspin, 0;
+L_xw{n}:
+\tld.relaxed.gpu.global.v4.u32 {{%xf0, %xf1, %xf2, %xf3}}, [%xfa];
+\tld.relaxed.gpu.global.v4.u32 {{%xf4, %xf5, %xf6, %xf7}}, [%xfa+16];
+\tand.b32 %xv, %xf0, %xf1;
+\tand.b32 %xv, %xv, %xf2;
+\tand.b32 %xv, %xv, %xf3;
+\tand.b32 %xv, %xv, %xf4;
+\tand.b32 %xv, %xv, %xf5;
+\tand.b32 %xv, %xv, %xf6;
+\tand.b32 %xv, %xv, %xf7;
+\tor.b32 %xf0, %xf0, %xf1;
+\tor.b32 %xf0, %xf0, %xf2;
+\tor.b32 %xf0, %xf0, %xf3;
+\tor.b32 %xf0, %xf0, %xf4;
+\tor.b32 %xf0, %xf0, %xf5;
+\tor.b32 %xf0, %xf0, %xf6;
+\tor.b32 %xf0, %xf0, %xf7;
+\tsetp.eq.u32 %px, %xv, %xepoch;             // every flag has all the epoch's bits ...
+\tsetp.eq.and.u32 %px, %xf0, %xepoch, %px;   // ... and no other: all eight equal it
+\t@%px bra L_xr{n};
+\tnanosleep.u32 64;
+\tadd.u32 %xspin, %xspin, 1;
+\tsetp.lt.u32 %px, %xspin, 50000000;
+\t@%px bra L_xw{n};
+\ttrap;
+L_xr{n}:
+\tfence.acq_rel.gpu;                          // with the relaxed loads: an acquire of the 8 releases
+\tfence.proxy.async.global;                   // the converters' writes before the bulk copies""")
+
+
+def emit_xconv(e, fmt, L):
+    """The _x kernels' converter warps (2-7): the launch's W conversion, unit by unit
+    (xconv_roles_doc), with the preparation kernel's chunk code (chunk_to_stage).  They
+    run with the producers' {REG_WG0} registers, so across a chunk's conversion only the unit
+    (%xu), its K block and first row, the staging block, K and the W / SFW addresses stay
+    live; everything else is recomputed or reloaded from the parameters."""
+    e("""
+// =====================================================================================
+// Converters (warps 2-7).  Unit u = 8 item + b: W rows 256 nt + 32 b ..+31 x K 128 kb ..+127
+// of item kb * tiles_n + nt.  Two passes of 16 rows: lane l converts row 16p + l/2, chunk
+// 2kb + l%2 (clamped to the last row / chunk, then not stored) into its staging row;
+// 8 stores of 512 contiguous bytes (2 rows x 2 chunks) each; then the unit is published.
+// =====================================================================================
+L_xconv:""")
+    emit_lut_setup(e)
+    e(f"""\tld.param.u64 %rd0, [p_x_W];
+\tcvta.to.global.u64 %rd0, %rd0;
+\tld.param.u64 %rd1, [p_x_SFW];
+\tcvta.to.global.u64 %rd1, %rd1;
+\tld.param.u32 %r1, [p_x_K];
+\tsub.u32 %xt, %warp, 2;                     // converter warp 0..{XCONV_WARPS - 1}
+\tmov.u32 %xu, %ctaid.x;
+\tmad.lo.u32 %xu, %xu, {XCONV_WARPS}, %xt;               // first unit
+\tmad.lo.u32 %xbase, %xt, {XCONV_STAGE}, %sbase;
+\tadd.u32 %xbase, %xbase, {L['xstage']};            // this warp's staging block
+L_x_unit:
+\tmul.lo.u32 %xt, %tiles_n, %nks;
+\tshl.b32 %xt, %xt, 3;                       // units: 8 row blocks an item
+\tsetp.ge.u32 %px, %xu, %xt;
+\t@%px bra L_exit;
+\tshr.u32 %xitem, %xu, 3;
+\tdiv.u32 %xkb, %xitem, %tiles_n;
+\tmul.lo.u32 %xt, %xkb, %tiles_n;
+\tsub.u32 %xt, %xitem, %xt;                  // N tile
+\tshl.b32 %xrow0, %xt, 8;
+\tand.b32 %xt, %xu, 7;                       // row block
+\tshl.b32 %xt, %xt, 5;
+\tadd.u32 %xrow0, %xrow0, %xt;              // the unit's first row""")
+    for p in range(2):
+        e(f"""\t// ---- pass {p}: rows {16 * p}..{16 * p + 15} of the unit ----
+\tld.param.u32 %xN, [p_x_N];
+\tshr.u32 %xk64, %r1, 6;                     // K/64: chunks a row
+\tshr.u32 %xt, %lane, 1;
+\tadd.u32 %r7, %xrow0, %xt;
+\tadd.u32 %r7, %r7, {16 * p};
+\tsub.u32 %xt, %xN, 1;
+\tmin.u32 %r7, %r7, %xt;                     // row n (clamped)
+\tshl.b32 %r8, %xkb, 1;
+\tand.b32 %xt, %lane, 1;
+\tadd.u32 %r8, %r8, %xt;
+\tsub.u32 %xt, %xk64, 1;
+\tmin.u32 %r8, %r8, %xt;                     // chunk j (clamped)
+\tmad.lo.u32 %r5, %r7, %xk64, %r8;           // chunk g of W""")
+
+        def staging_row(e):
+            e("""\t// the lane's row of the warp's staging block, chunk q at q ^ (lane % 8)
+\tshl.b32 %r21, %lane, 7;
+\tadd.u32 %r21, %r21, %xbase;
+\tand.b32 %r22, %lane, 7;
+\tshl.b32 %r22, %r22, 4;
+\tor.b32 %r21, %r21, %r22;""")
+
+        chunk_to_stage(e, fmt, staging_row)
+        e(f"""\tbar.warp.sync 0xffffffff;
+\t// the stores: piece l of store s = staging row 4s + l/8 (row R = first + {16 * p} + 2s + l/16,
+\t// chunk J = 2kb + (l/8)%2), 16-byte chunk q = l%8 kept at q ^ (l/8 + 4(s%2)); %xrl = rows
+\t// from store 0's R on that exist (0 when J is past K)
+\tld.param.u32 %xN, [p_x_N];
+\tshr.u32 %xk64, %r1, 6;
+\tshr.u32 %xl8, %lane, 3;
+\tand.b32 %xt, %lane, 7;
+\tshl.b32 %xsm0, %xl8, 7;
+\tadd.u32 %xsm0, %xsm0, %xbase;
+\txor.b32 %xsm1, %xt, %xl8;
+\tshl.b32 %xsm1, %xsm1, 4;
+\tadd.u32 %xsm1, %xsm1, %xsm0;               // even s (+ 512 s)
+\txor.b32 %xt, %xt, %xl8;
+\txor.b32 %xt, %xt, 4;
+\tshl.b32 %xt, %xt, 4;
+\tadd.u32 %xsm0, %xsm0, %xt;                 // odd s (+ 512 s)
+\tshr.u32 %xr, %lane, 4;
+\tadd.u32 %xr, %xr, %xrow0;
+\tadd.u32 %xr, %xr, {16 * p};                 // R of store 0
+\tand.b32 %xj, %xl8, 1;
+\tshl.b32 %xt, %xkb, 1;
+\tadd.u32 %xj, %xj, %xt;                     // chunk J
+\tmax.u32 %xrl, %xN, %xr;
+\tsub.u32 %xrl, %xrl, %xr;                   // N - R, or 0 past N
+\tsetp.ge.u32 %px, %xj, %xk64;
+\t@%px mov.u32 %xrl, 0;
+\tld.param.u64 %xg, [p_x_Wp];
+\tcvta.to.global.u64 %xg, %xg;
+\tmul.wide.u32 %rd5, %xr, %r1;
+\tshl.b64 %rd5, %rd5, 1;                     // R * 2K
+\tadd.u64 %xg, %xg, %rd5;
+\tmul.wide.u32 %rd5, %xj, 128;
+\tadd.u64 %xg, %xg, %rd5;
+\tand.b32 %xt, %lane, 7;
+\tmul.wide.u32 %rd5, %xt, 16;
+\tadd.u64 %xg, %xg, %rd5;
+\tmul.wide.u32 %rd6, %r1, 4;                 // two rows: 4K bytes""")
+        for st in range(8):
+            e(f"""\tld.shared.v4.b32 {{%r32, %r33, %r34, %r35}}, [{"%xsm1" if st % 2 == 0 else "%xsm0"}+{512 * st}];
+\tsetp.gt.u32 %px, %xrl, {2 * st};
+\t@%px st.global.v4.b32 [%xg], {{%r32, %r33, %r34, %r35}};""")
+            if st < 7:
+                e("\tadd.u64 %xg, %xg, %rd6;")
+        e("\tbar.warp.sync 0xffffffff;                  // the staging block is free again")
+    e(f"""\t// ---- publish the unit: the writes ordered for the bulk copies, then its flag ----
+\tfence.proxy.async.global;
+\tbar.warp.sync 0xffffffff;
+\tsetp.eq.u32 %px, %lane, 0;
+\tld.param.u64 %xfa, [p_x_flags];
+\tcvta.to.global.u64 %xfa, %xfa;
+\tmul.wide.u32 %rd5, %xu, 4;                 // flag 8 item + b = unit u
+\tadd.u64 %xfa, %xfa, %rd5;
+\tld.param.u32 %xv, [p_x_epoch];
+\t@%px st.release.gpu.global.u32 [%xfa], %xv;
+\tmov.u32 %xt, %nctaid.x;
+\tmad.lo.u32 %xu, %xt, {XCONV_WARPS}, %xu;               // the next unit of this warp
+\tbra L_x_unit;""")
 
 
 def load_a_chunk(e, fmt, h, xr, xq, L):
@@ -2021,6 +2254,16 @@ L_exit:""")
     e("\tret;")
 
 
+# The _x kernels' own parameters, after the stream-K ones (ptx/ABI.md).
+X_PARAMS = """\t.param .u64 p_x_W,                    // W: N x K e2m1, K/2 bytes a row (the converters' source)
+\t.param .u64 p_x_SFW,                  // W's scale atoms (128x4 layout)
+\t.param .u64 p_x_Wp,                   // the prepared W the converters write and p_tmW maps
+\t.param .u64 p_x_flags,                // per item (K block kb, N tile nt) at kb * tiles_n + nt: 8 u32 flags
+\t.param .u32 p_x_epoch,                // this launch's flag value (nonzero, changes every launch)
+\t.param .u32 p_x_N,
+\t.param .u32 p_x_K                     // a multiple of 64 (NVFP4) / 128 (MXFP4)
+"""
+
 SK_PARAMS = """\t.param .u64 p_sk_ws,                 // stream-K workspace (partial sums, flags) or 0: every tile whole
 \t.param .u32 p_sk_dp_tiles,           // tiles walked whole; the rest are split by K iterations
 \t.param .u32 p_sk_q,                  // split iterations per cluster (T = G*q + r)
@@ -2168,6 +2411,54 @@ def emit_epilogue(e, L):
 PREP_THREADS = 256
 
 
+def chunk_to_stage(e, fmt, staging_row):
+    """One thread converts one 64-element chunk of W into its 128-byte row of a warp's
+    staging block: %r5 = chunk g (n * K/64 + j), %r7 = row n, %r8 = chunk j, %r1 = K, %rd0 =
+    W, %rd1 = SFW (global); staging_row(e) sets %r21 = the row's address | (lane % 8) << 4.
+    Clobbers %r9-%r13, %r20-%r23, %rd3, %rd4 and the transform's registers (the
+    preparation kernel and the _x kernels' converter warps both emit it)."""
+    blk = FORMATS[fmt][0]
+    mxone = MXONE and fmt == "mxfp4"
+    e(f"""\t// the chunk's 32 fp4 bytes: W + 32g (rows are K/2 bytes, so chunk g of the matrix)
+\tmul.wide.u32 %rd3, %r5, 32;
+\tadd.u64 %rd3, %rd0, %rd3;
+\tld.global.nc.v4.b32 {{%wi0, %wi1, %wi2, %wi3}}, [%rd3];
+\tld.global.nc.v4.b32 {{%wi4, %wi5, %wi6, %wi7}}, [%rd3+16];
+\t// its scales: atom (n/128, {"j" if blk == 16 else "j/2"}) of the 128x4 layout, byte (n%32)*16 + ((n%128)/32)*4{"" if blk == 16 else " + 2*(j%2)"}
+\tshr.u32 %r9, %r1, {(4 * blk).bit_length() - 1};                       // atoms a 128-row block = K/{4 * blk}
+\tshr.u32 %r10, %r7, 7;
+\t{"mad.lo.u32 %r10, %r10, %r9, %r8;" if blk == 16 else "shr.u32 %r11, %r8, 1;" + chr(10) + chr(9) + "mad.lo.u32 %r10, %r10, %r9, %r11;"}
+\tshl.b32 %r10, %r10, 9;                     // * 512
+\tand.b32 %r11, %r7, 31;
+\tshl.b32 %r11, %r11, 4;
+\tadd.u32 %r10, %r10, %r11;
+\tshr.u32 %r11, %r7, 5;
+\tand.b32 %r11, %r11, 3;
+\tshl.b32 %r11, %r11, 2;
+\tadd.u32 %r10, %r10, %r11;""")
+    if blk == 32:
+        e("""\tand.b32 %r11, %r8, 1;
+\tshl.b32 %r11, %r11, 1;
+\tadd.u32 %r10, %r10, %r11;""")
+    e("""\tcvt.u64.u32 %rd4, %r10;
+\tadd.u64 %rd4, %rd1, %rd4;""")
+    sc = [f"%sc{c}" for c in range(4)]
+    if fmt == "nvfp4":
+        e("\tld.global.nc.u32 %r12, [%rd4];              // scales of groups c = 0..3")
+        scales_nv4(e, "%r12", sc, 0)
+    elif mxone:
+        e("\tld.global.nc.u16 %r12, [%rd4];              // raw scales: groups 0,1 | 2,3\n\tmov.b32 %sc3, %r12;")
+    else:
+        e("\tld.global.nc.u16 %r12, [%rd4];              // scales: groups 0,1 | 2,3")
+        mx_scales(e, "%r12", sc, "%r13", scale_mx)
+    staging_row(e)
+    def store(e, p, q, vec):
+        e(f"""\txor.b32 %r23, %r21, {q << 4};
+\tst.shared.v4.b32 [%r23], {{{vec}}};   // logical chunk {q}""")
+
+    transform_rows(e, fmt, 0, None, rows=[0], part="convert", store=store)
+
+
 def emit_prep(fmt):
     """The W preparation kernel of a format: W (fp4 and its scale atoms) -> the prepared W
     the _w kernels load, N x K {f16 | bf16}, each 64-element chunk in the transform's order
@@ -2248,40 +2539,10 @@ def emit_prep(fmt):
 \tmin.u32 %r5, %r5, %r6;                     // past the end: the last chunk again, no store
 \tdiv.u32 %r7, %r5, %r3;                     // row n
 \tmul.lo.u32 %r8, %r7, %r3;
-\tsub.u32 %r8, %r5, %r8;                     // chunk j of the row
-\t// the chunk's 32 fp4 bytes: W + 32g (rows are K/2 bytes, so chunk g of the matrix)
-\tmul.wide.u32 %rd3, %r5, 32;
-\tadd.u64 %rd3, %rd0, %rd3;
-\tld.global.nc.v4.b32 {{%wi0, %wi1, %wi2, %wi3}}, [%rd3];
-\tld.global.nc.v4.b32 {{%wi4, %wi5, %wi6, %wi7}}, [%rd3+16];
-\t// its scales: atom (n/128, {"j" if blk == 16 else "j/2"}) of the 128x4 layout, byte (n%32)*16 + ((n%128)/32)*4{"" if blk == 16 else " + 2*(j%2)"}
-\tshr.u32 %r9, %r1, {(4 * blk).bit_length() - 1};                       // atoms a 128-row block = K/{4 * blk}
-\tshr.u32 %r10, %r7, 7;
-\t{"mad.lo.u32 %r10, %r10, %r9, %r8;" if blk == 16 else "shr.u32 %r11, %r8, 1;" + chr(10) + chr(9) + "mad.lo.u32 %r10, %r10, %r9, %r11;"}
-\tshl.b32 %r10, %r10, 9;                     // * 512
-\tand.b32 %r11, %r7, 31;
-\tshl.b32 %r11, %r11, 4;
-\tadd.u32 %r10, %r10, %r11;
-\tshr.u32 %r11, %r7, 5;
-\tand.b32 %r11, %r11, 3;
-\tshl.b32 %r11, %r11, 2;
-\tadd.u32 %r10, %r10, %r11;""")
-    if blk == 32:
-        e("""\tand.b32 %r11, %r8, 1;
-\tshl.b32 %r11, %r11, 1;
-\tadd.u32 %r10, %r10, %r11;""")
-    e("""\tcvt.u64.u32 %rd4, %r10;
-\tadd.u64 %rd4, %rd1, %rd4;""")
-    sc = [f"%sc{c}" for c in range(4)]
-    if fmt == "nvfp4":
-        e("\tld.global.nc.u32 %r12, [%rd4];              // scales of groups c = 0..3")
-        scales_nv4(e, "%r12", sc, 0)
-    elif mxone:
-        e("\tld.global.nc.u16 %r12, [%rd4];              // raw scales: groups 0,1 | 2,3\n\tmov.b32 %sc3, %r12;")
-    else:
-        e("\tld.global.nc.u16 %r12, [%rd4];              // scales: groups 0,1 | 2,3")
-        mx_scales(e, "%r12", sc, "%r13", scale_mx)
-    e("""\t// the thread's row of the warp's staging block: stage + 128*tid, chunk q at q ^ (lane % 8)
+\tsub.u32 %r8, %r5, %r8;                     // chunk j of the row""")
+
+    def staging_row(e):
+        e("""\t// the thread's row of the warp's staging block: stage + 128*tid, chunk q at q ^ (lane % 8)
 \tmov.u32 %r20, stage;
 \tmov.u32 %r6, %tid.x;
 \tshl.b32 %r21, %r6, 7;
@@ -2290,11 +2551,7 @@ def emit_prep(fmt):
 \tshl.b32 %r22, %r22, 4;
 \tor.b32 %r21, %r21, %r22;""")
 
-    def store(e, p, q, vec):
-        e(f"""\txor.b32 %r23, %r21, {q << 4};
-\tst.shared.v4.b32 [%r23], {{{vec}}};   // logical chunk {q}""")
-
-    transform_rows(e, fmt, 0, None, rows=[0], part="convert", store=store)
+    chunk_to_stage(e, fmt, staging_row)
     e(f"""\t// ---- the warp's 32 chunks (4 KiB of Wp from chunk g0 = its lane 0's) as 8 rows of
 \t// 512 bytes: store i, lane l writes 16 bytes at 512i + 16l = row 4i + l/8, chunk l%8 ----
 \tbar.warp.sync 0xffffffff;

@@ -235,7 +235,8 @@ static int parse(int argc, char **argv, opts *o)
             o->cluster = (int)x, i++;
         } else if (!strcmp(a, "--w-prep")) {
             const int w = fp4lr_wprep_parse(v);
-            if (w < 0) return bad_arg(a, "auto, on or off");
+            if (w < 0 || w == FP4LR_WPREP_INLINE)
+                return bad_arg(a, "auto, on or off (raw_launch does not pack the _x kernels of inline)");
             o->w_prep = (fp4lr_wprep)w, i++;
         } else if (!strcmp(a, "--seed")) {
             if (parse_ll(v, 0, INT64_MAX, &x)) return bad_arg(a, "an integer >= 0");
