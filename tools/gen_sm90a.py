@@ -1506,7 +1506,7 @@ def xconv_wait(e):
     """_x W producer, before K block %pks of N tile %pcn0/256: wait until the item's 8 row
     blocks are converted (their 8 flags hold p_x_epoch; relaxed loads, then an acquire fence),
     then order the converters' generic-proxy writes before this thread's bulk copies.  Flags
-    that never arrive (a broken launch) trap after about 3 s instead of hanging."""
+    that never arrive (a broken launch) trap after 2 million polls (seconds) instead of hanging."""
     n = XWAITS[0]
     XWAITS[0] += 1
     e(f"""\t// _x: the item (K block ks, N tile n0/256) converted?
@@ -1537,7 +1537,7 @@ L_xw{n}:
 \t@%px bra L_xr{n};
 \tnanosleep.u32 64;
 \tadd.u32 %xspin, %xspin, 1;
-\tsetp.lt.u32 %px, %xspin, 50000000;
+\tsetp.lt.u32 %px, %xspin, 2000000;
 \t@%px bra L_xw{n};
 \ttrap;
 L_xr{n}:
