@@ -52,6 +52,7 @@
     X(cuMemAlloc, 3020, "cuMemAlloc_v2")                                                                \
     X(cuMemFree, 3020, "cuMemFree_v2")                                                                  \
     X(cuMemcpyHtoD, 3020, "cuMemcpyHtoD_v2")                                                            \
+    X(cuMemcpyHtoDAsync, 3020, "cuMemcpyHtoDAsync_v2")                                                  \
     X(cuMemcpyDtoH, 3020, "cuMemcpyDtoH_v2")                                                            \
     X(cuMemcpyDtoD, 3020, "cuMemcpyDtoD_v2")                                                            \
     X(cuMemsetD8, 3020, "cuMemsetD8_v2")                                                                \

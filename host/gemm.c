@@ -1,12 +1,14 @@
 /* Dispatch of planned problems to the kernels, and the runtime's kernel cache. */
 #include "gemm.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "launch.h"
 #include "sm100a_gemm.h"
 #include "sm90a_gemm.h"
 #include "sm90a_wprep.h"
+#include "sm90a_xorder.h"
 
 fp4lr_status fp4lr_runtime_init(fp4lr_runtime *rt, fp4lr_ctx *ctx, const char *kernel_dir)
 {
@@ -33,7 +35,8 @@ void fp4lr_runtime_release(fp4lr_runtime *rt)
         return;
     const fp4lr_driver *drv = rt->ctx ? rt->ctx->drv : NULL;
     if (drv && (rt->nkernels || rt->wprep_fn[0].fn || rt->wprep_fn[1].fn || rt->sk.ptr || rt->sk.done ||
-                rt->wprep.ptr || rt->wprep.done || rt->xflags.ptr || rt->xflags.done))
+                rt->wprep.ptr || rt->wprep.done || rt->xflags.ptr || rt->xflags.done || rt->xorder.ptr ||
+                rt->xorder.done))
         drv->cuCtxSynchronize(); /* a launch may still run them or read the workspaces */
     for (int i = 0; i < rt->nkernels; i++)
         fp4lr_module_unload(&rt->kernels[i].module);
@@ -45,10 +48,13 @@ void fp4lr_runtime_release(fp4lr_runtime *rt)
         workspace_free(drv, &rt->sk);
         workspace_free(drv, &rt->wprep);
         workspace_free(drv, &rt->xflags);
+        workspace_free(drv, &rt->xorder);
     }
     memset(&rt->sk, 0, sizeof rt->sk);
     memset(&rt->wprep, 0, sizeof rt->wprep);
     memset(&rt->xflags, 0, sizeof rt->xflags);
+    memset(&rt->xorder, 0, sizeof rt->xorder);
+    memset(rt->xorder_key, 0, sizeof rt->xorder_key);
 }
 
 /* `need` bytes of workspace w (zeroed when allocated, if `zero`), ordered after the last
@@ -133,8 +139,39 @@ static fp4lr_status wprep_run(fp4lr_runtime *rt, const fp4lr_plan *plan, const f
 /* W converted in the kernel (plan->w_inline): the W workspace the converter warps write
  * and the plan's W tensor map reads, and the item flags (8 u32 per item, zeroed when
  * allocated; this launch's value is the next epoch, never 0). */
+/* The _x launch's conversion order (sm90a_xorder.h) in the runtime's order workspace:
+ * written (on `stream`, so after every earlier launch on it that read the old one) only
+ * when the table's key (tiles_n, K blocks, band) changed or the workspace is new. */
+static fp4lr_status xorder_setup(fp4lr_runtime *rt, const fp4lr_plan *plan, CUstream stream, int max_ctas,
+                                 fp4lr_sm90a_params *prm)
+{
+    const int tn = (int)prm->tiles_n, nks = (int)prm->num_k_stages;
+    const int band = fp4lr_sm90a_xorder_band(fp4lr_sm90a_grid(plan, prm, max_ctas), (int)prm->tiles_m,
+                                             (int)prm->group, tn);
+    const size_t items = (size_t)tn * (size_t)nks;
+    fp4lr_workspace *w = &rt->xorder;
+    FP4LR_TRY(workspace_acquire(rt, w, items * sizeof(uint32_t), 0, stream));
+    prm->x_order = w->ptr;
+    if (w->epoch && rt->xorder_key[0] == tn && rt->xorder_key[1] == nks && rt->xorder_key[2] == band)
+        return fp4lr_ok();
+    uint32_t *order = malloc(items * sizeof *order);
+    if (!order)
+        return fp4lr_fail(FP4LR_E_NOMEM, "host_alloc", "no host memory for the %zu-item conversion order", items);
+    fp4lr_sm90a_xorder_fill(order, tn, nks, band);
+    const fp4lr_driver *drv = rt->ctx->drv;
+    /* pageable source: staged before the call returns, so it can be freed at once */
+    CUresult cr = drv->cuMemcpyHtoDAsync(w->ptr, order, items * sizeof *order, stream);
+    free(order);
+    FP4LR_CU(drv, cr);
+    w->epoch = 1; /* the table is this key's */
+    rt->xorder_key[0] = tn;
+    rt->xorder_key[1] = nks;
+    rt->xorder_key[2] = band;
+    return fp4lr_ok();
+}
+
 static fp4lr_status xconv_setup(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *dev, CUstream stream,
-                                fp4lr_sm90a_params *prm)
+                                int max_ctas, fp4lr_sm90a_params *prm)
 {
     const fp4lr_problem *p = &plan->problem;
     FP4LR_TRY(fp4lr_sm90a_wprep_check(p));
@@ -157,6 +194,7 @@ static fp4lr_status xconv_setup(fp4lr_runtime *rt, const fp4lr_plan *plan, const
     prm->x_epoch = w->epoch;
     prm->x_N = (uint32_t)p->N;
     prm->x_K = (uint32_t)p->K;
+    FP4LR_TRY(xorder_setup(rt, plan, stream, max_ctas, prm));
     return fp4lr_sm90a_wprep_tmap(rt->ctx, p, rt->wprep.ptr, &prm->tmW);
 }
 
@@ -249,19 +287,21 @@ fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_a
         fp4lr_kernel *k = NULL;
         FP4LR_TRY(fp4lr_runtime_kernel(rt, plan, &k));
         FP4LR_TRY(fp4lr_runtime_walk(rt, plan, &prm.sk));
-        if (plan->w_inline)
-            FP4LR_TRY(xconv_setup(rt, plan, dev, stream, &prm));
-        else if (plan->w_prep)
-            FP4LR_TRY(wprep_run(rt, plan, dev, stream, &prm.tmW));
         if (prm.sk.split)
             FP4LR_TRY(sk_workspace(rt, prm.sk.clusters * plan->cluster, stream, &prm.sk_ws, &prm.sk_epoch));
+        if (plan->w_inline) /* after the split walk's workspace: the conversion order follows the grid */
+            FP4LR_TRY(xconv_setup(rt, plan, dev, stream, k->max_ctas, &prm));
+        else if (plan->w_prep)
+            FP4LR_TRY(wprep_run(rt, plan, dev, stream, &prm.tmW));
         FP4LR_TRY(fp4lr_sm90a_launch(rt->ctx, k->fn, plan, &prm, k->max_ctas, stream));
         if (prm.sk.split)
             FP4LR_TRY(workspace_used(rt, &rt->sk, stream));
         if (plan->w_prep)
             FP4LR_TRY(workspace_used(rt, &rt->wprep, stream));
-        if (plan->w_inline)
+        if (plan->w_inline) {
             FP4LR_TRY(workspace_used(rt, &rt->xflags, stream));
+            FP4LR_TRY(workspace_used(rt, &rt->xorder, stream));
+        }
         return fp4lr_ok();
     }
     if (plan->arch == FP4LR_ARCH_SM100A) {

@@ -52,6 +52,8 @@ typedef struct fp4lr_runtime {
     fp4lr_workspace sk;
     fp4lr_workspace wprep;
     fp4lr_workspace xflags;       /* _x kernels: 8 u32 flags per (K block, N tile) item */
+    fp4lr_workspace xorder;       /* _x kernels: the conversion order (epoch 1: written for xorder_key) */
+    int xorder_key[3];            /* the order's tiles_n, K blocks and band */
     fp4lr_aux_kernel wprep_fn[2]; /* by format: NVFP4, MXFP4 */
 } fp4lr_runtime;
 

@@ -116,6 +116,22 @@ size_t fp4lr_sm90a_sk_workspace_bytes(int ctas)
     return ctas < 1 ? 0 : (size_t)ctas * (FP4LR_SM90A_SK_SLOT_BYTES + 4u);
 }
 
+int fp4lr_sm90a_grid(const fp4lr_plan *plan, const fp4lr_sm90a_params *prm, int max_ctas)
+{
+    /* persistent: one CTA (pair) per cluster tile at most, whole clusters only; a split
+     * walk runs on the clusters it was dealt over */
+    const int64_t ctas = (int64_t)prm->tiles_m * prm->tiles_n * plan->cluster;
+    int grid = max_ctas;
+    if (prm->sk_ws && prm->sk.split)
+        grid = prm->sk.clusters * plan->cluster;
+    else if (grid > ctas)
+        grid = (int)ctas;
+    grid -= grid % plan->cluster;
+    if (grid < plan->cluster)
+        grid = plan->cluster;
+    return grid;
+}
+
 fp4lr_status fp4lr_sm90a_launch(const fp4lr_ctx *ctx, CUfunction f, const fp4lr_plan *plan,
                                 fp4lr_sm90a_params *prm, int grid, CUstream stream)
 {
@@ -130,7 +146,8 @@ fp4lr_status fp4lr_sm90a_launch(const fp4lr_ctx *ctx, CUfunction f, const fp4lr_
     void *fused[] = {&lr->tmL, &lr->tmU, &lr->wc, &lr->beta, &lr->N, &lr->chunks, &lr->slots, &lr->sub,
                      &lr->ksteps, &lr->wk, &lr->deschi};
     void *skp[] = {&prm->sk_ws, &sk->dp_tiles, &sk->q, &sk->r, &prm->sk_epoch};
-    void *xp[] = {&prm->x_W, &prm->x_SFW, &prm->x_Wp, &prm->x_flags, &prm->x_epoch, &prm->x_N, &prm->x_K};
+    void *xp[] = {&prm->x_W, &prm->x_SFW, &prm->x_Wp, &prm->x_flags, &prm->x_epoch, &prm->x_N, &prm->x_K,
+                  &prm->x_order};
     void *args[sizeof common / sizeof common[0] + sizeof fused / sizeof fused[0] + sizeof skp / sizeof skp[0] +
                sizeof xp / sizeof xp[0]];
     size_t n = 0;
@@ -142,17 +159,7 @@ fp4lr_status fp4lr_sm90a_launch(const fp4lr_ctx *ctx, CUfunction f, const fp4lr_
         args[n++] = skp[i];
     for (size_t i = 0; prm->xconv && i < sizeof xp / sizeof xp[0]; i++)
         args[n++] = xp[i];
-    /* persistent: one CTA (pair) per cluster tile at most, whole clusters only; a split
-     * walk runs on the clusters it was dealt over */
-    const int64_t ctas = (int64_t)prm->tiles_m * prm->tiles_n * plan->cluster;
-    if (prm->sk_ws && sk->split)
-        grid = sk->clusters * plan->cluster;
-    else if (grid > ctas)
-        grid = (int)ctas;
-    grid -= grid % plan->cluster;
-    if (grid < plan->cluster)
-        grid = plan->cluster;
-    unsigned g[3] = {(unsigned)grid, 1, 1};
+    unsigned g[3] = {(unsigned)fp4lr_sm90a_grid(plan, prm, grid), 1, 1};
     unsigned b[3] = {(unsigned)plan->block_threads, 1, 1};
     return fp4lr_launch(ctx, f, g, b, (unsigned)plan->smem_bytes, (unsigned)plan->cluster, stream, args);
 }

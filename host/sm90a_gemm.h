@@ -60,10 +60,12 @@ typedef struct fp4lr_sm90a_params {
     fp4lr_sm90a_sk sk;
     uint32_t sk_epoch;
     /* W converted in the kernel (the _x kernels' last parameters): W and its scales, the
-     * workspace the converters write, the item flags and this launch's flag value */
+     * workspace the converters write, the item flags, this launch's flag value, N, K and
+     * the conversion order (sm90a_xorder.h) */
     int xconv;
     CUdeviceptr x_W, x_SFW, x_Wp, x_flags;
     uint32_t x_epoch, x_N, x_K;
+    CUdeviceptr x_order;
 } fp4lr_sm90a_params;
 
 /* Bytes of one (K block, N tile) item's flags in the _x kernels: 8 u32, one per 32-row
@@ -78,6 +80,10 @@ int fp4lr_sm90a_lora_chunk(const fp4lr_plan *plan);
  * device addresses).  FP4LR_E_UNSUPPORTED for a plan the kernels don't cover. */
 fp4lr_status fp4lr_sm90a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *plan, const fp4lr_args *dev,
                                      fp4lr_sm90a_params *out);
+
+/* The launch's grid: max_ctas CTAs (the occupancy's), at most one a cluster tile, the
+ * split walk's clusters when it has a workspace, whole clusters, at least one. */
+int fp4lr_sm90a_grid(const fp4lr_plan *plan, const fp4lr_sm90a_params *prm, int max_ctas);
 
 /* Launches `f` (the plan's entry) on at most `grid` persistent CTAs; with a workspace
  * (params->sk_ws) on params->sk.clusters clusters and the split walk of params->sk. */

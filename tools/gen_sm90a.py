@@ -19,12 +19,14 @@ import ptxgen
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Measurement-only variants (never committed): FP4LR_GEN_EXPERIMENT=skip_transform makes
-# the transform warps skip their conversion, to time everything else.
+# the transform warps skip their conversion, to time everything else; xnowait / xnoconv: the
+# _x W producer does not wait for the converters / the converters convert nothing.
 EXPERIMENT = os.environ.get("FP4LR_GEN_EXPERIMENT", "")
 EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 # every flag the generator reads (a misspelt one would silently build the default kernels)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
-                     "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi"}
+                     "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
+                     "xnowait", "xnoconv"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -440,12 +442,13 @@ def xconv_roles_doc():
 //                       the converters wrote Wp through the generic proxy.
 //   WG0/WG1 warps 2-7   converters ({XCONV_WARPS} warps, {REG_WG0} regs): the launch's W conversion, with the
 //                       preparation kernel's code ({prep_name("nvfp4" if F16 else "mxfp4")}).  Item (kb, nt) = W rows
-//                       256 nt ..+255, K 128 kb ..+127, K-major (all N tiles' first K block first);
-//                       unit u = 8 item + b its 32-row block b.  Converter warp c of CTA x takes
-//                       units {XCONV_WARPS}x + c, + {XCONV_WARPS} * gridDim.x, ...: per unit two passes of 16 rows x
+//                       256 nt ..+255, K 128 kb ..+127, taken in the host's order p_x_order
+//                       (rank -> item; host/sm90a_xorder.h: the order the tile walk first needs
+//                       them); unit of rank u = 8 i + b: block b of the item of rank i.  Converter
+//                       warp c of CTA x takes ranks {XCONV_WARPS}x + c, + {XCONV_WARPS} * gridDim.x, ...: per unit two passes of 16 rows x
 //                       2 chunks, one chunk a lane, staged in the warp's 4 KiB and stored as 8
 //                       coalesced 512-byte pieces; then every lane fences (fence.proxy.async.global)
-//                       and lane 0 stores p_x_epoch to flag u (st.release.gpu).  They wait for
+//                       and lane 0 stores p_x_epoch to the unit's flag (st.release.gpu).  They wait for
 //                       nothing, so the W producers' waits always end.  Warp 0 and 1's other
 //                       lanes exit.
 """
@@ -1509,6 +1512,8 @@ def xconv_wait(e):
     that never arrive (a broken launch) trap after 2 million polls (seconds) instead of hanging."""
     n = XWAITS[0]
     XWAITS[0] += 1
+    if "xnowait" in EXPERIMENTS or "xnoconv" in EXPERIMENTS:
+        return                                  # timing only: W may be read before it is written
     e(f"""\t// _x: the item (K block ks, N tile n0/256) converted?
 \tshr.u32 %xv, %pcn0, 8;
 \tmad.lo.u32 %xv, %pks, %tiles_n, %xv;
@@ -1553,12 +1558,15 @@ def emit_xconv(e, fmt, L):
     live; everything else is recomputed or reloaded from the parameters."""
     e("""
 // =====================================================================================
-// Converters (warps 2-7).  Unit u = 8 item + b: W rows 256 nt + 32 b ..+31 x K 128 kb ..+127
-// of item kb * tiles_n + nt.  Two passes of 16 rows: lane l converts row 16p + l/2, chunk
-// 2kb + l%2 (clamped to the last row / chunk, then not stored) into its staging row;
+// Converters (warps 2-7).  Unit of rank u = 8 i + b: W rows 256 nt + 32 b ..+31 x K 128 kb
+// ..+127 of item p_x_order[i] = kb * tiles_n + nt, flag 8 p_x_order[i] + b.  Two passes of
+// 16 rows: lane l converts row 16p + l/2, chunk 2kb + l%2 (clamped to the last row / chunk,
+// then not stored) into its staging row;
 // 8 stores of 512 contiguous bytes (2 rows x 2 chunks) each; then the unit is published.
 // =====================================================================================
 L_xconv:""")
+    if "xnoconv" in EXPERIMENTS:
+        e("\tbra L_exit;                                // timing only: no conversion")
     emit_lut_setup(e)
     e(f"""\tld.param.u64 %rd0, [p_x_W];
 \tcvta.to.global.u64 %rd0, %rd0;
@@ -1575,7 +1583,12 @@ L_x_unit:
 \tshl.b32 %xt, %xt, 3;                       // units: 8 row blocks an item
 \tsetp.ge.u32 %px, %xu, %xt;
 \t@%px bra L_exit;
-\tshr.u32 %xitem, %xu, 3;
+\tshr.u32 %xitem, %xu, 3;                     // the item's rank in conversion order
+\tld.param.u64 %rd5, [p_x_order];
+\tcvta.to.global.u64 %rd5, %rd5;
+\tmul.wide.u32 %rd6, %xitem, 4;
+\tadd.u64 %rd5, %rd5, %rd6;
+\tld.global.nc.u32 %xitem, [%rd5];            // the item kb * tiles_n + nt of that rank
 \tdiv.u32 %xkb, %xitem, %tiles_n;
 \tmul.lo.u32 %xt, %xkb, %tiles_n;
 \tsub.u32 %xt, %xitem, %xt;                  // N tile
@@ -1659,7 +1672,16 @@ L_x_unit:
 \tsetp.eq.u32 %px, %lane, 0;
 \tld.param.u64 %xfa, [p_x_flags];
 \tcvta.to.global.u64 %xfa, %xfa;
-\tmul.wide.u32 %rd5, %xu, 4;                 // flag 8 item + b = unit u
+\tshr.u32 %xt, %xu, 3;
+\tld.param.u64 %rd5, [p_x_order];
+\tcvta.to.global.u64 %rd5, %rd5;
+\tmul.wide.u32 %rd6, %xt, 4;
+\tadd.u64 %rd5, %rd5, %rd6;
+\tld.global.nc.u32 %xt, [%rd5];              // the item again (reloaded: nothing more stays live)
+\tshl.b32 %xt, %xt, 3;
+\tand.b32 %xv, %xu, 7;
+\tadd.u32 %xt, %xt, %xv;                     // flag 8 item + b
+\tmul.wide.u32 %rd5, %xt, 4;
 \tadd.u64 %xfa, %xfa, %rd5;
 \tld.param.u32 %xv, [p_x_epoch];
 \t@%px st.release.gpu.global.u32 [%xfa], %xv;
@@ -2261,7 +2283,8 @@ X_PARAMS = """\t.param .u64 p_x_W,                    // W: N x K e2m1, K/2 byte
 \t.param .u64 p_x_flags,                // per item (K block kb, N tile nt) at kb * tiles_n + nt: 8 u32 flags
 \t.param .u32 p_x_epoch,                // this launch's flag value (nonzero, changes every launch)
 \t.param .u32 p_x_N,
-\t.param .u32 p_x_K                     // a multiple of 64 (NVFP4) / 128 (MXFP4)
+\t.param .u32 p_x_K,                    // a multiple of 64 (NVFP4) / 128 (MXFP4)
+\t.param .u64 p_x_order                 // the conversion order: tiles_n * nks u32, rank -> item kb * tiles_n + nt
 """
 
 SK_PARAMS = """\t.param .u64 p_sk_ws,                 // stream-K workspace (partial sums, flags) or 0: every tile whole

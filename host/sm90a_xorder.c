@@ -1,0 +1,24 @@
+/* The _x kernels' conversion order (sm90a_xorder.h). */
+#include "sm90a_xorder.h"
+
+int fp4lr_sm90a_xorder_band(int grid, int tiles_m, int group, int tiles_n)
+{
+    if (grid < 1 || tiles_m < 1 || group < 1 || tiles_n < 1)
+        return 1;
+    const int rows = group < tiles_m ? group : tiles_m;
+    const int s = (grid + rows - 1) / rows;
+    return s > tiles_n ? tiles_n : s;
+}
+
+void fp4lr_sm90a_xorder_fill(uint32_t *order, int tiles_n, int nks, int band)
+{
+    if (tiles_n < 1 || nks < 1 || band < 1)
+        return;
+    size_t rank = 0;
+    for (int n0 = 0; n0 < tiles_n; n0 += band) {
+        const int width = tiles_n - n0 < band ? tiles_n - n0 : band;
+        for (int kb = 0; kb < nks; kb++)
+            for (int nt = n0; nt < n0 + width; nt++)
+                order[rank++] = (uint32_t)kb * (uint32_t)tiles_n + (uint32_t)nt;
+    }
+}

@@ -1,0 +1,26 @@
+/* The order in which the _x kernels' converter warps convert W (p_x_order).
+ *
+ * An item is one (K block kb, N tile nt) of W, index kb * tiles_n + nt; the kernel's
+ * converter warps take ranks 0, 1, 2, ... in turn, and the table maps each rank to its
+ * item.  The order is the one in which the tile walk first needs the items: the W-prepared
+ * walk is N-tile-major (a raster group holds every tile row), so its first wave of tiles
+ * covers N tiles 0..S-1, S = ceil(grid / rows), the next wave the next S, and every tile
+ * starts at K block 0.  Hence bands of S N tiles, K-major inside a band.  Converting
+ * K-major over all N tiles instead made the first wave wait for W it did not need yet
+ * (bench/results/experiments/README.md, "the _x kernels' conversion order"). */
+#ifndef FP4LR_SM90A_XORDER_H
+#define FP4LR_SM90A_XORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The band width S: ceil(grid / rows) N tiles, rows = min(group, tiles_m), clipped to
+ * [1, tiles_n]; 1 for arguments below 1. */
+int fp4lr_sm90a_xorder_band(int grid, int tiles_m, int group, int tiles_n);
+
+/* Writes the tiles_n * nks ranks' items into order[] (a permutation of 0 .. tiles_n*nks-1):
+ * band by band (the last may be narrower), inside a band K block by K block, N tiles in
+ * increasing order.  Nothing is written for arguments below 1. */
+void fp4lr_sm90a_xorder_fill(uint32_t *order, int tiles_n, int nks, int band);
+
+#endif

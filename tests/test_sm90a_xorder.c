@@ -1,0 +1,106 @@
+/* CPU suite: the _x kernels' conversion order (host/sm90a_xorder.c): a permutation of the
+ * items, band by band, and the first wave of the W-prepared walk finds the W of its K block
+ * kb among the first (kb + 1) * S ranks (the K-major order over every N tile did not). */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+
+#include "sm90a_xorder.h"
+
+static uint32_t *order_of(int tiles_n, int nks, int band)
+{
+    uint32_t *o = malloc((size_t)tiles_n * (size_t)nks * sizeof *o);
+    cr_assert(o);
+    fp4lr_sm90a_xorder_fill(o, tiles_n, nks, band);
+    return o;
+}
+
+Test(sm90a_xorder, band_is_the_first_waves_n_tiles)
+{
+    cr_expect_eq(fp4lr_sm90a_xorder_band(132, 36, 36, 12), 4);  /* flux-out: 36 tile rows */
+    cr_expect_eq(fp4lr_sm90a_xorder_band(132, 64, 64, 32), 3);  /* 8192^3 */
+    cr_expect_eq(fp4lr_sm90a_xorder_band(132, 8, 8, 27), 17);   /* sana-qkv */
+    cr_expect_eq(fp4lr_sm90a_xorder_band(132, 8, 8, 9), 9);     /* clipped to tiles_n */
+    cr_expect_eq(fp4lr_sm90a_xorder_band(132, 300, 300, 9), 1); /* a wave inside one N tile */
+    cr_expect_eq(fp4lr_sm90a_xorder_band(132, 64, 16, 32), 9);  /* groups of 16 rows */
+    cr_expect_eq(fp4lr_sm90a_xorder_band(0, 8, 8, 9), 1);
+    cr_expect_eq(fp4lr_sm90a_xorder_band(132, 0, 8, 9), 1);
+    cr_expect_eq(fp4lr_sm90a_xorder_band(132, 8, -1, 9), 1);
+    cr_expect_eq(fp4lr_sm90a_xorder_band(132, 8, 8, 0), 1);
+}
+
+Test(sm90a_xorder, fill_is_a_permutation_band_by_band)
+{
+    const int shapes[][3] = {{12, 24, 4}, {27, 18, 17}, {32, 64, 3}, {5, 7, 2}, {1, 1, 1}, {9, 3, 9}, {7, 4, 1}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const int tn = shapes[s][0], nks = shapes[s][1], band = shapes[s][2];
+        const size_t items = (size_t)tn * (size_t)nks;
+        uint32_t *o = order_of(tn, nks, band);
+        unsigned char *seen = calloc(items, 1);
+        cr_assert(seen);
+        size_t rank = 0;
+        for (int n0 = 0; n0 < tn; n0 += band) {
+            const int w = tn - n0 < band ? tn - n0 : band;
+            for (int kb = 0; kb < nks; kb++)
+                for (int nt = n0; nt < n0 + w; nt++, rank++) {
+                    cr_assert_lt(o[rank], items, "shape %zu rank %zu: item %u out of range", s, rank, o[rank]);
+                    cr_expect_eq(o[rank], (uint32_t)(kb * tn + nt), "shape %zu rank %zu", s, rank);
+                    cr_expect_eq(seen[o[rank]], 0, "shape %zu: item %u twice", s, o[rank]);
+                    seen[o[rank]] = 1;
+                }
+        }
+        cr_expect_eq(rank, items);
+        free(seen);
+        free(o);
+    }
+}
+
+/* The W-prepared walk (a raster group holds all tiles_m rows, so tile t is N tile
+ * t / tiles_m) on `grid` CTAs: every tile of the first wave needs item (kb, its N tile) at
+ * its K block kb, after the first wave's kb earlier K blocks; the order must have it among
+ * the first (kb + 1) * band ranks (band = the first wave's N tiles). */
+static int first_wave_is_served(const uint32_t *o, int tiles_m, int tiles_n, int nks, int grid, int band)
+{
+    const size_t items = (size_t)tiles_n * (size_t)nks;
+    size_t *rank = malloc(items * sizeof *rank);
+    cr_assert(rank);
+    for (size_t i = 0; i < items; i++)
+        rank[o[i]] = i;
+    int ok = 1;
+    const int tiles = tiles_m * tiles_n;
+    for (int t = 0; t < grid && t < tiles; t++)
+        for (int kb = 0; kb < nks; kb++)
+            if (rank[(size_t)kb * tiles_n + t / tiles_m] >= (size_t)(kb + 1) * band)
+                ok = 0;
+    free(rank);
+    return ok;
+}
+
+Test(sm90a_xorder, the_first_wave_finds_its_w_first)
+{
+    const int cases[][4] = {{36, 12, 24, 132}, {64, 32, 64, 132}, {8, 27, 18, 132}, {56, 36, 24, 132},
+                            {3, 50, 10, 132},  {200, 4, 8, 132},  {36, 12, 24, 64}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int tm = cases[c][0], tn = cases[c][1], nks = cases[c][2], grid = cases[c][3];
+        const int band = fp4lr_sm90a_xorder_band(grid, tm, tm, tn);
+        uint32_t *o = order_of(tn, nks, band);
+        cr_expect(first_wave_is_served(o, tm, tn, nks, grid, band), "case %zu: band %d", c, band);
+        free(o);
+        /* the K-major order over every N tile (band = tiles_n) fails wherever the first wave
+         * leaves N tiles out and there is more than one K block: the check can fail */
+        if (band < tn && nks > 1) {
+            uint32_t *k = order_of(tn, nks, tn);
+            cr_expect_not(first_wave_is_served(k, tm, tn, nks, grid, band), "case %zu: K-major passed", c);
+            free(k);
+        }
+    }
+}
+
+Test(sm90a_xorder, bad_arguments_write_nothing)
+{
+    uint32_t o[4] = {7, 7, 7, 7};
+    fp4lr_sm90a_xorder_fill(o, 0, 2, 1);
+    fp4lr_sm90a_xorder_fill(o, 2, 0, 1);
+    fp4lr_sm90a_xorder_fill(o, 2, 2, 0);
+    for (int i = 0; i < 4; i++)
+        cr_expect_eq(o[i], 7u);
+}
