@@ -1,5 +1,5 @@
 /* CPU suite: build/bin/fp4lr-budget, the budget solver's command line - its table and JSON,
- * the W-prepared table (--w-prep), and the exit statuses and rules of bad requests. */
+ * the W-prepared tables (--w-prep, --w-inline), and the exit statuses and rules of bad requests. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +20,9 @@ Test(budget_cli, sm90a_tables)
     cr_expect(strstr(out, "total 225280 B") != NULL, "3 x 9216 + 5 x 32768 + 2 x 16384 + 1024: %s", out);
     cr_assert_eq(budget("--arch sm90a --w-prep --json --transform-slots 4", out, sizeof out), 0, "%s", out);
     cr_expect(strstr(out, "\"stages_transform\": 4") != NULL, "%s", out);
+    cr_assert_eq(budget("--arch sm90a --w-inline", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "W converter staging") != NULL, "%s", out);
+    cr_expect(strstr(out, "total 226304 B") != NULL, "4 x 9216 + 4 x 32768 + 2 x 16384 + 24576 + 1024: %s", out);
 }
 
 Test(budget_cli, bad_requests_name_their_rule)
@@ -30,6 +33,8 @@ Test(budget_cli, bad_requests_name_their_rule)
     cr_expect_eq(budget("--arch sm90a --transform-slots 4", out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "TRANSFORM_STAGES") != NULL, "%s", out);
     cr_expect_eq(budget("--arch sm90a --w-prep --transform-slots 6", out, sizeof out), 2, "%s", out);
+    cr_expect_eq(budget("--arch sm90a --w-inline --rank 32", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "W_PREP") != NULL, "the _x kernels are dense only: %s", out);
     cr_expect_eq(budget("--bogus", out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "USAGE") != NULL, "%s", out);
     cr_assert_eq(budget("--help", out, sizeof out), 0);

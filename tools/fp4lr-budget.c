@@ -30,6 +30,8 @@ static const char usage[] =
     "  --transform-slots N       sm90a: force the W transform ring to 2 or 3 slots (2..5 with --w-prep)\n"
     "  --w-prep                  sm90a, one CTA: the W-prepared kernels' table (W arrives converted\n"
     "                            by bulk copies into its ring: no fp4 W or SFW in the main stages)\n"
+    "  --w-inline                sm90a dense, one CTA: the _x kernels' table (W converted inside\n"
+    "                            the kernel: the converter warps' staging beside the W-prepared rings)\n"
     "  --lora-chunk N            force N ranks a low-rank chunk (a multiple of 16, at most R)\n"
     "  --lora-slots N            force N low-rank ring slots (1..4)\n"
     "  --json                    print one JSON object instead of the table\n"
@@ -171,6 +173,7 @@ static int parse_args(int argc, char **argv, cli *c)
         if (!strcmp(a, "--json")) { c->json = 1; continue; }
         if (!strcmp(a, "--no-affine")) { c->no_affine = 1; continue; }
         if (!strcmp(a, "--w-prep")) { c->req.w_prep = 1; continue; }
+        if (!strcmp(a, "--w-inline")) { c->req.w_prep = 1; c->req.w_inline = 1; continue; }
         if (strncmp(a, "--", 2) != 0)
             return bad("USAGE", "unexpected argument", a);
         /* --opt=value or --opt value */
