@@ -38,8 +38,8 @@ void fp4lr_bench_usage(FILE *f)
             "  --schedule S      sm_90a tile walk: auto (default), dp (whole tiles), sk (stream-K)\n"
             "  --w-prep W        sm_90a one-CTA rows (dense, fused): auto (default: W prepared when M >= %d),\n"
             "                    on (W converted once per launch, timed with the kernel), off (W\n"
-            "                    converted by the transform warps in the K loop) or inline (dense rows:\n"
-            "                    the kernel converts W itself; the fused rows keep auto)\n"
+            "                    converted by the transform warps in the K loop) or inline (the\n"
+            "                    kernel's idle warps convert W while it runs)\n"
             "  --sweep-stages    also run every main stage count from 1 to the solver's (dense, dense-c2,\n"
             "                    fused; on sm_90a at 2 transform slots when the solver's plan has 3, and\n"
             "                    the one-CTA rows with the W transform unless --w-prep on);\n"
@@ -422,8 +422,6 @@ static fp4lr_status variant_jobs(fp4lr_bench_jobs *j, const fp4lr_bench_opts *o,
     /* the stage sweep runs the transform kernels (their main ring holds W) unless asked */
     if (v == FP4LR_BENCH_DENSE || v == FP4LR_BENCH_FUSED)
         po.w_prep = o->sweep_stages && o->w_prep == FP4LR_WPREP_AUTO ? FP4LR_WPREP_OFF : o->w_prep;
-    if (v == FP4LR_BENCH_FUSED && po.w_prep == FP4LR_WPREP_INLINE) /* the _x kernels are dense */
-        po.w_prep = FP4LR_WPREP_AUTO;
     if (t->arch == FP4LR_ARCH_SM90A)
         po.force_transform_stages = o->force_transform_slots;
     if (p.r > 0)

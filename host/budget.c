@@ -158,8 +158,8 @@ static fp4lr_status validate_request(const fp4lr_budget_req *r)
     if (r->force_lora_stages && (r->rank == 0 || r->force_lora_stages < 0 || r->force_lora_stages > LORA_STAGES_MAX))
         return INVALID("LORA_STAGES", "forced low-rank slots = %d with rank %d: 0 (the solver's), or 1..%d "
                        "with a rank", r->force_lora_stages, r->rank, LORA_STAGES_MAX);
-    if (r->w_inline && (!r->w_prep || r->family != FP4LR_FAMILY_DENSE))
-        return INVALID("W_PREP", "W converted in the kernel (w_inline) needs a prepared-W dense plan");
+    if (r->w_inline && !r->w_prep)
+        return INVALID("W_PREP", "W converted in the kernel (w_inline) needs a prepared-W plan");
     if (r->w_prep && (r->arch != FP4LR_ARCH_SM90A || r->cluster != 1))
         return INVALID("W_PREP", "a prepared W (w_prep) exists on sm90a with one CTA, not %s with cluster %d",
                        fp4lr_arch_name(r->arch), r->cluster);

@@ -59,9 +59,9 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
         return fp4lr_fail(FP4LR_E_INVALID, "W_PREP", "w_prep %d is not auto (0), on (1), off (2) or inline (3)",
                           (int)o->w_prep);
     const int wprep_ok = arch == FP4LR_ARCH_SM90A && pl->cluster == 1;
-    if (o->w_prep == FP4LR_WPREP_INLINE && (!wprep_ok || pl->family != FP4LR_FAMILY_DENSE))
+    if (o->w_prep == FP4LR_WPREP_INLINE && !wprep_ok)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "W_PREP",
-                          "W converted in the kernel (inline) exists for sm90a dense plans with one CTA; "
+                          "W converted in the kernel (inline) exists for sm90a plans with one CTA; "
                           "this plan is %s %s with cluster %d", fp4lr_arch_name(arch), fp4lr_family_name(pl->family),
                           pl->cluster);
     if (o->w_prep == FP4LR_WPREP_ON && !wprep_ok)

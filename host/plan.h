@@ -47,7 +47,7 @@ typedef enum fp4lr_wprep {
     FP4LR_WPREP_AUTO = 0,
     FP4LR_WPREP_ON = 1,
     FP4LR_WPREP_OFF = 2,
-    /* W converted inside the kernel (the _x kernels, dense only, opt-in): the warps the
+    /* W converted inside the kernel (the _x kernels, dense and fused, opt-in): the warps the
      * W-prepared kernel leaves idle convert W into the same workspace while the main loop
      * runs, item by item (K block, N tile), and the W producer waits for each item's flags.
      * No separate preparation launch.  Not chosen by AUTO until measured. */

@@ -1228,9 +1228,8 @@ Test(bench_cli, opts_scales)
     cr_expect(strstr(err, "expected realistic or small") != NULL, "%s", err);
 }
 
-/* --w-prep inline: the dense row runs the _x kernel, the fused row keeps the auto plan (the
- * _x kernels are dense only). */
-Test(bench_cli, w_prep_inline_takes_the_dense_rows)
+/* --w-prep inline: the dense and the fused rows run _x kernels. */
+Test(bench_cli, w_prep_inline_takes_the_one_cta_rows)
 {
     fp4lr_bench_opts o;
     char err[256];
@@ -1244,7 +1243,7 @@ Test(bench_cli, w_prep_inline_takes_the_dense_rows)
     make_jobs(&o, FP4LR_ARCH_SM90A, dir, &j);
     cr_assert_eq(j.n, 2);
     cr_expect_str_eq(j.job[0].plan.entry, "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4");
-    cr_expect(j.job[1].plan.w_prep && !j.job[1].plan.w_inline, "%s", j.job[1].plan.entry);
+    cr_expect_str_eq(j.job[1].plan.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4");
     fp4lr_bench_jobs_free(&j);
     remove_dir(dir);
     cr_expect_neq(PARSE(&o, err, "--w-prep", "inlined"), 0);

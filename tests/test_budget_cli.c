@@ -33,8 +33,10 @@ Test(budget_cli, bad_requests_name_their_rule)
     cr_expect_eq(budget("--arch sm90a --transform-slots 4", out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "TRANSFORM_STAGES") != NULL, "%s", out);
     cr_expect_eq(budget("--arch sm90a --w-prep --transform-slots 6", out, sizeof out), 2, "%s", out);
-    cr_expect_eq(budget("--arch sm90a --w-inline --rank 32", out, sizeof out), 2, "%s", out);
-    cr_expect(strstr(out, "W_PREP") != NULL, "the _x kernels are dense only: %s", out);
+    cr_expect_eq(budget("--arch sm90a --w-inline --cluster 2", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "W_PREP") != NULL, "the _x kernels have one CTA: %s", out);
+    cr_assert_eq(budget("--arch sm90a --w-inline --rank 32", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "stages: main 3") != NULL && strstr(out, "W converter staging") != NULL, "%s", out);
     cr_expect_eq(budget("--bogus", out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "USAGE") != NULL, "%s", out);
     cr_assert_eq(budget("--help", out, sizeof out), 0);

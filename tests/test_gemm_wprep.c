@@ -291,12 +291,13 @@ Test(gemm_wprep, workspace_grows, .timeout = 300)
  * _w kernels', so Y is the _w path's bit for bit (the walk is the same: it does not depend on
  * the stage count). */
 
-static void inline_same_as_prepared(fp4lr_format f, int64_t M, int64_t N, int64_t K, uint64_t seed)
+static void inline_same_as_prepared_r(fp4lr_format f, int64_t M, int64_t N, int64_t K, int64_t r, int affine,
+                                      fp4lr_schedule sch, uint64_t seed)
 {
     fp4lr_ctx *ctx = sm90a_or_skip();
     gcase x, w;
-    setup(&x, ctx, M, N, K, f, seed, 64, FP4LR_WPREP_INLINE, FP4LR_SCHEDULE_AUTO);
-    setup(&w, ctx, M, N, K, f, seed, 64, FP4LR_WPREP_ON, FP4LR_SCHEDULE_AUTO);
+    setup_r(&x, ctx, M, N, K, r, affine, f, seed, 64, FP4LR_WPREP_INLINE, sch);
+    setup_r(&w, ctx, M, N, K, r, affine, f, seed, 64, FP4LR_WPREP_ON, sch);
     tsupport_case_run(&x);
     tsupport_case_expect_pass(&x);
     tsupport_case_run(&w);
@@ -305,6 +306,11 @@ static void inline_same_as_prepared(fp4lr_format f, int64_t M, int64_t N, int64_
     tsupport_case_teardown(&x);
     tsupport_case_teardown(&w);
     fp4lr_ctx_destroy(ctx);
+}
+
+static void inline_same_as_prepared(fp4lr_format f, int64_t M, int64_t N, int64_t K, uint64_t seed)
+{
+    inline_same_as_prepared_r(f, M, N, K, 0, 0, FP4LR_SCHEDULE_AUTO, seed);
 }
 
 /* a ragged last N tile (3000), a K whose last K block is half (NVFP4 1088 = 17 chunks of 64),
@@ -319,6 +325,16 @@ Test(gemm_wprep, inline_mxfp4_bitwise_equal_to_the_prepared, .timeout = 300)
 {
     inline_same_as_prepared(FP4LR_MXFP4, 2304, 3000, 3072, 144);
     inline_same_as_prepared(FP4LR_MXFP4, 1000, 1300, 1152, 145);
+}
+
+/* fused (_x fused kernels: 4 main stages at r = 0, 3 from r = 32 on): the whole operator, the
+ * _w fused path's Y bit for bit, whole tiles and stream-K */
+Test(gemm_wprep, inline_fused_bitwise_equal_to_the_prepared, .timeout = 600)
+{
+    inline_same_as_prepared_r(FP4LR_NVFP4, 2304, 3000, 3072, 32, 1, FP4LR_SCHEDULE_AUTO, 146);
+    inline_same_as_prepared_r(FP4LR_NVFP4, 1000, 1300, 1088, 0, 1, FP4LR_SCHEDULE_SK, 147);
+    inline_same_as_prepared_r(FP4LR_MXFP4, 2304, 3000, 3072, 128, 0, FP4LR_SCHEDULE_SK, 148);
+    inline_same_as_prepared_r(FP4LR_MXFP4, 1000, 1300, 1152, 1024, 1, FP4LR_SCHEDULE_DP, 149);
 }
 
 Test(gemm_wprep, inline_edges, .timeout = 600)
@@ -351,6 +367,12 @@ Test(gemm_wprep, inline_stream_k_launches_are_bitwise_stable, .timeout = 300)
         tsupport_case_expect_stable(&g, 60);
         tsupport_case_expect_pass(&g);
         tsupport_case_teardown(&g);
+        /* the fused _x kernel (r = 32, affine) */
+        setup_r(&g, ctx, 4608, 3072, 3072, 32, 1, (fp4lr_format)f, 152 + f, 64, FP4LR_WPREP_INLINE,
+                FP4LR_SCHEDULE_SK);
+        tsupport_case_expect_stable(&g, 40);
+        tsupport_case_expect_pass(&g);
+        tsupport_case_teardown(&g);
     }
     fp4lr_ctx_destroy(ctx);
 }
@@ -379,6 +401,7 @@ Test(gemm_wprep, inline_shapes_change_on_one_runtime, .timeout = 300)
         big.rt = small.rt;
     }
     cr_expect_geq(big.rt.xflags.bytes, (size_t)8 * 16 * 8 * 4, "flags for 8 N tiles x 16 K blocks");
+    cr_expect_geq(big.rt.xorder.bytes, (size_t)8 * 16 * 4, "an order entry for each of the 8 x 16 items");
     small.rt = big.rt;
     big.rt = saved;
     tsupport_case_teardown(&small);

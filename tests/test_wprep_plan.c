@@ -183,7 +183,8 @@ Test(wprep_plan, print_names_the_preparation)
 }
 
 /* INLINE (W converted in the kernel, opt-in): the _x entry, the converter warps' staging row
- * (6 x 4 KiB), which leaves 4 W slots beside 4 main stages; dense, one CTA, sm90a only; AUTO
+ * (6 x 4 KiB), which leaves 4 W slots beside 4 main stages (dense; fused 4 or 3); one CTA,
+ * sm90a only; AUTO
  * never picks it; its name round-trips. */
 Test(wprep_plan, inline_conversion_plans)
 {
@@ -202,9 +203,19 @@ Test(wprep_plan, inline_conversion_plans)
     cr_expect_str_eq(pl.entry, "fp4lr_sm90a_mxfp4_dense_m128n256k128_c1_s4_x4");
     cr_expect_eq(plan_ok(dense(4608, 3072, 3072, FP4LR_NVFP4), NULL).w_inline, 0, "AUTO keeps the preparation");
 
+    /* fused: 4 main stages at r = 0 (affine only), 3 from r = 32 on with the affine slices */
     fp4lr_problem fused = dense(4608, 3072, 3072, FP4LR_NVFP4);
+    fused.has_wc = fused.has_beta = 1;
+    pl = plan_ok(fused, &in);
+    cr_expect_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_x4");
     fused.r = 32;
-    expect_refused(fused, FP4LR_ARCH_SM90A, &in, FP4LR_E_UNSUPPORTED, "W_PREP");
+    pl = plan_ok(fused, &in);
+    cr_expect_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4");
+    cr_expect_not_null(fp4lr_budget_row_find(&pl.budget, FP4LR_OBJ_XSTAGE));
+    fused.format = FP4LR_MXFP4;
+    fused.r = 1024;
+    cr_expect_str_eq(plan_ok(fused, &in).entry, "fp4lr_sm90a_mxfp4_fused_m128n256k128_c1_s3_x4");
+    cr_expect_eq(plan_ok(fused, NULL).w_inline, 0, "AUTO keeps the preparation");
     fp4lr_plan_opts pair = {.w_prep = FP4LR_WPREP_INLINE, .cluster = 2, .tile_m = 256};
     expect_refused(dense(4608, 3072, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM90A, &pair, FP4LR_E_UNSUPPORTED, "W_PREP");
     expect_refused(dense(4608, 3072, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM100A, &in, FP4LR_E_UNSUPPORTED, "W_PREP");

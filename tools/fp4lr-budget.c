@@ -30,7 +30,7 @@ static const char usage[] =
     "  --transform-slots N       sm90a: force the W transform ring to 2 or 3 slots (2..5 with --w-prep)\n"
     "  --w-prep                  sm90a, one CTA: the W-prepared kernels' table (W arrives converted\n"
     "                            by bulk copies into its ring: no fp4 W or SFW in the main stages)\n"
-    "  --w-inline                sm90a dense, one CTA: the _x kernels' table (W converted inside\n"
+    "  --w-inline                sm90a, one CTA: the _x kernels' table (W converted inside\n"
     "                            the kernel: the converter warps' staging beside the W-prepared rings)\n"
     "  --lora-chunk N            force N ranks a low-rank chunk (a multiple of 16, at most R)\n"
     "  --lora-slots N            force N low-rank ring slots (1..4)\n"

@@ -217,10 +217,15 @@ INSTANCES = [
     ("mxfp4", "fused", 1, 4, 5, True),
     ("mxfp4", "fused", 1, 4, 4, True),
     ("mxfp4", "fused", 1, 3, 4, True),
-    # W converted in the kernel (_x, dense, one CTA; opt-in, fp4lr_wprep INLINE): the
-    # converter warps' 24 KiB staging leaves 4 W slots beside 4 main stages (host/budget.c)
+    # W converted in the kernel (_x, one CTA; opt-in, fp4lr_wprep INLINE): the converter
+    # warps' 24 KiB staging leaves 4 W slots beside 4 main stages (host/budget.c); fused, 3
+    # from r = 32 on (with the affine slices)
     ("nvfp4", "dense", 1, 4, 4, True, True),
     ("mxfp4", "dense", 1, 4, 4, True, True),
+    ("nvfp4", "fused", 1, 4, 4, True, True),
+    ("nvfp4", "fused", 1, 3, 4, True, True),
+    ("mxfp4", "fused", 1, 4, 4, True, True),
+    ("mxfp4", "fused", 1, 3, 4, True, True),
     # the W preparation kernels of the _w kernels
     ("nvfp4", "wprep"),
     ("mxfp4", "wprep"),
@@ -473,8 +478,8 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False)
     assert family in ("dense", "fused") and cluster in (1, 2)
     # W prepared: one CTA, the 8-warp layout (its consumers are the _t kernels')
     assert not wpre or (cluster == 1 and TW8 and not ASSIST)
-    # W converted in the kernel: a W-prepared dense kernel whose idle warps convert
-    assert not xconv or (wpre and family == "dense")
+    # W converted in the kernel: a W-prepared kernel whose idle warps convert
+    assert not xconv or wpre
     WPRE = wpre
     XCONV = xconv
     global F16
