@@ -178,7 +178,8 @@ static fp4lr_status xconv_setup(fp4lr_runtime *rt, const fp4lr_plan *plan, const
     FP4LR_TRY(workspace_acquire(rt, &rt->wprep, fp4lr_sm90a_wprep_bytes(p), 0, stream));
     const size_t items = (size_t)prm->tiles_n * prm->num_k_stages;
     fp4lr_workspace *w = &rt->xflags;
-    FP4LR_TRY(workspace_acquire(rt, w, items * FP4LR_SM90A_XCONV_FLAG_BYTES, 1, stream));
+    FP4LR_TRY(workspace_acquire(rt, w, FP4LR_SM90A_XCONV_HEAD_BYTES + items * FP4LR_SM90A_XCONV_FLAG_BYTES, 1,
+                                stream));
     if (w->epoch == UINT32_MAX) { /* a value the flags may still hold: start over from zeroed flags */
         const fp4lr_driver *drv = rt->ctx->drv;
         FP4LR_CU(drv, drv->cuCtxSynchronize());

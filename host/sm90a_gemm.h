@@ -71,6 +71,9 @@ typedef struct fp4lr_sm90a_params {
 /* Bytes of one (K block, N tile) item's flags in the _x kernels: 8 u32, one per 32-row
  * block (tools/gen_sm90a.py, xconv_wait). */
 #define FP4LR_SM90A_XCONV_FLAG_BYTES 32
+/* ... after a head of 64 bytes: word 0 counts the launch's converted units (the last one sets
+ * it back to 0), word 1 holds the epoch once every unit is converted. */
+#define FP4LR_SM90A_XCONV_HEAD_BYTES 64
 
 /* The low-rank chunk the kernels use for a plan: the budget's chunk rounded down to a
  * power of two in [16, 64] (one TMA box per chunk, one swizzle mode). */

@@ -252,6 +252,8 @@ WPRE = False       # W prepared: the W ring is filled by bulk copies of the prep
 XCONV = False      # ... and W is converted inside the kernel by its idle warps (the _x kernels; implies WPRE)
 XCONV_WARPS = 6    # the converter warps: warps 2-7 (WG0 and WG1 less the two producers' warps)
 XCONV_STAGE = 4096  # a converter warp's staging block: 32 chunks of 128 bytes
+XLOOK = 4          # the _x W producer checks up to this many items ahead before one fence
+XHEAD = 64         # _x flags workspace: the unit count (word 0), "all converted" (word 1), then the flags
 LORA_SLOTS = 4     # low-rank ring slots the kernel has barriers for (the host uses <= this)
 
 
@@ -441,10 +443,12 @@ def prepared_roles_doc():
 
 def xconv_roles_doc():
     """The _x kernels' W producer and converter warps, in the header's warp roles."""
-    return f"""//                       Before the first chunk of K block kb of N tile nt it waits until the 8
-//                       flags of item kb * tiles_n + nt (p_x_flags + 32 item) hold p_x_epoch
-//                       (relaxed loads, then fence.acq_rel.gpu), then fence.proxy.async.global:
-//                       the converters wrote Wp through the generic proxy.
+    return f"""//                       Before the first chunk of K block kb of N tile nt, unless word 1 of
+//                       p_x_flags ("all converted") already held p_x_epoch, it waits until the 8
+//                       flags of item kb * tiles_n + nt (p_x_flags + {XHEAD} + 32 item) hold
+//                       p_x_epoch (relaxed loads), checks up to {XLOOK - 1} more K blocks of the N tile
+//                       without waiting, then fence.acq_rel.gpu and fence.proxy.async.global once
+//                       for them all (the converters wrote Wp through the generic proxy).
 //   WG0/WG1 warps 2-7   converters ({XCONV_WARPS} warps, {REG_WG0} regs): the launch's W conversion, with the
 //                       preparation kernel's code ({prep_name("nvfp4" if F16 else "mxfp4")}).  Item (kb, nt) = W rows
 //                       256 nt ..+255, K 128 kb ..+127, taken in the host's order p_x_order
@@ -453,7 +457,9 @@ def xconv_roles_doc():
 //                       warp c of CTA x takes ranks {XCONV_WARPS}x + c, + {XCONV_WARPS} * gridDim.x, ...: per unit two passes of 16 rows x
 //                       2 chunks, one chunk a lane, staged in the warp's 4 KiB and stored as 8
 //                       coalesced 512-byte pieces; then every lane fences (fence.proxy.async.global)
-//                       and lane 0 stores p_x_epoch to the unit's flag (st.release.gpu).  They wait for
+//                       and lane 0 stores p_x_epoch to the unit's flag (st.release.gpu) and
+//                       counts the unit in word 0 (atom.acq_rel.gpu); the last unit resets the
+//                       count and stores p_x_epoch to word 1.  They wait for
 //                       nothing, so the W producers' waits always end.  Warp 0 and 1's other
 //                       lanes exit.
 """
@@ -559,6 +565,7 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False)
     if XCONV:
         e("""\t.reg .b64 %xflags, %xfa, %xg;                  // _x: item counts, a count's address, a store address
 \t.reg .b32 %xepoch, %xv, %xspin, %xN, %xk64, %xu, %xbase, %xitem, %xkb, %xrow0, %xf<8>;
+\t.reg .b32 %xrn, %xrk0, %xrk1, %xlim, %xall; // _x W producer: K blocks [xrk0, xrk1) of N tile xrn known converted; all converted
 \t.reg .b32 %xt, %xl8, %xsm0, %xsm1, %xj, %xr, %xrl;
 \t.reg .pred %px;""")
     if TSPLIT:
@@ -1494,6 +1501,8 @@ L_wprod:
     if XCONV:
         e("""\tld.param.u64 %xflags, [p_x_flags];
 \tcvta.to.global.u64 %xflags, %xflags;
+\tmov.u32 %xrn, -1;                          // no item known converted yet
+\tmov.u32 %xall, 0;
 \tld.param.u32 %xepoch, [p_x_epoch];""")
     producer_walk(e, "L_wprod_k", "wfirst", "pw", w_chunks)
     e("")
@@ -1511,23 +1520,26 @@ XWAITS = [0]
 
 
 def xconv_wait(e):
-    """_x W producer, before K block %pks of N tile %pcn0/256: wait until the item's 8 row
-    blocks are converted (their 8 flags hold p_x_epoch; relaxed loads, then an acquire fence),
-    then order the converters' generic-proxy writes before this thread's bulk copies.  Flags
-    that never arrive (a broken launch) trap after 2 million polls (seconds) instead of hanging."""
-    n = XWAITS[0]
-    XWAITS[0] += 1
+    """_x W producer, before K block %pks of N tile %pcn0/256: unless the item is in the range
+    of K blocks [%xrk0, %xrk1) of N tile %xrn already known converted, wait until its 8 flags
+    hold p_x_epoch (relaxed loads), extend the range over the next items of the N tile whose
+    flags already hold it (up to XLOOK items, no waiting), then one fence.acq_rel.gpu (an
+    acquire of every release seen) and fence.proxy.async.global (the converters' generic-proxy
+    writes before this thread's bulk copies) for the whole range.  One fence per range, not per
+    item: the fences cost the producer about a stage's time (bench/results/experiments).
+    Flags that never arrive (a broken launch) trap after 2 million polls (seconds) instead of
+    hanging."""
     if "xnowait" in EXPERIMENTS or "xnoconv" in EXPERIMENTS:
         return                                  # timing only: W may be read before it is written
-    e(f"""\t// _x: the item (K block ks, N tile n0/256) converted?
-\tshr.u32 %xv, %pcn0, 8;
-\tmad.lo.u32 %xv, %pks, %tiles_n, %xv;
-\tmul.wide.u32 %xfa, %xv, 32;
+    n = XWAITS[0]
+    XWAITS[0] += 1
+
+    def flags_ready(item, miss):
+        """the 8 flags of item (a register) equal the epoch, else branch to `miss`"""
+        e(f"""\tmul.wide.u32 %xfa, {item}, 32;
 \tadd.u64 %xfa, %xflags, %xfa;
-\tmov.u32 %xspin, 0;
-L_xw{n}:
-\tld.relaxed.gpu.global.v4.u32 {{%xf0, %xf1, %xf2, %xf3}}, [%xfa];
-\tld.relaxed.gpu.global.v4.u32 {{%xf4, %xf5, %xf6, %xf7}}, [%xfa+16];
+\tld.relaxed.gpu.global.v4.u32 {{%xf0, %xf1, %xf2, %xf3}}, [%xfa+{XHEAD}];
+\tld.relaxed.gpu.global.v4.u32 {{%xf4, %xf5, %xf6, %xf7}}, [%xfa+{XHEAD + 16}];
 \tand.b32 %xv, %xf0, %xf1;
 \tand.b32 %xv, %xv, %xf2;
 \tand.b32 %xv, %xv, %xf3;
@@ -1544,15 +1556,51 @@ L_xw{n}:
 \tor.b32 %xf0, %xf0, %xf7;
 \tsetp.eq.u32 %px, %xv, %xepoch;             // every flag has all the epoch's bits ...
 \tsetp.eq.and.u32 %px, %xf0, %xepoch, %px;   // ... and no other: all eight equal it
-\t@%px bra L_xr{n};
+\t@!%px bra {miss};""")
+
+    e(f"""\t// _x: every item converted (seen once, fenced), or this one known converted (in the range)?
+\tsetp.ne.u32 %px, %xall, 0;
+\t@%px bra L_xd{n};
+\tsetp.eq.u32 %px, %pcn0, %xrn;
+\tsetp.ge.and.u32 %px, %pks, %xrk0, %px;
+\tsetp.lt.and.u32 %px, %pks, %xrk1, %px;
+\t@%px bra L_xd{n};
+\tmov.u32 %xspin, 0;
+L_xw{n}:
+\tld.relaxed.gpu.global.u32 %xv, [%xflags+4];  // the launch's "all converted" word
+\tsetp.eq.u32 %px, %xv, %xepoch;
+\t@%px bra L_xa{n};
+\tshr.u32 %xitem, %pcn0, 8;
+\tmad.lo.u32 %xitem, %pks, %tiles_n, %xitem;   // item ks * tiles_n + nt""")
+    flags_ready("%xitem", f"L_xs{n}")
+    e(f"""\tbra L_xr{n};
+L_xs{n}:
 \tnanosleep.u32 64;
 \tadd.u32 %xspin, %xspin, 1;
 \tsetp.lt.u32 %px, %xspin, 2000000;
 \t@%px bra L_xw{n};
 \ttrap;
 L_xr{n}:
-\tfence.acq_rel.gpu;                          // with the relaxed loads: an acquire of the 8 releases
-\tfence.proxy.async.global;                   // the converters' writes before the bulk copies""")
+\t// the range starts here; extend it over the next items already converted (no waiting)
+\tmov.u32 %xrn, %pcn0;
+\tmov.u32 %xrk0, %pks;
+\tadd.u32 %xrk1, %pks, 1;
+\tadd.u32 %xlim, %pks, {XLOOK};
+\tmin.u32 %xlim, %xlim, %nks;
+L_xe{n}:
+\tsetp.ge.u32 %px, %xrk1, %xlim;
+\t@%px bra L_xf{n};
+\tshr.u32 %xitem, %pcn0, 8;
+\tmad.lo.u32 %xitem, %xrk1, %tiles_n, %xitem;""")
+    flags_ready("%xitem", f"L_xf{n}")
+    e(f"""\tadd.u32 %xrk1, %xrk1, 1;
+\tbra L_xe{n};
+L_xa{n}:
+\tmov.u32 %xall, 1;                          // no wait again in this launch
+L_xf{n}:
+\tfence.acq_rel.gpu;                          // with the relaxed loads: an acquire of the releases seen
+\tfence.proxy.async.global;                   // the converters' writes before the bulk copies
+L_xd{n}:""")
 
 
 def emit_xconv(e, fmt, L):
@@ -1687,9 +1735,20 @@ L_x_unit:
 \tand.b32 %xv, %xu, 7;
 \tadd.u32 %xt, %xt, %xv;                     // flag 8 item + b
 \tmul.wide.u32 %rd5, %xt, 4;
-\tadd.u64 %xfa, %xfa, %rd5;
+\tadd.u64 %rd5, %xfa, %rd5;
 \tld.param.u32 %xv, [p_x_epoch];
-\t@%px st.release.gpu.global.u32 [%xfa], %xv;
+\t@%px st.release.gpu.global.u32 [%rd5+{XHEAD}], %xv;
+\t// count the unit (word 0); the launch's last unit sets the count back to 0 for the next
+\t// launch and stores the epoch to word 1, "every item converted" (the count's acq_rel
+\t// read-modify-writes carry every unit's release to it)
+\t@%px atom.acq_rel.gpu.global.add.u32 %xt, [%xfa], 1;
+\tadd.u32 %xt, %xt, 1;
+\tmul.lo.u32 %xv, %tiles_n, %nks;
+\tshl.b32 %xv, %xv, 3;                       // units (as at L_x_unit)
+\tsetp.eq.and.u32 %px, %xt, %xv, %px;        // this was the last unit
+\t@%px st.relaxed.gpu.global.u32 [%xfa], 0;
+\tld.param.u32 %xv, [p_x_epoch];
+\t@%px st.release.gpu.global.u32 [%xfa+4], %xv;
 \tmov.u32 %xt, %nctaid.x;
 \tmad.lo.u32 %xu, %xt, {XCONV_WARPS}, %xu;               // the next unit of this warp
 \tbra L_x_unit;""")
@@ -2285,7 +2344,7 @@ L_exit:""")
 X_PARAMS = """\t.param .u64 p_x_W,                    // W: N x K e2m1, K/2 bytes a row (the converters' source)
 \t.param .u64 p_x_SFW,                  // W's scale atoms (128x4 layout)
 \t.param .u64 p_x_Wp,                   // the prepared W the converters write and p_tmW maps
-\t.param .u64 p_x_flags,                // per item (K block kb, N tile nt) at kb * tiles_n + nt: 8 u32 flags
+\t.param .u64 p_x_flags,                // unit count, "all converted", pad to 64 B; then per item kb * tiles_n + nt 8 u32 flags
 \t.param .u32 p_x_epoch,                // this launch's flag value (nonzero, changes every launch)
 \t.param .u32 p_x_N,
 \t.param .u32 p_x_K,                    // a multiple of 64 (NVFP4) / 128 (MXFP4)
