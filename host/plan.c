@@ -72,10 +72,11 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
     const fp4lr_status fits = fp4lr_sm90a_wprep_check(p);
     if ((o->w_prep == FP4LR_WPREP_ON || o->w_prep == FP4LR_WPREP_INLINE) && fits.code != FP4LR_OK)
         return fits;
-    pl->w_inline = o->w_prep == FP4LR_WPREP_INLINE;
-    pl->w_prep = o->w_prep == FP4LR_WPREP_ON || pl->w_inline ||
-                 (o->w_prep == FP4LR_WPREP_AUTO && wprep_ok && p->M >= FP4LR_SM90A_WPREP_MIN_M &&
-                  fits.code == FP4LR_OK);
+    const int auto_prep = o->w_prep == FP4LR_WPREP_AUTO && wprep_ok && p->M >= FP4LR_SM90A_WPREP_MIN_M &&
+                          fits.code == FP4LR_OK;
+    /* AUTO converts inside the kernel where that measured faster than the preparation (plan.h) */
+    pl->w_inline = o->w_prep == FP4LR_WPREP_INLINE || (auto_prep && p->r <= FP4LR_SM90A_XCONV_AUTO_MAX_RANK);
+    pl->w_prep = o->w_prep == FP4LR_WPREP_ON || pl->w_inline || auto_prep;
 
     const fp4lr_budget_req req = {
         .arch = arch,

@@ -47,14 +47,21 @@ typedef enum fp4lr_wprep {
     FP4LR_WPREP_AUTO = 0,
     FP4LR_WPREP_ON = 1,
     FP4LR_WPREP_OFF = 2,
-    /* W converted inside the kernel (the _x kernels, dense and fused, opt-in): the warps the
+    /* W converted inside the kernel (the _x kernels, dense and fused): the warps the
      * W-prepared kernel leaves idle convert W into the same workspace while the main loop
      * runs, item by item (K block, N tile), and the W producer waits for each item's flags.
-     * No separate preparation launch.  Not chosen by AUTO until measured. */
+     * No separate preparation launch.  AUTO takes it instead of ON for dense plans and fused
+     * ones with r <= FP4LR_SM90A_XCONV_AUTO_MAX_RANK.  Measured on the H200 (78b93e3, same
+     * run, bench/results/experiments): inline / prepared 0.996-1.021 dense, 1.002-1.019 fused
+     * r = 32 (M >= 4608); 0.96 fused r = 128 (the converters' staging takes the low-rank
+     * ring's second slot); 0.83-0.91 against the transform at M = 1024. */
     FP4LR_WPREP_INLINE = 3,
 } fp4lr_wprep;
 #ifndef FP4LR_SM90A_WPREP_MIN_M
 #define FP4LR_SM90A_WPREP_MIN_M 1536
+#endif
+#ifndef FP4LR_SM90A_XCONV_AUTO_MAX_RANK
+#define FP4LR_SM90A_XCONV_AUTO_MAX_RANK 32
 #endif
 
 /* "auto", "on", "off", "inline" (NULL out of range) and back (-1 for an unknown name). */

@@ -335,7 +335,8 @@ static void sample_make(sample *s)
     r->tol_acc = 2.4e-5;
     fp4lr_plan plan;
     fp4lr_problem p = {.M = 4608, .N = 9216, .K = 3072, .format = FP4LR_NVFP4, .out = FP4LR_OUT_BF16};
-    cr_assert_eq(fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, NULL, &plan).code, FP4LR_OK);
+    const fp4lr_plan_opts prepared = {.w_prep = FP4LR_WPREP_ON}; /* a _w plan, whatever AUTO picks */
+    cr_assert_eq(fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &prepared, &plan).code, FP4LR_OK);
     fp4lr_bench_row_plan(r, &plan);
     r->stages_solver = plan.budget.stages_main;
 
@@ -815,12 +816,13 @@ Test(bench_cli, plan_built_checks_the_cubin)
     fake_kernels(dir, built, 1);
     fp4lr_problem p = {.M = 4608, .N = 9216, .K = 3072, .format = FP4LR_NVFP4, .out = FP4LR_OUT_BF16};
     fp4lr_plan plan;
-    cr_assert_eq(fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, NULL, &plan).code, FP4LR_OK);
+    const fp4lr_plan_opts on = {.w_prep = FP4LR_WPREP_ON};
+    cr_assert_eq(fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &on, &plan).code, FP4LR_OK);
     char path[1024], expect[1024];
     cr_expect(fp4lr_bench_plan_built(&plan, dir, path, sizeof path));
     snprintf(expect, sizeof expect, "%s/sm90a/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_w5.cubin", dir);
     cr_expect_str_eq(path, expect);
-    fp4lr_plan_opts po = {.force_main_stages = 2};
+    fp4lr_plan_opts po = {.force_main_stages = 2, .w_prep = FP4LR_WPREP_ON};
     cr_assert_eq(fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &po, &plan).code, FP4LR_OK);
     cr_expect(!fp4lr_bench_plan_built(&plan, dir, NULL, 0));
     /* $FP4LR_KERNEL_DIR overrides the directory given */

@@ -145,7 +145,7 @@ Test(gemm_wprep, fused_faults_are_caught, .timeout = 300)
     fp4lr_ctx_destroy(ctx);
 }
 
-/* ---- a reference shape under the default plan (AUTO picks the W-prepared path) ---- */
+/* ---- a reference shape under the default plan (AUTO: W converted in the kernel, _x) ---- */
 
 Test(gemm_wprep, auto_on_a_reference_shape, .timeout = 300)
 {
@@ -155,6 +155,7 @@ Test(gemm_wprep, auto_on_a_reference_shape, .timeout = 300)
         fp4lr_problem p = {.M = 4608, .N = 3072, .K = 3072, .format = (fp4lr_format)f, .out = FP4LR_OUT_BF16};
         tsupport_case_setup(&g, ctx, &p, 70 + f, FP4LR_PGEN_SCALES_REALISTIC, 128, NULL);
         cr_expect_eq(g.plan.w_prep, 1, "%s", g.plan.entry);
+        cr_expect_eq(g.plan.w_inline, 1, "%s", g.plan.entry);
         tsupport_case_run(&g);
         tsupport_case_expect_pass(&g);
         tsupport_case_teardown(&g);

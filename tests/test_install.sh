@@ -93,7 +93,7 @@ EOF
     fail "the two-file program does not build with: $cflags $libs"
 FP4LR_KERNEL_DIR=$kerneldir LD_LIBRARY_PATH="$prefix/lib" ./app > shared.out || { cat shared.out; fail "./app (shared library)"; }
 grep -qx "fp4lr $version (header $version)" shared.out || { cat shared.out; fail "version line"; }
-grep -qx "entry: fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_w4" shared.out || { cat shared.out; fail "plan entry"; }
+grep -qx "entry: fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4" shared.out || { cat shared.out; fail "plan entry"; }
 grep -q "^cubin: present at $kerneldir/sm90a/" shared.out || { cat shared.out; fail "the plan's cubin under $kerneldir"; }
 LD_LIBRARY_PATH="$prefix/lib" ldd ./app | grep -q "$prefix/lib/libfp4lr.so" || fail "./app is not linked against $prefix/lib/libfp4lr.so"
 

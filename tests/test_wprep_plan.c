@@ -33,13 +33,16 @@ static void expect_refused(fp4lr_problem p, fp4lr_arch arch, const fp4lr_plan_op
 }
 
 /* AUTO: prepared from M = FP4LR_SM90A_WPREP_MIN_M = 1536 on (measured: M = 1024 0.94-0.97x,
- * 1536 1.02-1.03x, 2048 1.06-1.07x, 4608 and up 1.14-1.32x); ON and OFF force it either way. */
+ * 1536 1.02-1.03x, 2048 1.06-1.07x, 4608 and up 1.14-1.32x), inside the kernel (_x) for dense
+ * plans and fused ones up to r = 32, by the preparation above (plan.h); ON and OFF force it. */
 Test(wprep_plan, auto_takes_it_from_the_threshold_on)
 {
     const int64_t at = FP4LR_SM90A_WPREP_MIN_M;
     cr_expect_eq(at, 1536);
     cr_expect_eq(plan_ok(dense(at - 1, 3072, 3072, FP4LR_NVFP4), NULL).w_prep, 0);
     cr_expect_eq(plan_ok(dense(at, 3072, 3072, FP4LR_NVFP4), NULL).w_prep, 1);
+    cr_expect_eq(plan_ok(dense(at, 3072, 3072, FP4LR_NVFP4), NULL).w_inline, 1);
+    cr_expect_eq(plan_ok(dense(at - 1, 3072, 3072, FP4LR_NVFP4), NULL).w_inline, 0);
     fp4lr_plan_opts on = {.w_prep = FP4LR_WPREP_ON}, off = {.w_prep = FP4LR_WPREP_OFF};
     cr_expect_eq(plan_ok(dense(1, 8, 64, FP4LR_NVFP4), &on).w_prep, 1);
     fp4lr_plan pl = plan_ok(dense(8192, 8192, 8192, FP4LR_NVFP4), &off);
@@ -49,7 +52,15 @@ Test(wprep_plan, auto_takes_it_from_the_threshold_on)
     fp4lr_problem fused = dense(8192, 8192, 8192, FP4LR_NVFP4);
     fused.r = 32;
     cr_expect_eq(plan_ok(fused, NULL).w_prep, 1);
+    cr_expect_str_eq(plan_ok(fused, NULL).entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4");
+    fused.r = FP4LR_SM90A_XCONV_AUTO_MAX_RANK + 16; /* beyond it: the preparation */
+    cr_expect_eq(FP4LR_SM90A_XCONV_AUTO_MAX_RANK, 32);
     cr_expect_str_eq(plan_ok(fused, NULL).entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_w4");
+    fused.r = 128;
+    cr_expect_str_eq(plan_ok(fused, NULL).entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_w4");
+    fp4lr_plan_opts fon = {.w_prep = FP4LR_WPREP_ON};
+    fused.r = 32;
+    cr_expect_str_eq(plan_ok(fused, &fon).entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_w4");
     fp4lr_plan_opts pair = {.cluster = 2, .tile_m = 256};
     cr_expect_eq(plan_ok(dense(8192, 8192, 8192, FP4LR_NVFP4), &pair).w_prep, 0);
 }
@@ -59,15 +70,16 @@ Test(wprep_plan, auto_takes_it_from_the_threshold_on)
  * writeback + 4096 wc/beta + 1024 = 229376 B). */
 Test(wprep_plan, fused_rings)
 {
+    const fp4lr_plan_opts on = {.w_prep = FP4LR_WPREP_ON};
     fp4lr_problem p = dense(4608, 9216, 3072, FP4LR_NVFP4);
     p.r = 128, p.has_wc = p.has_beta = 1;
-    fp4lr_plan pl = plan_ok(p, NULL);
+    fp4lr_plan pl = plan_ok(p, &on);
     cr_expect_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_w4");
     cr_expect_eq(pl.budget.stages_lora, 2);
     cr_expect_eq(pl.budget.lora_chunk, 32);
     cr_expect_eq(pl.smem_bytes, 229376);
     p.r = 0;
-    pl = plan_ok(p, NULL);
+    pl = plan_ok(p, &on);
     cr_expect_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_w5");
     cr_expect_eq(pl.budget.stages_main, 4, "capped at 4: A alone needs no deeper ring");
 }
@@ -77,7 +89,8 @@ Test(wprep_plan, fused_rings)
  * 34816 + 163840 + 32768 + 1024 = 232448, the H200's opt-in limit exactly. */
 Test(wprep_plan, budget_rows_and_entries)
 {
-    fp4lr_plan pl = plan_ok(dense(4608, 9216, 3072, FP4LR_NVFP4), NULL);
+    const fp4lr_plan_opts on = {.w_prep = FP4LR_WPREP_ON};
+    fp4lr_plan pl = plan_ok(dense(4608, 9216, 3072, FP4LR_NVFP4), &on);
     cr_assert_eq(pl.w_prep, 1);
     cr_expect_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_w5");
     const fp4lr_budget *b = &pl.budget;
@@ -93,7 +106,7 @@ Test(wprep_plan, budget_rows_and_entries)
     cr_expect_eq(ring->bytes_cta, 32768);
     cr_expect_eq(ring->stages, 5);
 
-    pl = plan_ok(dense(4608, 9216, 3072, FP4LR_MXFP4), NULL);
+    pl = plan_ok(dense(4608, 9216, 3072, FP4LR_MXFP4), &on);
     cr_expect_str_eq(pl.entry, "fp4lr_sm90a_mxfp4_dense_m128n256k128_c1_s4_w5");
     cr_expect_eq(pl.budget.per_stage_main, 8704);
     cr_expect_eq(pl.smem_bytes, 232448);
@@ -104,19 +117,19 @@ Test(wprep_plan, budget_rows_and_entries)
  * as they are; 6 is refused, and 4 without the preparation (the transform ring has 2 or 3). */
 Test(wprep_plan, forced_stages_and_slots)
 {
-    fp4lr_plan_opts o = {.force_main_stages = 4};
+    fp4lr_plan_opts o = {.force_main_stages = 4, .w_prep = FP4LR_WPREP_ON};
     fp4lr_plan pl = plan_ok(dense(4608, 9216, 3072, FP4LR_NVFP4), &o);
     cr_expect_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_w4");
-    o = (fp4lr_plan_opts){.force_main_stages = 3};
+    o = (fp4lr_plan_opts){.force_main_stages = 3, .w_prep = FP4LR_WPREP_ON};
     pl = plan_ok(dense(4608, 9216, 3072, FP4LR_MXFP4), &o);
     cr_expect_str_eq(pl.entry, "fp4lr_sm90a_mxfp4_dense_m128n256k128_c1_s3_w5");
     for (int slots = 2; slots <= 5; slots++) {
-        o = (fp4lr_plan_opts){.force_transform_stages = slots};
+        o = (fp4lr_plan_opts){.force_transform_stages = slots, .w_prep = FP4LR_WPREP_ON};
         pl = plan_ok(dense(4608, 9216, 3072, FP4LR_NVFP4), &o);
         cr_expect_eq(pl.budget.stages_transform, slots);
         cr_expect_geq(pl.budget.stages_main, 3);
     }
-    o = (fp4lr_plan_opts){.force_transform_stages = 6};
+    o = (fp4lr_plan_opts){.force_transform_stages = 6, .w_prep = FP4LR_WPREP_ON};
     expect_refused(dense(4608, 9216, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM90A, &o, FP4LR_E_INVALID, "TRANSFORM_STAGES");
     o = (fp4lr_plan_opts){.force_transform_stages = 4, .w_prep = FP4LR_WPREP_OFF};
     expect_refused(dense(4608, 9216, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM90A, &o, FP4LR_E_INVALID, "TRANSFORM_STAGES");
@@ -171,7 +184,8 @@ Test(wprep_plan, names_sizes_and_the_chunk_limit)
 /* The plan's printout says what the preparation does and costs. */
 Test(wprep_plan, print_names_the_preparation)
 {
-    fp4lr_plan pl = plan_ok(dense(4608, 9216, 3072, FP4LR_NVFP4), NULL);
+    const fp4lr_plan_opts on = {.w_prep = FP4LR_WPREP_ON};
+    fp4lr_plan pl = plan_ok(dense(4608, 9216, 3072, FP4LR_NVFP4), &on);
     char buf[8192] = {0};
     FILE *f = fmemopen(buf, sizeof buf - 1, "w");
     cr_assert_not_null(f);
@@ -201,7 +215,7 @@ Test(wprep_plan, inline_conversion_plans)
     cr_expect_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4", "any M: the option decides");
     pl = plan_ok(dense(4608, 3072, 3072, FP4LR_MXFP4), &in);
     cr_expect_str_eq(pl.entry, "fp4lr_sm90a_mxfp4_dense_m128n256k128_c1_s4_x4");
-    cr_expect_eq(plan_ok(dense(4608, 3072, 3072, FP4LR_NVFP4), NULL).w_inline, 0, "AUTO keeps the preparation");
+    cr_expect_eq(plan_ok(dense(4608, 3072, 3072, FP4LR_NVFP4), NULL).w_inline, 1, "AUTO takes it from M = 1536");
 
     /* fused: 4 main stages at r = 0 (affine only), 3 from r = 32 on with the affine slices */
     fp4lr_problem fused = dense(4608, 3072, 3072, FP4LR_NVFP4);
@@ -215,7 +229,7 @@ Test(wprep_plan, inline_conversion_plans)
     fused.format = FP4LR_MXFP4;
     fused.r = 1024;
     cr_expect_str_eq(plan_ok(fused, &in).entry, "fp4lr_sm90a_mxfp4_fused_m128n256k128_c1_s3_x4");
-    cr_expect_eq(plan_ok(fused, NULL).w_inline, 0, "AUTO keeps the preparation");
+    cr_expect_eq(plan_ok(fused, NULL).w_inline, 0, "AUTO keeps the preparation beyond r = 32");
     fp4lr_plan_opts pair = {.w_prep = FP4LR_WPREP_INLINE, .cluster = 2, .tile_m = 256};
     expect_refused(dense(4608, 3072, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM90A, &pair, FP4LR_E_UNSUPPORTED, "W_PREP");
     expect_refused(dense(4608, 3072, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM100A, &in, FP4LR_E_UNSUPPORTED, "W_PREP");

@@ -153,8 +153,9 @@ static void usage(FILE *f)
             "  --no-affine         no wc, no beta (with r = 0: the dense family)\n"
             "  --dense             r = 0, no wc, no beta: the dense family\n"
             "  --cluster C         1 (default) or 2 (dense only)\n"
-            "  --w-prep W          auto (default: as the library plans), on or off: the W-prepared _w\n"
-            "                      kernel and its wprep launch (ABI.md §4.1), or the transform kernel\n"
+            "  --w-prep W          auto (default: as the library plans, but on where it would convert\n"
+            "                      W in the kernel), on or off: the W-prepared _w kernel and its wprep\n"
+            "                      launch (ABI.md §4.1), or the transform kernel\n"
             "  --seed S            input seed (default 1)\n"
             "  --device N          device ordinal (default 0)\n"
             "  --kernel-dir DIR    kernel directory (default build/ptx; $FP4LR_KERNEL_DIR overrides)\n"
@@ -818,8 +819,10 @@ static int validate(const fp4lr_problem *p, const host_problem *h)
     return cmp.code ? EXIT_MISMATCH : EXIT_PASS;
 }
 
-static int run(const opts *o, gpu *g, host_problem *h, dev_problem *d)
+static int run(const opts *given, gpu *g, host_problem *h, dev_problem *d)
 {
+    opts eff = *given; /* the options as run: auto may be resolved to on below */
+    const opts *o = &eff;
     const fp4lr_problem *p = &o->p;
     printf("device: %s (cc %d.%d, %d SMs, %d B shared memory per block), driver %d\n", g->name, g->cc_major,
            g->cc_minor, g->sm_count, g->smem_optin, g->drv->version);
@@ -834,8 +837,14 @@ static int run(const opts *o, gpu *g, host_problem *h, dev_problem *d)
     }
     /* ABI.md §1: the entry and its shared memory come from the planner, for this device */
     fp4lr_plan plan;
-    const fp4lr_plan_opts popts = {.cluster = o->cluster, .smem_capacity = g->smem_optin, .w_prep = o->w_prep};
+    fp4lr_plan_opts popts = {.cluster = o->cluster, .smem_capacity = g->smem_optin, .w_prep = o->w_prep};
     st = fp4lr_plan_make(p, FP4LR_ARCH_SM90A, &popts, &plan);
+    if (!st.code && plan.w_inline) { /* auto chose an _x kernel: not packed here (ABI.md §4.2) */
+        printf("plan: auto plans %s (W converted in the kernel), which raw_launch does not pack: "
+               "running --w-prep on\n", plan.entry);
+        eff.w_prep = popts.w_prep = FP4LR_WPREP_ON;
+        st = fp4lr_plan_make(p, FP4LR_ARCH_SM90A, &popts, &plan);
+    }
     if (st.code) {
         fprintf(stderr, "raw_launch: plan: %s [%s]\n", st.msg, st.rule);
         return EXIT_ERROR;
