@@ -126,7 +126,7 @@ SANITIZE_CASES := "--mnk 300x520x448 --dense" "--mnk 257x300x640 --format mxfp4 
                   "--mnk 1000x1300x640:32 --schedule sk" "--mnk 1000x1300x640 --dense --schedule sk --cluster 2" \
                   "--mnk 300x520x448 --dense --w-prep on" "--mnk 257x300x640 --format mxfp4 --dense --w-prep on" \
                   "--mnk 257x300x640:128 --w-prep on" "--mnk 1000x1300x640 --dense --w-prep on --schedule sk" \
-                  "--mnk 1000x1300x640 --dense --w-prep inline --schedule sk"
+                  "--mnk 1000x1300x640 --dense --w-prep inline --schedule sk" "--mnk 1000x1300x640:32 --w-prep inline --schedule sk"
 sanitize: all
 	$(Q)command -v $(SANITIZER) >/dev/null || { echo "sanitize: $(SANITIZER) not found (it ships with the CUDA toolkit)"; exit 1; }
 	$(Q)for tool in memcheck racecheck synccheck; do for c in $(SANITIZE_CASES); do \
