@@ -35,8 +35,7 @@ void fp4lr_runtime_release(fp4lr_runtime *rt)
         return;
     const fp4lr_driver *drv = rt->ctx ? rt->ctx->drv : NULL;
     if (drv && (rt->nkernels || rt->wprep_fn[0].fn || rt->wprep_fn[1].fn || rt->sk.ptr || rt->sk.done ||
-                rt->wprep.ptr || rt->wprep.done || rt->xflags.ptr || rt->xflags.done || rt->xorder.ptr ||
-                rt->xorder.done))
+                rt->wprep.ptr || rt->wprep.done || rt->xflags.ptr || rt->xflags.done || rt->xorder_clock))
         drv->cuCtxSynchronize(); /* a launch may still run them or read the workspaces */
     for (int i = 0; i < rt->nkernels; i++)
         fp4lr_module_unload(&rt->kernels[i].module);
@@ -48,13 +47,14 @@ void fp4lr_runtime_release(fp4lr_runtime *rt)
         workspace_free(drv, &rt->sk);
         workspace_free(drv, &rt->wprep);
         workspace_free(drv, &rt->xflags);
-        workspace_free(drv, &rt->xorder);
+        for (int i = 0; i < FP4LR_RUNTIME_XORDER_SLOTS; i++)
+            workspace_free(drv, &rt->xorder[i].ws);
     }
     memset(&rt->sk, 0, sizeof rt->sk);
     memset(&rt->wprep, 0, sizeof rt->wprep);
     memset(&rt->xflags, 0, sizeof rt->xflags);
-    memset(&rt->xorder, 0, sizeof rt->xorder);
-    memset(rt->xorder_key, 0, sizeof rt->xorder_key);
+    memset(rt->xorder, 0, sizeof rt->xorder);
+    rt->xorder_clock = 0;
 }
 
 /* `need` bytes of workspace w (zeroed when allocated, if `zero`), ordered after the last
@@ -139,20 +139,35 @@ static fp4lr_status wprep_run(fp4lr_runtime *rt, const fp4lr_plan *plan, const f
 /* W converted in the kernel (plan->w_inline): the W workspace the converter warps write
  * and the plan's W tensor map reads, and the item flags (8 u32 per item, zeroed when
  * allocated; this launch's value is the next epoch, never 0). */
-/* The _x launch's conversion order (sm90a_xorder.h) in the runtime's order workspace:
- * written (on `stream`, so after every earlier launch on it that read the old one) only
- * when the table's key (tiles_n, K blocks, band) changed or the workspace is new. */
+/* The _x launch's conversion order (sm90a_xorder.h): one of the runtime's
+ * FP4LR_RUNTIME_XORDER_SLOTS tables, one per key (tiles_n, K blocks, band), so that a model
+ * cycling through its layers' shapes writes each table once (a copy from pageable memory may
+ * wait for the stream).  A new key takes the least recently used slot and is written on
+ * `stream`, after every earlier launch on it (workspace_acquire orders other streams). */
 static fp4lr_status xorder_setup(fp4lr_runtime *rt, const fp4lr_plan *plan, CUstream stream, int max_ctas,
-                                 fp4lr_sm90a_params *prm)
+                                 fp4lr_sm90a_params *prm, fp4lr_workspace **used)
 {
     const int tn = (int)prm->tiles_n, nks = (int)prm->num_k_stages;
     const int band = fp4lr_sm90a_xorder_band(fp4lr_sm90a_grid(plan, prm, max_ctas), (int)prm->tiles_m,
                                              (int)prm->group, tn);
     const size_t items = (size_t)tn * (size_t)nks;
-    fp4lr_workspace *w = &rt->xorder;
+    int slot = 0;
+    for (int i = 0; i < FP4LR_RUNTIME_XORDER_SLOTS; i++) {
+        const fp4lr_xorder_slot *x = &rt->xorder[i];
+        if (x->ws.epoch && x->key[0] == tn && x->key[1] == nks && x->key[2] == band) {
+            slot = i;
+            break;
+        }
+        if (x->last_use < rt->xorder[slot].last_use)
+            slot = i;
+    }
+    fp4lr_xorder_slot *x = &rt->xorder[slot];
+    fp4lr_workspace *w = &x->ws;
     FP4LR_TRY(workspace_acquire(rt, w, items * sizeof(uint32_t), 0, stream));
     prm->x_order = w->ptr;
-    if (w->epoch && rt->xorder_key[0] == tn && rt->xorder_key[1] == nks && rt->xorder_key[2] == band)
+    *used = w;
+    x->last_use = ++rt->xorder_clock;
+    if (w->epoch && x->key[0] == tn && x->key[1] == nks && x->key[2] == band)
         return fp4lr_ok();
     uint32_t *order = malloc(items * sizeof *order);
     if (!order)
@@ -164,14 +179,14 @@ static fp4lr_status xorder_setup(fp4lr_runtime *rt, const fp4lr_plan *plan, CUst
     free(order);
     FP4LR_CU(drv, cr);
     w->epoch = 1; /* the table is this key's */
-    rt->xorder_key[0] = tn;
-    rt->xorder_key[1] = nks;
-    rt->xorder_key[2] = band;
+    x->key[0] = tn;
+    x->key[1] = nks;
+    x->key[2] = band;
     return fp4lr_ok();
 }
 
 static fp4lr_status xconv_setup(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *dev, CUstream stream,
-                                int max_ctas, fp4lr_sm90a_params *prm)
+                                int max_ctas, fp4lr_sm90a_params *prm, fp4lr_workspace **order)
 {
     const fp4lr_problem *p = &plan->problem;
     FP4LR_TRY(fp4lr_sm90a_wprep_check(p));
@@ -184,6 +199,7 @@ static fp4lr_status xconv_setup(fp4lr_runtime *rt, const fp4lr_plan *plan, const
         const fp4lr_driver *drv = rt->ctx->drv;
         FP4LR_CU(drv, drv->cuCtxSynchronize());
         FP4LR_CU(drv, drv->cuMemsetD8(w->ptr, 0, w->bytes));
+        FP4LR_CU(drv, drv->cuCtxSynchronize()); /* zeroed before any launch (on any stream) counts */
         w->epoch = 0;
     }
     w->epoch++;
@@ -195,7 +211,7 @@ static fp4lr_status xconv_setup(fp4lr_runtime *rt, const fp4lr_plan *plan, const
     prm->x_epoch = w->epoch;
     prm->x_N = (uint32_t)p->N;
     prm->x_K = (uint32_t)p->K;
-    FP4LR_TRY(xorder_setup(rt, plan, stream, max_ctas, prm));
+    FP4LR_TRY(xorder_setup(rt, plan, stream, max_ctas, prm, order));
     return fp4lr_sm90a_wprep_tmap(rt->ctx, p, rt->wprep.ptr, &prm->tmW);
 }
 
@@ -284,6 +300,7 @@ fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_a
     FP4LR_TRY(fp4lr_args_validate(&plan->problem, dev));
     if (plan->arch == FP4LR_ARCH_SM90A) {
         fp4lr_sm90a_params prm;
+        fp4lr_workspace *order = NULL; /* _x plans: the conversion order this launch reads */
         FP4LR_TRY(fp4lr_sm90a_params_make(rt->ctx, plan, dev, &prm));
         fp4lr_kernel *k = NULL;
         FP4LR_TRY(fp4lr_runtime_kernel(rt, plan, &k));
@@ -291,7 +308,7 @@ fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_a
         if (prm.sk.split)
             FP4LR_TRY(sk_workspace(rt, prm.sk.clusters * plan->cluster, stream, &prm.sk_ws, &prm.sk_epoch));
         if (plan->w_inline) /* after the split walk's workspace: the conversion order follows the grid */
-            FP4LR_TRY(xconv_setup(rt, plan, dev, stream, k->max_ctas, &prm));
+            FP4LR_TRY(xconv_setup(rt, plan, dev, stream, k->max_ctas, &prm, &order));
         else if (plan->w_prep)
             FP4LR_TRY(wprep_run(rt, plan, dev, stream, &prm.tmW));
         FP4LR_TRY(fp4lr_sm90a_launch(rt->ctx, k->fn, plan, &prm, k->max_ctas, stream));
@@ -301,7 +318,7 @@ fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_a
             FP4LR_TRY(workspace_used(rt, &rt->wprep, stream));
         if (plan->w_inline) {
             FP4LR_TRY(workspace_used(rt, &rt->xflags, stream));
-            FP4LR_TRY(workspace_used(rt, &rt->xorder, stream));
+            FP4LR_TRY(workspace_used(rt, order, stream));
         }
         return fp4lr_ok();
     }

@@ -38,6 +38,14 @@ typedef struct fp4lr_workspace {
     int have_last;
 } fp4lr_workspace;
 
+/* An _x conversion order table (sm90a_xorder.h) for one key: ws.epoch 1 once written. */
+typedef struct fp4lr_xorder_slot {
+    fp4lr_workspace ws;
+    int key[3];                   /* tiles_n, K blocks, band */
+    unsigned long long last_use;  /* the runtime's use count when last used */
+} fp4lr_xorder_slot;
+#define FP4LR_RUNTIME_XORDER_SLOTS 8
+
 /* A kernel outside the plan's cache (the W preparation): loaded once per runtime. */
 typedef struct fp4lr_aux_kernel {
     fp4lr_module module;
@@ -52,8 +60,8 @@ typedef struct fp4lr_runtime {
     fp4lr_workspace sk;
     fp4lr_workspace wprep;
     fp4lr_workspace xflags;       /* _x kernels: 8 u32 flags per (K block, N tile) item */
-    fp4lr_workspace xorder;       /* _x kernels: the conversion order (epoch 1: written for xorder_key) */
-    int xorder_key[3];            /* the order's tiles_n, K blocks and band */
+    fp4lr_xorder_slot xorder[FP4LR_RUNTIME_XORDER_SLOTS]; /* _x kernels: conversion orders by key */
+    unsigned long long xorder_clock;                       /* their use count (0: none used) */
     fp4lr_aux_kernel wprep_fn[2]; /* by format: NVFP4, MXFP4 */
 } fp4lr_runtime;
 

@@ -78,7 +78,7 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
     pl->w_inline = o->w_prep == FP4LR_WPREP_INLINE || (auto_prep && p->r <= FP4LR_SM90A_XCONV_AUTO_MAX_RANK);
     pl->w_prep = o->w_prep == FP4LR_WPREP_ON || pl->w_inline || auto_prep;
 
-    const fp4lr_budget_req req = {
+    fp4lr_budget_req req = {
         .arch = arch,
         .format = p->format,
         .tile_m = pl->tile_m,
@@ -99,6 +99,13 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
         .w_inline = pl->w_inline,
     };
     FP4LR_TRY(fp4lr_budget_solve(&req, &pl->budget));
+    /* AUTO takes only the _x layouts that are built (another shared-memory capacity may solve
+     * to one that is not): otherwise the preparation, whose layouts are */
+    if (pl->w_inline && o->w_prep == FP4LR_WPREP_AUTO &&
+        !fp4lr_sm90a_xconv_built(pl->family, pl->budget.stages_main, pl->budget.stages_transform)) {
+        pl->w_inline = req.w_inline = 0;
+        FP4LR_TRY(fp4lr_budget_solve(&req, &pl->budget));
+    }
 
     pl->family_target = o->family_target;
     /* sm_90a kernels with the deep (3-slot) transform ring carry _t3, W-prepared ones
@@ -116,6 +123,19 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
     pl->smem_bytes = pl->budget.total_bytes;
     pl->tiles = ((p->M + pl->tile_m - 1) / pl->tile_m) * ((p->N + pl->tile_n - 1) / pl->tile_n);
     return fp4lr_ok();
+}
+
+int fp4lr_sm90a_xconv_built(fp4lr_family family, int stages_main, int stages_transform)
+{
+    /* tools/gen_sm90a.py INSTANCES, the _x rows (tests/test_wprep_plan.c compares) */
+    static const struct {
+        fp4lr_family family;
+        int main, transform;
+    } built[] = {{FP4LR_FAMILY_DENSE, 4, 4}, {FP4LR_FAMILY_FUSED, 4, 4}, {FP4LR_FAMILY_FUSED, 3, 4}};
+    for (size_t i = 0; i < sizeof built / sizeof built[0]; i++)
+        if (built[i].family == family && built[i].main == stages_main && built[i].transform == stages_transform)
+            return 1;
+    return 0;
 }
 
 const char *fp4lr_schedule_name(fp4lr_schedule s)

@@ -63,6 +63,9 @@ typedef enum fp4lr_wprep {
 #ifndef FP4LR_SM90A_XCONV_AUTO_MAX_RANK
 #define FP4LR_SM90A_XCONV_AUTO_MAX_RANK 32
 #endif
+/* 1 when an _x kernel (both formats) is built for the family with these main stages and W
+ * slots (AUTO takes no other; an explicit INLINE plan names its entry, built or not). */
+int fp4lr_sm90a_xconv_built(fp4lr_family family, int stages_main, int stages_transform);
 
 /* "auto", "on", "off", "inline" (NULL out of range) and back (-1 for an unknown name). */
 const char *fp4lr_wprep_name(fp4lr_wprep w);

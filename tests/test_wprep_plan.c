@@ -2,6 +2,7 @@
  * the budget table it solves (no fp4 W or SFW in the main stages, the W ring as deep as 3 main
  * stages allow), the entry names, the refusals, and the preparation's size rule. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "budget.h"
@@ -260,4 +261,58 @@ Test(wprep_plan, print_names_the_inline_conversion)
     cr_expect(strstr(buf, "W converted in the kernel") != NULL, "%s", buf);
     cr_expect(strstr(buf, "W converter staging") != NULL, "%s", buf);
     cr_expect(strstr(buf, "_wprep converts") == NULL, "no preparation launch: %s", buf);
+}
+
+/* fp4lr_sm90a_xconv_built names exactly the _x kernels the generator writes (both formats). */
+Test(wprep_plan, xconv_built_matches_the_generator)
+{
+    static const char *const fam[] = {"dense", "fused"};
+    for (int f = 0; f < 2; f++)
+        for (int m = 1; m <= 6; m++)
+            for (int t = 2; t <= 6; t++) {
+                int files = 0;
+                for (int fmt = 0; fmt < 2; fmt++) {
+                    char path[256];
+                    snprintf(path, sizeof path, "ptx/sm90a/fp4lr_sm90a_%s_%s_m128n256k128_c1_s%d_x%d.ptx",
+                             fmt ? "mxfp4" : "nvfp4", fam[f], m, t);
+                    FILE *fp = fopen(path, "r");
+                    files += fp != NULL;
+                    if (fp)
+                        fclose(fp);
+                }
+                cr_expect_neq(files, 1, "%s s%d_x%d: one format only", fam[f], m, t);
+                cr_expect_eq(fp4lr_sm90a_xconv_built(f ? FP4LR_FAMILY_FUSED : FP4LR_FAMILY_DENSE, m, t), files == 2,
+                             "%s s%d_x%d: the table and ptx/sm90a disagree", fam[f], m, t);
+            }
+}
+
+/* At any shared-memory capacity AUTO names a built _x kernel or none (below 227 KiB the
+ * solver's _x layouts differ; AUTO then keeps the preparation). */
+Test(wprep_plan, auto_plans_only_built_x_kernels)
+{
+    int inline_plans = 0, fallbacks = 0;
+    for (int cap = 200704; cap <= 232448; cap += 1024)
+        for (int fmt = 0; fmt < 2; fmt++)
+            for (int c = 0; c < 4; c++) {
+                fp4lr_problem p = dense(4608, 3072, 3072, fmt ? FP4LR_MXFP4 : FP4LR_NVFP4);
+                p.r = c == 3 ? 32 : c == 2 ? 16 : 0;
+                p.has_wc = p.has_beta = c > 0;
+                fp4lr_plan_opts o = {.smem_capacity = cap};
+                fp4lr_plan pl;
+                if (fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &o, &pl).code != FP4LR_OK)
+                    continue;
+                if (!pl.w_inline) {
+                    fallbacks += pl.w_prep;
+                    continue;
+                }
+                inline_plans++;
+                char path[256];
+                snprintf(path, sizeof path, "ptx/sm90a/%s.ptx", pl.entry);
+                FILE *fp = fopen(path, "r");
+                cr_expect_not_null(fp, "capacity %d: AUTO plans %s, which is not built", cap, pl.entry);
+                if (fp)
+                    fclose(fp);
+            }
+    cr_expect_gt(inline_plans, 0);
+    cr_expect_gt(fallbacks, 0, "some capacity solves to an unbuilt _x layout: the check can fail");
 }
