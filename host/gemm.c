@@ -136,9 +136,6 @@ static fp4lr_status wprep_run(fp4lr_runtime *rt, const fp4lr_plan *plan, const f
     return fp4lr_sm90a_wprep_tmap(rt->ctx, p, rt->wprep.ptr, tmW);
 }
 
-/* W converted in the kernel (plan->w_inline): the W workspace the converter warps write
- * and the plan's W tensor map reads, and the item flags (8 u32 per item, zeroed when
- * allocated; this launch's value is the next epoch, never 0). */
 /* The _x launch's conversion order (sm90a_xorder.h): one of the runtime's
  * FP4LR_RUNTIME_XORDER_SLOTS tables, one per key (tiles_n, K blocks, band), so that a model
  * cycling through its layers' shapes writes each table once (a copy from pageable memory may
@@ -185,6 +182,10 @@ static fp4lr_status xorder_setup(fp4lr_runtime *rt, const fp4lr_plan *plan, CUst
     return fp4lr_ok();
 }
 
+/* W converted in the kernel (plan->w_inline): the W workspace the converter warps write
+ * and the plan's W tensor map reads, the flags (the unit count and the "all converted" word,
+ * then 8 u32 per item; zeroed when allocated; this launch's value is the next epoch, never
+ * 0) and the conversion order. */
 static fp4lr_status xconv_setup(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *dev, CUstream stream,
                                 int max_ctas, fp4lr_sm90a_params *prm, fp4lr_workspace **order)
 {
