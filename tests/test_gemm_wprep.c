@@ -129,20 +129,33 @@ Test(gemm_wprep, fused_ranks_and_affine, .timeout = 600)
 
 /* ---- the fused kernels' planted faults: a dropped low-rank column, a W scale byte ---- */
 
-Test(gemm_wprep, fused_faults_are_caught, .timeout = 300)
+static void fused_faults(fp4lr_wprep w, int64_t r, uint64_t seed)
 {
     fp4lr_ctx *ctx = sm90a_or_skip();
     for (int f = 0; f < 2; f++) {
         gcase g;
-        setup_r(&g, ctx, 300, 400, 512, 128, 1, (fp4lr_format)f, 650 + f, 0, FP4LR_WPREP_ON, FP4LR_SCHEDULE_AUTO);
+        setup_r(&g, ctx, 300, 400, 512, r, 1, (fp4lr_format)f, seed + f, 0, w, FP4LR_SCHEDULE_AUTO);
         tsupport_case_run(&g);
         tsupport_case_expect_pass(&g);
-        tsupport_case_expect_u_column_drop_fails(&g, 100); /* a rank in the streamed tail */
+        tsupport_case_expect_u_column_drop_fails(&g, r - 28); /* r = 128: a rank in the streamed tail */
         tsupport_case_expect_sfw_flip_fails(&g, 123, 5);
+        tsupport_case_expect_kblock_drop_fails(&g, 1, 64 / 2 * 3);
         tsupport_case_expect_unwritten_fails(&g, 250, 399);
         tsupport_case_teardown(&g);
     }
     fp4lr_ctx_destroy(ctx);
+}
+
+Test(gemm_wprep, fused_faults_are_caught, .timeout = 300)
+{
+    fused_faults(FP4LR_WPREP_ON, 128, 650);
+}
+
+/* the fused _x kernels (AUTO's choice up to r = 32): the converters read the flipped scale
+ * and the dropped K block, the consumers the dropped rank */
+Test(gemm_wprep, inline_fused_faults_are_caught, .timeout = 300)
+{
+    fused_faults(FP4LR_WPREP_INLINE, 32, 660);
 }
 
 /* ---- a reference shape under the default plan (AUTO: W converted in the kernel, _x) ---- */
