@@ -114,28 +114,11 @@ test: all
 check-vectors:
 	$(Q)$(PYTHON) tests/gen_codec_vectors.py --check
 
-# compute-sanitizer's three tools on a representative subset: both formats, both
-# cluster modes, ragged edges and several K stages, the W-prepared path (its preparation
-# kernel, then the _w kernel) in both formats and with stream-K, and the _x kernel (W converted
-# in the kernel).  Needs a GPU.
+# compute-sanitizer's three tools on the cases of tests/sanitize_cases.txt (tools/sanitize.sh,
+# which also runs on a GPU machine without make).  Needs a GPU.
 SANITIZER ?= compute-sanitizer
-SANITIZE_CASES := "--mnk 300x520x448 --dense" "--mnk 257x300x640 --format mxfp4 --dense" \
-                  "--mnk 300x520x448 --dense --cluster 2" "--mnk 520x300x640 --format mxfp4 --dense --cluster 2" \
-                  "--mnk 300x520x448:32" "--mnk 257x300x640:128 --no-affine" \
-                  "--mnk 257x300x640:1024 --format mxfp4 --no-affine" "--mnk 300x520x448:32 --cluster 2" \
-                  "--mnk 1000x1300x640:32 --schedule sk" "--mnk 1000x1300x640 --dense --schedule sk --cluster 2" \
-                  "--mnk 300x520x448 --dense --w-prep on" "--mnk 257x300x640 --format mxfp4 --dense --w-prep on" \
-                  "--mnk 257x300x640:128 --w-prep on" "--mnk 1000x1300x640 --dense --w-prep on --schedule sk" \
-                  "--mnk 1000x1300x640 --dense --w-prep inline --schedule sk" "--mnk 1000x1300x640:32 --w-prep inline --schedule sk"
 sanitize: all
-	$(Q)command -v $(SANITIZER) >/dev/null || { echo "sanitize: $(SANITIZER) not found (it ships with the CUDA toolkit)"; exit 1; }
-	$(Q)for tool in memcheck racecheck synccheck; do for c in $(SANITIZE_CASES); do \
-	    echo "== $$tool $$c"; \
-	    $(SANITIZER) --tool $$tool --error-exitcode 9 $(B)/bin/fp4lr-check $$c --rows 0 --iters 1 \
-	        > $(B)/sanitize.log 2>&1; rc=$$?; \
-	    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|^validate" $(B)/sanitize.log; \
-	    [ $$rc -eq 0 ] || { echo "sanitize: $$tool failed on $$c (exit $$rc; log in $(B)/sanitize.log)"; exit 1; }; \
-	done; done
+	$(Q)SANITIZER=$(SANITIZER) sh tools/sanitize.sh $(B)
 
 clean:
 	$(call say,RM,$(B))
