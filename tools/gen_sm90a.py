@@ -217,7 +217,7 @@ INSTANCES = [
     ("mxfp4", "fused", 1, 4, 5, True),
     ("mxfp4", "fused", 1, 4, 4, True),
     ("mxfp4", "fused", 1, 3, 4, True),
-    # W converted in the kernel (_x, one CTA; opt-in, fp4lr_wprep INLINE): the converter
+    # W converted in the kernel (_x, one CTA; fp4lr_wprep INLINE, AUTO from M = 1536): the converter
     # warps' 24 KiB staging leaves 4 W slots beside 4 main stages (host/budget.c); fused, 3
     # from r = 32 on (with the affine slices)
     ("nvfp4", "dense", 1, 4, 4, True, True),
