@@ -1666,12 +1666,8 @@ L_x_unit:
 \tmad.lo.u32 %r5, %r7, %xk64, %r8;           // chunk g of W""")
 
         def staging_row(e):
-            e("""\t// the lane's row of the warp's staging block, chunk q at q ^ (lane % 8)
-\tshl.b32 %r21, %lane, 7;
-\tadd.u32 %r21, %r21, %xbase;
-\tand.b32 %r22, %lane, 7;
-\tshl.b32 %r22, %r22, 4;
-\tor.b32 %r21, %r21, %r22;""")
+            e("\t// the lane's row of the warp's staging block, chunk q at q ^ (lane % 8)")
+            staging_row_address(e, "%lane", "%xbase")
 
         chunk_to_stage(e, fmt, staging_row)
         e(f"""\tbar.warp.sync 0xffffffff;
@@ -2498,6 +2494,16 @@ def emit_epilogue(e, L):
 PREP_THREADS = 256
 
 
+def staging_row_address(e, row, base):
+    """%r21 = base + 128 row | (row % 8) << 4: a converting thread's 128-byte staging row, its
+    16-byte chunk q kept at q ^ (row % 8) (chunk_to_stage's staging_row of both callers)."""
+    e(f"""\tshl.b32 %r21, {row}, 7;
+\tadd.u32 %r21, %r21, {base};
+\tand.b32 %r22, {row}, 7;
+\tshl.b32 %r22, %r22, 4;
+\tor.b32 %r21, %r21, %r22;""")
+
+
 def chunk_to_stage(e, fmt, staging_row):
     """One thread converts one 64-element chunk of W into its 128-byte row of a warp's
     staging block: %r5 = chunk g (n * K/64 + j), %r7 = row n, %r8 = chunk j, %r1 = K, %rd0 =
@@ -2631,12 +2637,8 @@ def emit_prep(fmt):
     def staging_row(e):
         e("""\t// the thread's row of the warp's staging block: stage + 128*tid, chunk q at q ^ (lane % 8)
 \tmov.u32 %r20, stage;
-\tmov.u32 %r6, %tid.x;
-\tshl.b32 %r21, %r6, 7;
-\tadd.u32 %r21, %r21, %r20;
-\tand.b32 %r22, %r6, 7;
-\tshl.b32 %r22, %r22, 4;
-\tor.b32 %r21, %r21, %r22;""")
+\tmov.u32 %r6, %tid.x;""")
+        staging_row_address(e, "%r6", "%r20")
 
     chunk_to_stage(e, fmt, staging_row)
     e(f"""\t// ---- the warp's 32 chunks (4 KiB of Wp from chunk g0 = its lane 0's) as 8 rows of
