@@ -41,6 +41,8 @@ void fp4lr_bench_usage(FILE *f)
             "                    timed with the kernel), off (W\n"
             "                    converted by the transform warps in the K loop) or inline (the\n"
             "                    kernel's idle warps convert W while it runs)\n"
+            "  --swap S          sm_90a one-CTA dense rows: auto (default: on when M < %d <= N), on (the\n"
+            "                    kernel computes Y^T = W.A^T, converting A once inside it: _yt) or off\n"
             "  --sweep-stages    also run every main stage count from 1 to the solver's (dense, dense-c2,\n"
             "                    fused; on sm_90a at 2 transform slots when the solver's plan has 3, and\n"
             "                    the one-CTA rows with the W transform unless --w-prep on);\n"
@@ -54,7 +56,8 @@ void fp4lr_bench_usage(FILE *f)
             "  --help            this text\n"
             "Exit status: 0 ok, 1 a validation failed, 2 bad arguments, 3 other errors.\n",
             FP4LR_BENCH_VALIDATE_ROWS, FP4LR_BENCH_ITERS_DEFAULT, FP4LR_BENCH_ITERS_MIN, FP4LR_BENCH_WARMUP_DEFAULT,
-            FP4LR_BENCH_QUICK_ITERS, FP4LR_BENCH_QUICK_WARMUP, FP4LR_SM90A_WPREP_MIN_M, FP4LR_RESULTS_DIR_DEFAULT);
+            FP4LR_BENCH_QUICK_ITERS, FP4LR_BENCH_QUICK_WARMUP, FP4LR_SM90A_WPREP_MIN_M, FP4LR_SM90A_WPREP_MIN_M,
+            FP4LR_RESULTS_DIR_DEFAULT);
 }
 
 int fp4lr_bench_format_fits(const fp4lr_shape *s, fp4lr_format f)
@@ -187,6 +190,11 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
             if (w < 0)
                 return bad(err, errlen, "--w-prep %s: expected auto, on, off or inline", v);
             o->w_prep = (fp4lr_wprep)w, i++;
+        } else if (!strcmp(a, "--swap")) {
+            const int sw = fp4lr_swap_parse(v);
+            if (sw < 0)
+                return bad(err, errlen, "--swap %s: expected auto, on or off", v);
+            o->swap = (fp4lr_swap)sw, i++;
         } else if (!strcmp(a, "--schedule")) {
             const int sch = fp4lr_schedule_parse(v);
             if (sch < 0)
@@ -423,6 +431,8 @@ static fp4lr_status variant_jobs(fp4lr_bench_jobs *j, const fp4lr_bench_opts *o,
     /* the stage sweep runs the transform kernels (their main ring holds W) unless asked */
     if (v == FP4LR_BENCH_DENSE || v == FP4LR_BENCH_FUSED)
         po.w_prep = o->sweep_stages && o->w_prep == FP4LR_WPREP_AUTO ? FP4LR_WPREP_OFF : o->w_prep;
+    if (v == FP4LR_BENCH_DENSE && t->arch == FP4LR_ARCH_SM90A) /* the one-CTA dense rows alone swap */
+        po.swap = o->swap;
     if (t->arch == FP4LR_ARCH_SM90A)
         po.force_transform_stages = o->force_transform_slots;
     if (p.r > 0)

@@ -55,6 +55,7 @@
     X(cuMemcpyHtoDAsync, 3020, "cuMemcpyHtoDAsync_v2")                                                  \
     X(cuMemcpyDtoH, 3020, "cuMemcpyDtoH_v2")                                                            \
     X(cuMemcpyDtoD, 3020, "cuMemcpyDtoD_v2")                                                            \
+    X(cuMemcpy2DAsync, 3020, "cuMemcpy2DAsync_v2")                                                      \
     X(cuMemsetD8, 3020, "cuMemsetD8_v2")                                                                \
     X(cuMemsetD16, 3020, "cuMemsetD16_v2")                                                              \
     X(cuMemsetD32, 3020, "cuMemsetD32_v2")                                                              \

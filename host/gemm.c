@@ -35,7 +35,8 @@ void fp4lr_runtime_release(fp4lr_runtime *rt)
         return;
     const fp4lr_driver *drv = rt->ctx ? rt->ctx->drv : NULL;
     if (drv && (rt->nkernels || rt->wprep_fn[0].fn || rt->wprep_fn[1].fn || rt->sk.ptr || rt->sk.done ||
-                rt->wprep.ptr || rt->wprep.done || rt->xflags.ptr || rt->xflags.done || rt->xorder_clock))
+                rt->wprep.ptr || rt->wprep.done || rt->xflags.ptr || rt->xflags.done || rt->xorder_clock ||
+                rt->ystage.ptr || rt->ystage.done))
         drv->cuCtxSynchronize(); /* a launch may still run them or read the workspaces */
     for (int i = 0; i < rt->nkernels; i++)
         fp4lr_module_unload(&rt->kernels[i].module);
@@ -47,12 +48,14 @@ void fp4lr_runtime_release(fp4lr_runtime *rt)
         workspace_free(drv, &rt->sk);
         workspace_free(drv, &rt->wprep);
         workspace_free(drv, &rt->xflags);
+        workspace_free(drv, &rt->ystage);
         for (int i = 0; i < FP4LR_RUNTIME_XORDER_SLOTS; i++)
             workspace_free(drv, &rt->xorder[i].ws);
     }
     memset(&rt->sk, 0, sizeof rt->sk);
     memset(&rt->wprep, 0, sizeof rt->wprep);
     memset(&rt->xflags, 0, sizeof rt->xflags);
+    memset(&rt->ystage, 0, sizeof rt->ystage);
     memset(rt->xorder, 0, sizeof rt->xorder);
     rt->xorder_clock = 0;
 }
@@ -293,13 +296,16 @@ fp4lr_status fp4lr_runtime_walk(fp4lr_runtime *rt, const fp4lr_plan *plan, fp4lr
                                 k->max_ctas / plan->cluster, out);
 }
 
-fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *dev, CUstream stream)
+/* The launch of a validated plan whose Y rows end on 16-byte boundaries (fp4lr_gemm). */
+static fp4lr_status gemm_launch(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *dev, CUstream stream)
 {
-    if (!rt || !plan || !dev)
-        return fp4lr_fail(FP4LR_E_INVALID, "NULL_POINTER", "fp4lr_gemm: runtime, plan and arguments are required");
-    FP4LR_TRY(fp4lr_problem_validate(&plan->problem));
-    FP4LR_TRY(fp4lr_args_validate(&plan->problem, dev));
     if (plan->arch == FP4LR_ARCH_SM90A) {
+        /* a swapped plan's kernel sees A and W exchanged (validated above as the user's) */
+        fp4lr_plan kplan;
+        fp4lr_args kdev;
+        fp4lr_sm90a_kernel_view(plan, dev, &kplan, &kdev);
+        plan = &kplan;
+        dev = &kdev;
         fp4lr_sm90a_params prm;
         fp4lr_workspace *order = NULL; /* _x plans: the conversion order this launch reads */
         FP4LR_TRY(fp4lr_sm90a_params_make(rt->ctx, plan, dev, &prm));
@@ -335,4 +341,40 @@ fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_a
                       "no %s %s kernel is built yet (plan entry %s)",
                       plan->arch == FP4LR_ARCH_SM90A ? "sm_90a" : "sm_100a",
                       fp4lr_family_name(plan->family), plan->entry);
+}
+
+fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *dev, CUstream stream)
+{
+    if (!rt || !plan || !dev)
+        return fp4lr_fail(FP4LR_E_INVALID, "NULL_POINTER", "fp4lr_gemm: runtime, plan and arguments are required");
+    const fp4lr_problem *p = &plan->problem;
+    FP4LR_TRY(fp4lr_problem_validate(p));
+    FP4LR_TRY(fp4lr_args_validate(p, dev));
+    const size_t ob = (size_t)fp4lr_out_bytes(p->out), row = (size_t)p->N * ob;
+    if (row % 16 == 0)
+        return gemm_launch(rt, plan, dev, stream);
+    /* A bulk tensor store writes the 16-byte piece holding a row's last outputs whole: the
+     * columns after N up to the next 16 bytes would be written too (ldY > N there, and they
+     * may be another tensor's).  The kernel writes a staging copy with padded rows; the M x N
+     * outputs are then copied into Y. */
+    const size_t pitch = (row + 15) / 16 * 16;
+    FP4LR_TRY(workspace_acquire(rt, &rt->ystage, pitch * (size_t)p->M, 0, stream));
+    fp4lr_plan staged = *plan;
+    staged.problem.ldY = (int64_t)(pitch / ob);
+    fp4lr_args sdev = *dev;
+    sdev.Y = (void *)(uintptr_t)rt->ystage.ptr;
+    FP4LR_TRY(gemm_launch(rt, &staged, &sdev, stream));
+    CUDA_MEMCPY2D c;
+    memset(&c, 0, sizeof c);
+    c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.srcDevice = rt->ystage.ptr;
+    c.srcPitch = pitch;
+    c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.dstDevice = (CUdeviceptr)(uintptr_t)dev->Y;
+    c.dstPitch = (size_t)p->ldY * ob;
+    c.WidthInBytes = row;
+    c.Height = (size_t)p->M;
+    const fp4lr_driver *drv = rt->ctx->drv;
+    FP4LR_CU(drv, drv->cuMemcpy2DAsync(&c, stream));
+    return workspace_used(rt, &rt->ystage, stream);
 }

@@ -60,6 +60,7 @@ typedef struct fp4lr_runtime {
     fp4lr_workspace sk;
     fp4lr_workspace wprep;
     fp4lr_workspace xflags;       /* _x kernels: 8 u32 flags per (K block, N tile) item */
+    fp4lr_workspace ystage;       /* Y rows not ending on 16 bytes: the kernels' output (fp4lr_gemm) */
     fp4lr_xorder_slot xorder[FP4LR_RUNTIME_XORDER_SLOTS]; /* _x kernels: conversion orders by key */
     unsigned long long xorder_clock;                       /* their use count (0: none used) */
     fp4lr_aux_kernel wprep_fn[2]; /* by format: NVFP4, MXFP4 */
@@ -86,7 +87,11 @@ fp4lr_status fp4lr_runtime_walk(fp4lr_runtime *rt, const fp4lr_plan *plan, fp4lr
  * asynchronously on `stream`.  On sm_90a the plan's schedule picks the tile walk; a split
  * (stream-K) walk uses the runtime's workspace (allocated on first use, synchronously).
  * A W-prepared plan (plan->w_prep) first launches the format's wprep kernel on the same
- * stream into the runtime's W workspace (N*K*2 bytes, allocated likewise). */
+ * stream into the runtime's W workspace (N*K*2 bytes, allocated likewise).
+ * Y is written inside its M x N elements only.  The kernels' bulk tensor stores write whole
+ * 16-byte pieces of a row, so when N * (output bytes) is not a multiple of 16 the kernel
+ * writes into the runtime's Y staging workspace (M rows of N rounded up to 16 bytes) and
+ * a 2-D copy on the stream moves the M x N outputs into Y. */
 fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *dev, CUstream stream);
 
 #endif

@@ -21,6 +21,56 @@ static void arch_defaults(fp4lr_arch arch, fp4lr_plan *pl)
 
 static int or_default(int v, int dflt) { return v ? v : dflt; }
 
+fp4lr_problem fp4lr_problem_swapped(const fp4lr_problem *p)
+{
+    fp4lr_problem s = *p;
+    s.M = p->N;
+    s.N = p->M;
+    return s;
+}
+
+/* The swapped plan (plan.h, fp4lr_swap) of p into *out with out->swap_ab set; or, for AUTO
+ * where it does not apply (or its kernel is not built, or the kernel's problem has no plan),
+ * out->swap_ab = 0 and OK.  `one_cta_sm90a`: the plan's arch and cluster allow it. */
+static fp4lr_status swapped_plan(const fp4lr_problem *p, fp4lr_arch arch, const fp4lr_plan_opts *o,
+                                 fp4lr_family family, int one_cta_sm90a, fp4lr_plan *out)
+{
+    memset(out, 0, sizeof *out);
+    const int eligible = one_cta_sm90a && family == FP4LR_FAMILY_DENSE;
+    if (o->swap == FP4LR_SWAP_AUTO && !(eligible && o->w_prep == FP4LR_WPREP_AUTO &&
+                                        p->M < FP4LR_SM90A_WPREP_MIN_M && p->N >= FP4LR_SM90A_WPREP_MIN_M))
+        return fp4lr_ok();
+    if (!eligible)
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SWAP",
+                          "the swapped plan (Y^T = W.A^T, the _yt kernels) exists for sm90a dense plans with one "
+                          "CTA; this plan is %s %s with cluster %d",
+                          fp4lr_arch_name(arch), fp4lr_family_name(family), o->cluster ? o->cluster : 1);
+    if (o->w_prep != FP4LR_WPREP_AUTO && o->w_prep != FP4LR_WPREP_INLINE)
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SWAP",
+                          "the swapped plan converts A inside the kernel: w_prep must be auto or inline, not %s",
+                          fp4lr_wprep_name(o->w_prep));
+    fp4lr_problem ps = fp4lr_problem_swapped(p);
+    /* Y keeps its own ldY (validated above); the kernel's problem is planned with any legal one */
+    ps.ldY = (ps.N + 7) / 8 * 8;
+    fp4lr_plan_opts os = *o;
+    os.swap = FP4LR_SWAP_OFF;
+    os.w_prep = FP4LR_WPREP_INLINE;
+    const fp4lr_status st = fp4lr_plan_make(&ps, arch, &os, out);
+    const int take = st.code == FP4LR_OK && (o->swap == FP4LR_SWAP_ON ||
+                                             fp4lr_sm90a_yt_built(out->family, out->budget.stages_main,
+                                                                  out->budget.stages_transform));
+    if (!take) {
+        memset(out, 0, sizeof *out);
+        return o->swap == FP4LR_SWAP_ON ? st : fp4lr_ok();
+    }
+    const size_t len = strlen(out->entry);
+    snprintf(out->entry + len, sizeof out->entry - len, "_yt");
+    out->swap_ab = 1;
+    out->problem = *p;
+    fp4lr_problem_resolve(&out->problem);
+    return fp4lr_ok();
+}
+
 fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4lr_plan_opts *opts,
                              fp4lr_plan *out)
 {
@@ -59,6 +109,16 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
         return fp4lr_fail(FP4LR_E_INVALID, "W_PREP", "w_prep %d is not auto (0), on (1), off (2) or inline (3)",
                           (int)o->w_prep);
     const int wprep_ok = arch == FP4LR_ARCH_SM90A && pl->cluster == 1;
+    if (!fp4lr_swap_name(o->swap))
+        return fp4lr_fail(FP4LR_E_INVALID, "SWAP", "swap %d is not auto (0), on (1) or off (2)", (int)o->swap);
+    if (o->swap != FP4LR_SWAP_OFF) {
+        fp4lr_plan sw;
+        FP4LR_TRY(swapped_plan(p, arch, o, pl->family, wprep_ok, &sw));
+        if (sw.swap_ab) {
+            *out = sw;
+            return fp4lr_ok();
+        }
+    }
     if (o->w_prep == FP4LR_WPREP_INLINE && !wprep_ok)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "W_PREP",
                           "W converted in the kernel (inline) exists for sm90a plans with one CTA; "
@@ -138,6 +198,30 @@ int fp4lr_sm90a_xconv_built(fp4lr_family family, int stages_main, int stages_tra
     return 0;
 }
 
+int fp4lr_sm90a_yt_built(fp4lr_family family, int stages_main, int stages_transform)
+{
+    /* tools/gen_sm90a.py INSTANCES, the _yt rows (tests/test_swap_plan.c compares) */
+    return family == FP4LR_FAMILY_DENSE && stages_main == 4 && stages_transform == 4;
+}
+
+const char *fp4lr_swap_name(fp4lr_swap s)
+{
+    switch (s) {
+    case FP4LR_SWAP_AUTO: return "auto";
+    case FP4LR_SWAP_ON: return "on";
+    case FP4LR_SWAP_OFF: return "off";
+    }
+    return NULL;
+}
+
+int fp4lr_swap_parse(const char *name)
+{
+    for (int s = FP4LR_SWAP_AUTO; s <= FP4LR_SWAP_OFF; s++)
+        if (name && !strcmp(name, fp4lr_swap_name((fp4lr_swap)s)))
+            return s;
+    return -1;
+}
+
 const char *fp4lr_schedule_name(fp4lr_schedule s)
 {
     switch (s) {
@@ -188,11 +272,16 @@ fp4lr_status fp4lr_plan_print(FILE *f, const fp4lr_plan *pl)
     if (pl->arch == FP4LR_ARCH_SM90A)
         fprintf(f, "schedule: %s (tile walk: auto splits the last waves along K when whole tiles leave "
                    "SMs idle)\n", fp4lr_schedule_name(pl->schedule));
+    if (pl->swap_ab)
+        fprintf(f, "swapped: the kernel computes Y^T = W.A^T (A and W, M and N exchanged: %" PRId64 " x %" PRId64
+                   " tiles below are Y^T's) and stores its tiles transposed; the operand it converts once per "
+                   "launch is A\n", p->N, p->M);
     if (pl->w_inline)
-        fprintf(f, "W converted in the kernel: its warps 2-7 convert W once per launch into a %" PRId64
-                   "-byte workspace (N x K %s) while the main loop runs; the W producer waits for each "
+        fprintf(f, "W converted in the kernel: its warps 2-7 convert %s once per launch into a %" PRId64
+                   "-byte workspace (%s x K %s) while the main loop runs; the W producer waits for each "
                    "(K block, N tile) item's flags, then loads it by bulk copies\n",
-                p->N * p->K * 2, pl->format == FP4LR_NVFP4 ? "f16" : "bf16");
+                pl->swap_ab ? "A (the kernel's W)" : "W", (pl->swap_ab ? p->M : p->N) * p->K * 2,
+                pl->swap_ab ? "M" : "N", pl->format == FP4LR_NVFP4 ? "f16" : "bf16");
     else if (pl->w_prep)
         fprintf(f, "W prepared: fp4lr_%s_%s_wprep converts W once per launch into a %" PRId64
                    "-byte workspace (N x K %s), the kernel loads it by bulk copies\n",

@@ -71,6 +71,29 @@ int fp4lr_sm90a_xconv_built(fp4lr_family family, int stages_main, int stages_tra
 const char *fp4lr_wprep_name(fp4lr_wprep w);
 int fp4lr_wprep_parse(const char *name);
 
+/* sm_90a dense, one CTA: the swapped plan.  The kernel computes Y^T = W.A^T, the problem with
+ * A and W (SFA and SFW, M and N) exchanged, converting its W operand - the user's A - inside
+ * the kernel once per launch (the _x kernels' code), and stores its tiles transposed (entry
+ * suffix _yt).  Where M is small the transform converts each W tile M/128 times and the
+ * preparation costs N*K*2.5 bytes a launch; swapped, the once-converted operand is A's M*K.
+ * AUTO: swapped where M < FP4LR_SM90A_WPREP_MIN_M <= N, w_prep AUTO and the _yt kernel of
+ * the plan is built.  ON needs a dense sm90a plan with one CTA and w_prep AUTO or INLINE.
+ * Measured on the H200 (dense, swapped / transform, same runs): sana-qkv 1.11, sana-mlp
+ * 1.14, sana-out 1.01 (NVFP4) and 1.05 (MXFP4). */
+typedef enum fp4lr_swap {
+    FP4LR_SWAP_AUTO = 0,
+    FP4LR_SWAP_ON = 1,
+    FP4LR_SWAP_OFF = 2,
+} fp4lr_swap;
+
+/* "auto", "on", "off" (NULL out of range) and back (-1 for an unknown name). */
+const char *fp4lr_swap_name(fp4lr_swap s);
+int fp4lr_swap_parse(const char *name);
+/* 1 when a _yt kernel (both formats) is built for the family with these stages and W slots. */
+int fp4lr_sm90a_yt_built(fp4lr_family family, int stages_main, int stages_transform);
+/* The problem a swapped plan's kernel sees: M and N exchanged (ldY stays Y's own). */
+fp4lr_problem fp4lr_problem_swapped(const fp4lr_problem *p);
+
 /* Overrides; a 0 field (or NULL opts) takes the architecture's default. */
 typedef struct fp4lr_plan_opts {
     int tile_m, tile_n, tile_k;
@@ -91,6 +114,8 @@ typedef struct fp4lr_plan_opts {
     fp4lr_schedule schedule;
     /* sm_90a one CTA: W prepared or converted in the K loop; AUTO (0) by default */
     fp4lr_wprep w_prep;
+    /* sm_90a dense one CTA: the swapped plan (Y^T = W.A^T, _yt kernels); AUTO (0) by default */
+    fp4lr_swap swap;
 } fp4lr_plan_opts;
 
 #define FP4LR_ENTRY_NAME_LEN 96
@@ -110,13 +135,17 @@ typedef struct fp4lr_plan {
                               * the entry ends in _w<slots>) */
     int w_inline;            /* with w_prep: W converted inside the kernel (no wprep launch; the
                               * entry ends in _x<slots>) */
+    int swap_ab;             /* the swapped plan: the kernel sees fp4lr_problem_swapped(&problem)
+                              * with A and W exchanged and stores Y^T's tiles transposed (the entry
+                              * ends in _yt; budget and tiles are the kernel's problem's) */
     /* "fp4lr_<target>_<format>_<family>_m<TM>n<TN>k<TK>_c<cluster>_s<stages_main>",
      * target = the arch (sm90a, sm100a) or sm100f; sm_90a appends _t3 (3 transform
      * slots), _w<n> (W prepared, n slots) or _x<n> (W converted in the kernel) */
     char entry[FP4LR_ENTRY_NAME_LEN];
     int block_threads;
     int64_t smem_bytes;      /* dynamic shared memory = budget.total_bytes */
-    int64_t tiles;           /* grid hint: ceil(M/tile_m) * ceil(N/tile_n) cluster tiles */
+    int64_t tiles;           /* grid hint: ceil(M/tile_m) * ceil(N/tile_n) cluster tiles (of the
+                              * kernel's problem: N and M exchanged in a swapped plan) */
 } fp4lr_plan;
 
 /* Validates the problem (returning its status on failure), picks the family

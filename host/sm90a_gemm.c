@@ -57,7 +57,8 @@ fp4lr_status fp4lr_sm90a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *pla
     /* A and W: one 64-byte K stage per box row, 64-byte swizzle; each CTA loads all 256 W rows
      * (the pair multicasts them); Y: 64 x 64 staging boxes */
     const fp4lr_gemm_boxes boxes = {.tile_k = TILE_K, .a_rows = TILE_M, .w_rows = TILE_N,
-                                    .fp4_swizzle = CU_TENSOR_MAP_SWIZZLE_64B, .y_cols = 64, .y_rows = 64};
+                                    .fp4_swizzle = CU_TENSOR_MAP_SWIZZLE_64B, .y_cols = 64, .y_rows = 64,
+                                    .y_transposed = plan->swap_ab};
     FP4LR_TRY(fp4lr_tmap_gemm_operands(ctx, p, dev, &boxes, &out->tmA, &out->tmW, &out->tmSFA, &out->tmSFW,
                                        &out->tmY));
 
@@ -73,6 +74,19 @@ fp4lr_status fp4lr_sm90a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *pla
     if (out->fused)
         FP4LR_TRY(lowrank_params(ctx, plan, dev, &out->lr));
     return fp4lr_ok();
+}
+
+void fp4lr_sm90a_kernel_view(const fp4lr_plan *plan, const fp4lr_args *dev, fp4lr_plan *kplan, fp4lr_args *kdev)
+{
+    *kplan = *plan;
+    *kdev = *dev;
+    if (!plan->swap_ab)
+        return;
+    kplan->problem = fp4lr_problem_swapped(&plan->problem);
+    kdev->A = dev->W;
+    kdev->SFA = dev->SFW;
+    kdev->W = dev->A;
+    kdev->SFW = dev->SFA;
 }
 
 fp4lr_status fp4lr_sm90a_schedule(fp4lr_schedule mode, int64_t tiles, int64_t k_stages, int max_clusters,

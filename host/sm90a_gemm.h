@@ -79,6 +79,11 @@ typedef struct fp4lr_sm90a_params {
  * power of two in [16, 64] (one TMA box per chunk, one swizzle mode). */
 int fp4lr_sm90a_lora_chunk(const fp4lr_plan *plan);
 
+/* The plan and arguments the kernel sees: for a swapped plan (plan.h, fp4lr_swap) the problem
+ * with M and N exchanged (fp4lr_problem_swapped) and A / SFA exchanged with W / SFW; otherwise
+ * copies.  params_make, the walk and the launch take these. */
+void fp4lr_sm90a_kernel_view(const fp4lr_plan *plan, const fp4lr_args *dev, fp4lr_plan *kplan, fp4lr_args *kdev);
+
 /* Builds the parameter block of `plan` for device buffers `dev` (pointers are
  * device addresses).  FP4LR_E_UNSUPPORTED for a plan the kernels don't cover. */
 fp4lr_status fp4lr_sm90a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *plan, const fp4lr_args *dev,

@@ -100,18 +100,27 @@ void tsupport_case_expect_fail(tsupport_case *g, const char *what)
     cr_expect_eq(st.code, FP4LR_E_MISMATCH, "planted fault not caught: %s (%s)", what, g->plan.entry);
 }
 
-void tsupport_case_expect_sfw_flip_fails(tsupport_case *g, int64_t n, int64_t kb)
+/* Flips the low bit of scale (row, kb) of SFA (w_side 0) or SFW (1), runs, expects a
+ * failure, restores the byte. */
+static void scale_flip_fails(tsupport_case *g, int w_side, int64_t row, int64_t kb)
 {
-    int64_t kv = g->host.p.K / fp4lr_format_block(g->host.p.format);
-    size_t off = fp4lr_sf_offset(n, kb, kv);
-    uint8_t saved = g->host.SFW[off];
-    g->host.SFW[off] = (uint8_t)(saved ^ 1);
-    cr_assert_eq(fp4lr_dev_upload(g->ctx, g->dev.SFW, g->host.SFW, g->dev.sizes.SFW).code, FP4LR_OK);
+    const int64_t kv = g->host.p.K / fp4lr_format_block(g->host.p.format);
+    const size_t off = fp4lr_sf_offset(row, kb, kv);
+    uint8_t *host = w_side ? g->host.SFW : g->host.SFA;
+    const CUdeviceptr dev = w_side ? g->dev.SFW : g->dev.SFA;
+    const size_t bytes = w_side ? g->dev.sizes.SFW : g->dev.sizes.SFA;
+    const uint8_t saved = host[off];
+    host[off] = (uint8_t)(saved ^ 1);
+    cr_assert_eq(fp4lr_dev_upload(g->ctx, dev, host, bytes).code, FP4LR_OK);
     tsupport_case_run(g);
-    tsupport_case_expect_fail(g, "one scale byte changed");
-    g->host.SFW[off] = saved;
-    cr_assert_eq(fp4lr_dev_upload(g->ctx, g->dev.SFW, g->host.SFW, g->dev.sizes.SFW).code, FP4LR_OK);
+    tsupport_case_expect_fail(g, w_side ? "one W scale byte changed" : "one A scale byte changed");
+    host[off] = saved;
+    cr_assert_eq(fp4lr_dev_upload(g->ctx, dev, host, bytes).code, FP4LR_OK);
 }
+
+void tsupport_case_expect_sfw_flip_fails(tsupport_case *g, int64_t n, int64_t kb) { scale_flip_fails(g, 1, n, kb); }
+
+void tsupport_case_expect_sfa_flip_fails(tsupport_case *g, int64_t m, int64_t kb) { scale_flip_fails(g, 0, m, kb); }
 
 void tsupport_case_expect_kblock_drop_fails(tsupport_case *g, int w_side, int64_t byte_off)
 {
@@ -157,6 +166,19 @@ void tsupport_case_expect_unwritten_fails(tsupport_case *g, int64_t row, int64_t
     for (int64_t m = 0; m < g->host.p.M; m++)
         y[m * g->host.p.ldY + col] = 0xFFFF;
     tsupport_case_expect_fail(g, "one output column unwritten");
+}
+
+void tsupport_case_expect_padding_untouched(tsupport_case *g)
+{
+    const uint16_t *y = g->host.Y;
+    int64_t touched = 0, fm = -1, fn = -1;
+    for (int64_t m = 0; m < g->host.p.M; m++)
+        for (int64_t n = g->host.p.N; n < g->host.p.ldY; n++)
+            if (y[m * g->host.p.ldY + n] != (uint16_t)FP4LR_POISON_16 && touched++ == 0)
+                fm = m, fn = n;
+    cr_expect_eq(touched, 0, "%s (N = %lld, ldY = %lld) wrote %lld elements past column N, the first at (%lld, %lld)",
+                 g->plan.entry, (long long)g->host.p.N, (long long)g->host.p.ldY, (long long)touched, (long long)fm,
+                 (long long)fn);
 }
 
 void tsupport_case_teardown(tsupport_case *g)

@@ -45,6 +45,8 @@ void tsupport_case_expect_fail(tsupport_case *g, const char *what);
 /* Planted fault: flips the low bit of the W scale byte of row n, scale block kb on the
  * device, runs, expects the comparison to fail, and restores the byte. */
 void tsupport_case_expect_sfw_flip_fails(tsupport_case *g, int64_t n, int64_t kb);
+/* The same for the A scale byte of row m, block kb. */
+void tsupport_case_expect_sfa_flip_fails(tsupport_case *g, int64_t m, int64_t kb);
 /* Planted fault: zeroes 32 bytes (one K block of 64) at byte_off of every row of A (w_side
  * 0) or W (1) on the device, runs, expects the comparison to fail, and restores them. */
 void tsupport_case_expect_kblock_drop_fails(tsupport_case *g, int w_side, int64_t byte_off);
@@ -58,6 +60,9 @@ void tsupport_case_expect_unwritten_fails(tsupport_case *g, int64_t row, int64_t
  * the first of them: a race in a kernel shows as launches that differ (fp4lr-check --repeat
  * is the same check on the command line).  Leaves the last launch's Y in g->host.Y. */
 void tsupport_case_expect_stable(tsupport_case *g, int n);
+/* After a run: expects every element of Y's rows past column N (ldY > N) to still hold the
+ * poison tsupport_case_run wrote (bf16 output). */
+void tsupport_case_expect_padding_untouched(tsupport_case *g);
 void tsupport_case_teardown(tsupport_case *g);
 
 #endif

@@ -1251,3 +1251,31 @@ Test(bench_cli, w_prep_inline_takes_the_one_cta_rows)
     cr_expect_neq(PARSE(&o, err, "--w-prep", "inlined"), 0);
     cr_expect(strstr(err, "inline") != NULL, "%s", err);
 }
+
+/* --swap: the one-CTA dense rows of a small-M shape run the _yt kernels (AUTO does too); the
+ * fused rows never swap; off keeps the transform; an unknown value names the choices. */
+Test(bench_cli, swap_takes_the_dense_rows)
+{
+    fp4lr_bench_opts o;
+    char err[256];
+    char dir[] = "/tmp/fp4lr-bench-kernels-XXXXXX";
+    fake_kernels(dir, NULL, 0);
+    static const char *const modes[] = {"auto", "on", "off"};
+    for (int m = 0; m < 3; m++) {
+        cr_assert_eq(PARSE(&o, err, "--shape", "sana-qkv", "--format", "nvfp4", "--variants", "dense,fused",
+                           "--swap", modes[m]),
+                     0, "%s", err);
+        cr_expect_eq(o.swap, (fp4lr_swap)m);
+        fp4lr_bench_jobs j;
+        make_jobs(&o, FP4LR_ARCH_SM90A, dir, &j);
+        cr_assert_eq(j.n, 2);
+        cr_expect_str_eq(j.job[0].plan.entry, m == 2 ? "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_t3"
+                                                     : "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt",
+                         "--swap %s", modes[m]);
+        cr_expect_not(j.job[1].plan.swap_ab, "the fused row is not swapped");
+        fp4lr_bench_jobs_free(&j);
+    }
+    remove_dir(dir);
+    cr_expect_neq(PARSE(&o, err, "--swap", "yes"), 0);
+    cr_expect(strstr(err, "expected auto, on or off") != NULL, "%s", err);
+}

@@ -20,6 +20,22 @@ Test(check_cli, help_and_bad_arguments)
     cr_expect_eq(check("--repeat 100001", out, sizeof out), 2, "%s", out);
     cr_expect_eq(check("--repeat", out, sizeof out), 2, "a flag without its value: %s", out);
     cr_expect_eq(check("--mnk 0x8x8 --plan-only", out, sizeof out), 2, "%s", out);
+    cr_expect_eq(check("--swap maybe --plan-only", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "swap must be auto, on or off") != NULL, "%s", out);
+}
+
+/* --swap: the plan names the _yt kernel and says what it computes; a fused problem is refused
+ * by the rule, not crashed on. */
+Test(check_cli, swap_plans)
+{
+    static char out[16384];
+    cr_assert_eq(check("--shape sana-qkv --dense --plan-only", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "entry: fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt") != NULL, "%s", out);
+    cr_expect(strstr(out, "swapped: the kernel computes Y^T") != NULL, "%s", out);
+    cr_assert_eq(check("--shape sana-qkv --dense --swap off --plan-only", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "_yt") == NULL, "%s", out);
+    cr_expect_neq(check("--shape sana-qkv --swap on --plan-only", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "[FP4LR_E_UNSUPPORTED SWAP]") != NULL, "%s", out);
 }
 
 Test(check_cli, plan_only_prints_the_plan)

@@ -27,6 +27,7 @@ typedef struct instance {
     int tslots;             /* W ring slots: 3 for entries ending in _t3, n for _w<n>, else 2 */
     int wprep;              /* _w<n> or _x<n>: W prepared (its ring filled by bulk copies) */
     int xconv;              /* _x<n>: W converted in the kernel (fp4lr_wprep INLINE) */
+    int yt;                 /* _x<n>_yt: the swapped plan's kernel (fp4lr_swap ON) */
     long smem_total;
     long lora_at;           /* fused: offset of the low-rank ring */
 } instance;
@@ -54,8 +55,9 @@ static int load_instances(instance *out, int cap)
         if (w && sscanf(w, "_w%d.ptx", &in->tslots) == 1)
             in->wprep = 1;
         const char *x = strstr(de->d_name, "_x");
-        if (x && sscanf(x, "_x%d.ptx", &in->tslots) == 1)
+        if (x && sscanf(x, "_x%d", &in->tslots) == 1)
             in->wprep = in->xconv = 1;
+        in->yt = strstr(de->d_name, "_yt.ptx") != NULL;
         in->format = strcmp(fmt, "nvfp4") == 0 ? FP4LR_NVFP4 : FP4LR_MXFP4;
         in->fused = strcmp(fam, "fused") == 0;
         snprintf(in->entry, sizeof in->entry, "%.*s", (int)(len - 4), de->d_name);
@@ -104,7 +106,8 @@ Test(sm90a_instances, entries_match_the_solver)
                              .force_transform_stages = in[i].tslots,
                              .w_prep = in[i].xconv   ? FP4LR_WPREP_INLINE
                                        : in[i].wprep ? FP4LR_WPREP_ON
-                                                     : FP4LR_WPREP_OFF};
+                                                     : FP4LR_WPREP_OFF,
+                             .swap = in[i].yt ? FP4LR_SWAP_ON : FP4LR_SWAP_OFF};
         fp4lr_plan plan;
         fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &o, &plan);
         cr_assert_eq(st.code, FP4LR_OK, "%s: %s", in[i].entry, st.msg);
@@ -207,7 +210,7 @@ Test(sm90a_instances, placed_conversion_is_exact, .timeout = 120)
 /* The W-prepared kernels and their preparation kernels (a grep pattern): the tw4 and
  * consumer_assist experiments build without them, and the transform layout's checks do not
  * apply to them (wprep_layout_is_the_measured_one checks theirs). */
-#define WPRE_FILES "'_w[0-9]*.ptx$\\|_x[0-9]*.ptx$\\|_wprep.ptx$'"
+#define WPRE_FILES "'_w[0-9]*.ptx$\\|_x[0-9]*.ptx$\\|_x[0-9]_yt.ptx$\\|_wprep.ptx$'"
 
 /* Generates the instances of measurement variant `flags` (FP4LR_GEN_EXPERIMENT) into a
  * temporary directory; every file but the W-prepared ones must pass the shell test `check`
@@ -222,7 +225,7 @@ static int experiment_builds(const char *flags, const char *check, const char *g
     snprintf(cmd, sizeof cmd,
              "FP4LR_GEN_EXPERIMENT=%s python3 tools/gen_sm90a.py --outdir %s > /dev/null && "
              "test $(ls %s/*.ptx | grep -cv " WPRE_FILES ") -eq $(ls ptx/sm90a/*.ptx | grep -cv " WPRE_FILES ") && "
-             "for f in %s/*.ptx; do case $f in *_wprep.ptx|*_w[0-9].ptx|*_x[0-9].ptx) continue;; esac; "
+             "for f in %s/*.ptx; do case $f in *_wprep.ptx|*_w[0-9].ptx|*_x[0-9].ptx|*_x[0-9]_yt.ptx) continue;; esac; "
              "{ %s; } || { echo \"$f\" >&2; exit 1; }; done && "
              "for e in %s; do sh tools/ptxas_gate.sh sm_90a %s/fp4lr_sm90a_$e.ptx %s/$e.cubin || exit 1; done",
              flags, dir, dir, dir, check, gated, dir, dir);
@@ -262,7 +265,7 @@ static int experiment_builds(const char *flags, const char *check, const char *g
  * committed file in the build.) */
 Test(sm90a_instances, committed_kernels_have_the_measured_layout)
 {
-    int rc = system("for f in ptx/sm90a/*.ptx; do case $f in *_wprep.ptx|*_w[0-9].ptx|*_x[0-9].ptx) continue;; esac; "
+    int rc = system("for f in ptx/sm90a/*.ptx; do case $f in *_wprep.ptx|*_w[0-9].ptx|*_x[0-9].ptx|*_x[0-9]_yt.ptx) continue;; esac; "
                     "{ " TW8_CHECK " && " PRODROT_CHECK " && " PREFETCH_CHECK
                     " && " MXONE_CHECK " && " CHOIST_CHECK " && " TSPLIT_CHECK "; } || { echo \"$f\" >&2; exit 1; }; done");
     cr_expect_eq(rc, 0, "a committed sm_90a kernel lacks part of the default layout (file above)");
@@ -285,10 +288,17 @@ Test(sm90a_instances, committed_kernels_have_the_measured_layout)
                     "grep -q '@%px st.release.gpu.global.u32' $f && grep -q 'ld.relaxed.gpu.global.v4.u32' $f && " \
                     "grep -q 'fence.acq_rel.gpu;' $f && " \
                     "case $f in *mxfp4*) grep -q 'vote.sync.any.pred %pmx' $f;; *) ! grep -q 'pmx' $f;; esac"
+/* The _yt kernels are _x kernels whose epilogue stores the tile transposed: 4 stmatrix .trans
+ * a chunk (16) and the bulk store's coordinates exchanged; no other kernel has either. */
+#define YT_CHECK "test $(grep -c 'stmatrix.sync.aligned.m8n8.x4.trans.shared.b16' $f) -eq 16 && " \
+                 "test $(grep -c 'bulk_group \\[%tmY, {%r51, %r58}\\]' $f) -eq 4"
+#define NOYT_CHECK "! grep -q 'stmatrix' $f && ! grep -q '%tmY, {%r51, %r58}' $f"
 Test(sm90a_instances, wprep_layout_is_the_measured_one)
 {
     int rc = system("for f in ptx/sm90a/*_w[0-9].ptx; do { " WPRE_CHECK "; } || { echo \"$f\" >&2; exit 1; }; done && "
-                    "for f in ptx/sm90a/*_x[0-9].ptx; do { " WPRE_CHECK " && " XCONV_CHECK "; } || "
+                    "for f in ptx/sm90a/*_x[0-9].ptx; do { " WPRE_CHECK " && " XCONV_CHECK " && " NOYT_CHECK "; } || "
+                    "{ echo \"$f\" >&2; exit 1; }; done && "
+                    "for f in ptx/sm90a/*_x[0-9]_yt.ptx; do { " WPRE_CHECK " && " XCONV_CHECK " && " YT_CHECK "; } || "
                     "{ echo \"$f\" >&2; exit 1; }; done && "
                     "for f in ptx/sm90a/*_wprep.ptx; do { " WPREP_CHECK "; } || { echo \"$f\" >&2; exit 1; }; done");
     cr_expect_eq(rc, 0, "a W-prepared kernel or a preparation kernel lacks its layout (file above)");

@@ -7,6 +7,7 @@
 
 #include "budget.h"
 #include "plan.h"
+#include "support_ptx.h"
 #include "sm90a_gemm.h"
 #include "sm90a_wprep.h"
 
@@ -40,10 +41,14 @@ Test(wprep_plan, auto_takes_it_from_the_threshold_on)
 {
     const int64_t at = FP4LR_SM90A_WPREP_MIN_M;
     cr_expect_eq(at, 1536);
-    cr_expect_eq(plan_ok(dense(at - 1, 3072, 3072, FP4LR_NVFP4), NULL).w_prep, 0);
+    /* below it a dense plan with N >= 1536 is swapped instead (test_swap_plan.c) */
+    const fp4lr_plan_opts noswap = {.swap = FP4LR_SWAP_OFF};
+    cr_expect_eq(plan_ok(dense(at - 1, 3072, 3072, FP4LR_NVFP4), &noswap).w_prep, 0);
+    cr_expect_eq(plan_ok(dense(at - 1, 1400, 3072, FP4LR_NVFP4), NULL).w_prep, 0);
     cr_expect_eq(plan_ok(dense(at, 3072, 3072, FP4LR_NVFP4), NULL).w_prep, 1);
     cr_expect_eq(plan_ok(dense(at, 3072, 3072, FP4LR_NVFP4), NULL).w_inline, 1);
-    cr_expect_eq(plan_ok(dense(at - 1, 3072, 3072, FP4LR_NVFP4), NULL).w_inline, 0);
+    cr_expect_eq(plan_ok(dense(at - 1, 3072, 3072, FP4LR_NVFP4), &noswap).w_inline, 0);
+    cr_expect_eq(plan_ok(dense(at, 3072, 3072, FP4LR_NVFP4), NULL).swap_ab, 0);
     fp4lr_plan_opts on = {.w_prep = FP4LR_WPREP_ON}, off = {.w_prep = FP4LR_WPREP_OFF};
     cr_expect_eq(plan_ok(dense(1, 8, 64, FP4LR_NVFP4), &on).w_prep, 1);
     fp4lr_plan pl = plan_ok(dense(8192, 8192, 8192, FP4LR_NVFP4), &off);
@@ -264,27 +269,7 @@ Test(wprep_plan, print_names_the_inline_conversion)
 }
 
 /* fp4lr_sm90a_xconv_built names exactly the _x kernels the generator writes (both formats). */
-Test(wprep_plan, xconv_built_matches_the_generator)
-{
-    static const char *const fam[] = {"dense", "fused"};
-    for (int f = 0; f < 2; f++)
-        for (int m = 1; m <= 6; m++)
-            for (int t = 2; t <= 6; t++) {
-                int files = 0;
-                for (int fmt = 0; fmt < 2; fmt++) {
-                    char path[256];
-                    snprintf(path, sizeof path, "ptx/sm90a/fp4lr_sm90a_%s_%s_m128n256k128_c1_s%d_x%d.ptx",
-                             fmt ? "mxfp4" : "nvfp4", fam[f], m, t);
-                    FILE *fp = fopen(path, "r");
-                    files += fp != NULL;
-                    if (fp)
-                        fclose(fp);
-                }
-                cr_expect_neq(files, 1, "%s s%d_x%d: one format only", fam[f], m, t);
-                cr_expect_eq(fp4lr_sm90a_xconv_built(f ? FP4LR_FAMILY_FUSED : FP4LR_FAMILY_DENSE, m, t), files == 2,
-                             "%s s%d_x%d: the table and ptx/sm90a disagree", fam[f], m, t);
-            }
-}
+Test(wprep_plan, xconv_built_matches_the_generator) { tsupport_expect_xconv_table(fp4lr_sm90a_xconv_built, ""); }
 
 /* At any shared-memory capacity AUTO names a built _x kernel or none (below 227 KiB the
  * solver's _x layouts differ; AUTO then keeps the preparation). */

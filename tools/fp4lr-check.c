@@ -71,6 +71,9 @@ static void usage(FILE *f)
             "                      workspace, then loaded by bulk copies), off\n"
             "                      (the transform warps convert W in the K loop) or inline (the\n"
             "                      kernel's idle warps convert W while it runs; no preparation launch)\n"
+            "  --swap S            sm_90a dense, one CTA: auto (default: on when M < %d <= N), on (the\n"
+            "                      kernel computes Y^T = W.A^T, converting A once inside the kernel,\n"
+            "                      and stores its tiles transposed: the _yt kernels) or off\n"
             "  --threads N         CPU threads of the reference (default: all)\n"
             "  --plan-only         print the plan and budget, then stop\n"
             "  --in DIR            read the problem from DIR/*.npy instead of generating it: A, SFA, W, SFW;\n"
@@ -81,7 +84,7 @@ static void usage(FILE *f)
             "  --out-ref           with --out: also DIR/ref.npy (float64, rows x N) and DIR/rows.npy (int64)\n"
             "  --help              this text\n"
             "Exit status: 0 pass, 1 validation failed, 2 bad arguments or input files, 3 other error.\n",
-            FP4LR_SM90A_WPREP_MIN_M);
+            FP4LR_SM90A_WPREP_MIN_M, FP4LR_SM90A_WPREP_MIN_M);
 }
 
 static int parse_int(const char *s, long long lo, long long hi, long long *out)
@@ -190,6 +193,10 @@ static int parse(int argc, char **argv, opts *o)
             const int w = fp4lr_wprep_parse(v);
             if (w < 0) return bad_arg(a, v, "w-prep must be auto, on, off or inline");
             o->plan.w_prep = (fp4lr_wprep)w, i++;
+        } else if (!strcmp(a, "--swap")) {
+            const int sw = fp4lr_swap_parse(v);
+            if (sw < 0) return bad_arg(a, v, "swap must be auto, on or off");
+            o->plan.swap = (fp4lr_swap)sw, i++;
         } else if (!strcmp(a, "--cluster")) {
             if (parse_int(v, 1, 2, &x)) return bad_arg(a, v, "cluster must be 1 or 2");
             o->plan.cluster = (int)x, i++;

@@ -38,7 +38,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ABI_MD = os.path.join(ROOT, "ptx", "ABI.md")
 HEADER = os.path.join(ROOT, "host", "fp4lr.h")
 
-ENTRY_NAME = re.compile(r"^fp4lr_(sm\d+[af])_(nvfp4|mxfp4)_(dense|fused)_m(\d+)n(\d+)k(\d+)_c(\d+)_s(\d+)(_t3|_w\d+|_x\d+)?$")
+ENTRY_NAME = re.compile(r"^fp4lr_(sm\d+[af])_(nvfp4|mxfp4)_(dense|fused)_m(\d+)n(\d+)k(\d+)_c(\d+)_s(\d+)(_t3|_w\d+|_x\d+)?(_yt)?$")
 # the W preparation kernels of the W-prepared (_w) sm_90a dense kernels: family "wprep"
 PREP_NAME = re.compile(r"^fp4lr_(sm\d+[af])_(nvfp4|mxfp4)_(wprep)$")
 PARAM = re.compile(r"^\s*\.param\s+(?:\.align\s+(\d+)\s+)?\.(b8|b16|b32|b64|u8|u16|u32|u64|s32|s64|f32|f64)"
@@ -93,11 +93,14 @@ class Kernel:
         n = ENTRY_NAME.match(self.entry) or PREP_NAME.match(self.entry)
         if not n:
             raise AbiError(f"{self.path}: entry {self.entry} does not follow "
-                           "fp4lr_<arch>_<format>_<family>_m<TM>n<TN>k<TK>_c<C>_s<S>[_t3|_w<n>|_x<n>] "
+                           "fp4lr_<arch>_<format>_<family>_m<TM>n<TN>k<TK>_c<C>_s<S>[_t3|_w<n>|_x<n>][_yt] "
                            "or fp4lr_<arch>_<format>_wprep")
         self.arch, self.format, self.family = n.group(1), n.group(2), n.group(3)
         # the _x kernels (W converted in the kernel) take 7 more parameters: their own family
         self.variant = "xconv" if self.family != "wprep" and (n.group(9) or "").startswith("_x") else ""
+        # ... and the _yt kernels (the same parameters, bound swapped: ABI.md §4.2) theirs
+        if self.family != "wprep" and n.group(10):
+            self.variant += "_yt"
         if self.family == "wprep":
             self.tile, self.cluster, self.stages = None, 1, 0
         else:

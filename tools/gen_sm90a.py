@@ -226,15 +226,20 @@ INSTANCES = [
     ("nvfp4", "fused", 1, 3, 4, True, True),
     ("mxfp4", "fused", 1, 4, 4, True, True),
     ("mxfp4", "fused", 1, 3, 4, True, True),
+    # the same dense kernels storing their tile transposed (_yt): the host's swapped plan
+    # (fp4lr_swap, AUTO for M < 1536 <= N) binds A and W exchanged, so that the operand converted
+    # once per launch is A, and the kernel's C is Y^T
+    ("nvfp4", "dense", 1, 4, 4, True, True, True),
+    ("mxfp4", "dense", 1, 4, 4, True, True, True),
     # the W preparation kernels of the _w kernels
     ("nvfp4", "wprep"),
     ("mxfp4", "wprep"),
 ]
 
 
-def entry_name(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False):
+def entry_name(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False, yt=False):
     deep = f"_x{tslots}" if xconv else f"_w{tslots}" if wpre else "_t3" if tslots == 3 else ""
-    return f"fp4lr_sm90a_{fmt}_{family}_m{BM * cluster}n{BN}k{BK}_c{cluster}_s{stages}{deep}"
+    return f"fp4lr_sm90a_{fmt}_{family}_m{BM * cluster}n{BN}k{BK}_c{cluster}_s{stages}{deep}{'_yt' if yt else ''}"
 
 
 def prep_name(fmt):
@@ -250,6 +255,8 @@ BULK = False   # split pair, the peer's half delivered by one DSMEM bulk copy pe
 FUSED = False      # the fused family: affine and low-rank after the main loop
 WPRE = False       # W prepared: the W ring is filled by bulk copies of the prepared W (set by emit_kernel)
 XCONV = False      # ... and W is converted inside the kernel by its idle warps (the _x kernels; implies WPRE)
+YT = False         # the tile is stored transposed (the _yt kernels: the host binds A and W exchanged, so the
+                   # kernel's C = Y^T; set by emit_kernel)
 XCONV_WARPS = 6    # the converter warps: warps 2-7 (WG0 and WG1 less the two producers' warps)
 XCONV_STAGE = 4096  # a converter warp's staging block: 32 chunks of 128 bytes
 XLOOK = 4          # the _x W producer checks up to this many items ahead before one fence
@@ -293,7 +300,7 @@ def layout(fmt, stages):
 
 def header(e, fmt, family, cluster, stages, L):
     blk, ka, _, _ = FORMATS[fmt]
-    name = entry_name(fmt, family, cluster, stages, TSLOTS, WPRE, XCONV)
+    name = entry_name(fmt, family, cluster, stages, TSLOTS, WPRE, XCONV, YT)
     scale = "ue4m3 (e4m3 bits, sign 0)" if fmt == "nvfp4" else "ue8m0 (0xFF = NaN)"
     optype = "f16" if F16 else "bf16"
     optype_why = (": |value| in [2^-10, 2688], at most 6 significant bits" if F16 else
@@ -321,7 +328,7 @@ def header(e, fmt, family, cluster, stages, L):
 // What it computes (OPERATOR.md, r = 0, no affine):
 //     Y[m,n] = bf16_rne( alpha * sum_k deq(A)[m,k] * deq(W)[n,k] )
 // A: M x K e2m1 (K contiguous, element 2i in the low nibble of byte i), W: N x K likewise,
-// SFA / SFW: {scale} scales per {blk} elements in the 128x4 atom layout.
+// SFA / SFW: {scale} scales per {blk} elements in the 128x4 atom layout.{yt_doc()}
 // Hopper has no 4-bit tensor cores: both operands are dequantized EXACTLY to {optype}
 // (e2m1 x scale is always exact in {optype}{optype_why}) and multiplied by {optype} wgmma
 // with fp32 accumulation.{optype_note}
@@ -357,6 +364,18 @@ def header(e, fmt, family, cluster, stages, L):
 //
 {wpre_protocol_doc(L, stages) if WPRE else transform_protocol_doc(L, stages, ka)}//   total {L['total']} bytes (host/budget.c charges the same objects).{lora_doc(L)}
 //""")
+
+
+def yt_doc():
+    if not YT:
+        return ""
+    return """
+// Y transposed (_yt): the host binds the user's W as this kernel's A (and SFW as SFA), the
+// user's A as its W, and passes M and N exchanged, so that the operand converted once per
+// launch (the converters' W) is the user's A.  The kernel's M x N result C is then Y^T: the
+// epilogue writes each 8x8 accumulator block transposed (stmatrix .trans) and stores C's
+// block (rows m0.., columns n0..) at Y's rows n0.., columns m0...  Below, M, N, A and W are
+// the kernel's (the user's N, M, W and A)."""
 
 
 def transform_protocol_doc(L, stages, ka):
@@ -479,15 +498,18 @@ def wpre_roles_doc():
 """
 
 
-def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False):
-    global CL, SPLIT, FUSED, BULK, WB_STAGES, TSLOTS, WPRE, XCONV
+def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False, yt=False):
+    global CL, SPLIT, FUSED, BULK, WB_STAGES, TSLOTS, WPRE, XCONV, YT
     assert family in ("dense", "fused") and cluster in (1, 2)
     # W prepared: one CTA, the 8-warp layout (its consumers are the _t kernels')
     assert not wpre or (cluster == 1 and TW8 and not ASSIST)
     # W converted in the kernel: a W-prepared kernel whose idle warps convert
     assert not xconv or wpre
+    # Y transposed: the dense _x kernels (the swapped plan converts A, the small operand, once)
+    assert not yt or (xconv and family == "dense")
     WPRE = wpre
     XCONV = xconv
+    YT = yt
     global F16
     CL = cluster
     FUSED = family == "fused"
@@ -513,19 +535,21 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False)
     L = layout(fmt, stages)
     e = Emitter(CL)
     header(e, fmt, family, cluster, stages, L)
-    name = entry_name(fmt, family, cluster, stages, TSLOTS, WPRE, XCONV)
+    name = entry_name(fmt, family, cluster, stages, TSLOTS, WPRE, XCONV, YT)
     e(""".version 8.0
 .target sm_90a
 .address_size 64
 
 .extern .shared .align 1024 .b8 smem[];
 """)
+    # the kernel's M x N result C is Y^T in the _yt kernels: Y's map has N rows of M
+    ydoc = "{M, N} (Y = C^T: N rows of M)" if YT else "{N, M}"
     e(f""".visible .entry {name}(
 \t.param .align 128 .b8 p_tmA[128],     // A   UINT8 {{K/2, M}}, box {{64, {BM}}}, swizzle 64B
 \t.param .align 128 .b8 p_tmW[128],     {wparam_doc()}
 \t.param .align 128 .b8 p_tmSFA[128],   // SFA UINT8 {{256, 2*KA, ceil(M/128)}}, box {{256, {2*ka}, 1}}
 \t.param .align 128 .b8 p_tmSFW[128],   // SFW UINT8 {{256, 2*KA, ceil(N/128)}}, box {{256, {2*ka}, 2}}
-\t.param .align 128 .b8 p_tmY[128],     // Y   BF16  {{N, M}}, box {{64, 64}}, swizzle 128B
+\t.param .align 128 .b8 p_tmY[128],     // Y   BF16  {ydoc}, box {{64, 64}}, swizzle 128B
 \t.param .u32 p_num_k_stages,          // ceil(K / {BK})
 \t.param .f32 p_alpha,
 \t.param .u32 p_tiles_m,               // ceil(M / {BM * CL}): cluster tiles
@@ -2443,7 +2467,38 @@ L_sk_done:
 \tbar.warp.sync 0xffffffff;""")
 
 
+EPI_WG_FIRST_ROW = """\tadd.u32 %r51, %m0, 0;
+\tshl.b32 %r52, %r42, 6;
+\tadd.u32 %r51, %r51, %r52;                   // {}
+\tsetp.eq.u32 %p2, %r43, 0;"""
+
+
+def epilogue_chunk_begin(e, q, L):
+    """Chunk q of an epilogue: wait until the bulk store that last read its staging buffer
+    has read it, synchronise the WG, %r53 = the WG's half of the buffer, %r54 = + %r49."""
+    buf = q % WB_STAGES
+    e(f"""\t// chunk {q}
+\t@%p2 cp.async.bulk.wait_group.read {WB_STAGES - 1};
+\tbar.sync %r46, 128;
+\tadd.u32 %r53, %sbase, {L['wb'] + buf * L['wbuf']};
+\tmad.lo.u32 %r53, %r42, {L['wbuf'] // 2}, %r53;   // this WG's half
+\tadd.u32 %r54, %r53, %r49;""")
+
+
+def epilogue_chunk_store(e, q, coords):
+    """Chunk q's staging written: make it visible to the async proxy, synchronise the WG,
+    and the WG's thread 0 issues its bulk tensor store at `coords` (%r58 = n0 + 64q)."""
+    e(f"""\tfence.proxy.async.shared::cta;
+\tbar.sync %r46, 128;
+\tadd.u32 %r58, %n0, {64 * q};
+\t@%p2 cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%tmY, {{{coords}}}], [%r53];
+\t@%p2 cp.async.bulk.commit_group;""")
+
+
 def emit_epilogue(e, L):
+    if YT:
+        emit_epilogue_transposed(e, L)
+        return
     e(f"""\t// ---- epilogue: alpha * acc -> bf16 -> swizzled staging -> bulk tensor store ----
 \t// Four 64-column chunks; chunk q uses staging buffer q%{WB_STAGES} (this WG's 8 KiB half).
 \t// Before writing a buffer the WG's issuing thread waits until the store that used it
@@ -2454,18 +2509,9 @@ def emit_epilogue(e, L):
 \tshl.b32 %r49, %r47, 7;                      // row * 128
 \tshl.b32 %r50, %r21, 2;                      // 4c
 \tadd.u32 %r49, %r49, %r50;
-\tadd.u32 %r51, %m0, 0;
-\tshl.b32 %r52, %r42, 6;
-\tadd.u32 %r51, %r51, %r52;                   // first row of the WG's store
-\tsetp.eq.u32 %p2, %r43, 0;""")
+{EPI_WG_FIRST_ROW.format("first row of the WG's store")}""")
     for q in range(4):
-        buf = q % WB_STAGES
-        e(f"""\t// chunk {q}
-\t@%p2 cp.async.bulk.wait_group.read {WB_STAGES - 1};
-\tbar.sync %r46, 128;
-\tadd.u32 %r53, %sbase, {L['wb'] + buf * L['wbuf']};
-\tmad.lo.u32 %r53, %r42, {L['wbuf'] // 2}, %r53;   // this WG's half
-\tadd.u32 %r54, %r53, %r49;""")
+        epilogue_chunk_begin(e, q, L)
         for j in range(8):
             i = 32 * q + 4 * j
             if FUSED:   # alpha was applied with the affine
@@ -2484,11 +2530,47 @@ def emit_epilogue(e, L):
 \tadd.u32 %r57, %r57, %r54;
 \tst.shared.b32 [%r57], %r55;                 // row r
 \tst.shared.b32 [%r57+1024], %r56;            // row r+8 (same swizzle phase)""")
-        e(f"""\tfence.proxy.async.shared::cta;
-\tbar.sync %r46, 128;
-\tadd.u32 %r58, %n0, {64 * q};
-\t@%p2 cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%tmY, {{%r58, %r51}}], [%r53];
-\t@%p2 cp.async.bulk.commit_group;""")
+        epilogue_chunk_store(e, q, "%r58, %r51")
+
+
+def emit_epilogue_transposed(e, L):
+    """The _yt kernels' epilogue: the tile C (this kernel's M x N) is Y^T, so chunk q of a
+    WG (its 64 C rows x C columns 64q..64q+63) is the 64 x 64 block of Y at rows n0 + 64q..,
+    columns m0 + 64 wg..  stmatrix .trans writes each 8 x 8 accumulator block transposed: a
+    staging row is a C column (a Y row), 128 bytes of 64 C rows (Y columns), 128-byte
+    swizzled as the store's box wants.  Lane l of an x4 addresses row l%8 of matrix l/8:
+    matrices 0-3 = (C columns 16p..+7, rows 16w..+7), (the same, rows 16w+8..), (columns
+    16p+8.., rows 16w..), (16p+8.., 16w+8..); their fragments are the accumulators
+    32q + 8p + {0,1}, {2,3}, {4,5}, {6,7} (row l/4, columns 2(l%4), +1)."""
+    e(f"""\t// ---- epilogue (Y transposed): alpha * acc -> bf16 -> stmatrix.trans staging -> bulk tensor store ----
+\t// Four 64-column chunks of C (64-row blocks of Y); chunk q uses staging buffer q%{WB_STAGES} (this WG's
+\t// 8 KiB half), with the same wait_group.read / named-barrier protocol as the plain epilogue.
+\tadd.u32 %r46, %r42, 1;                      // named barrier id 1 / 2
+\tshr.u32 %r47, %lane, 3;                     // m: the x4 matrix whose row this lane addresses
+\tand.b32 %r48, %lane, 7;                     // rho: that row (a C column, a Y row)
+\tshr.u32 %r49, %r47, 1;
+\tshl.b32 %r49, %r49, 3;
+\tadd.u32 %r49, %r49, %r48;                   // staging row 8(m/2) + rho (+ 16p below)
+\tshl.b32 %r49, %r49, 7;                      // * 128 bytes
+\tshr.u32 %r50, %r43, 5;                      // warp in WG
+\tshl.b32 %r50, %r50, 1;
+\tand.b32 %r47, %r47, 1;
+\tadd.u32 %r50, %r50, %r47;                   // 16-byte unit 2w + m%2: C rows 16w + 8(m%2)..+7
+\txor.b32 %r50, %r50, %r48;                   // 128B swizzle: unit ^ (staging row % 8 = rho)
+\tshl.b32 %r50, %r50, 4;
+\tadd.u32 %r49, %r49, %r50;                   // this lane's row address in a chunk's buffer
+{EPI_WG_FIRST_ROW.format("the WG's first C row = first Y column of its store")}""")
+    regs = ("%r55", "%r56", "%r57", "%r59")
+    for q in range(4):
+        epilogue_chunk_begin(e, q, L)
+        for p in range(4):
+            for k, reg in enumerate(regs):
+                i = 32 * q + 8 * p + 2 * k
+                e(f"""{unscale(i)}{unscale(i+1)}\tmul.f32 %f{2*k}, %acc{i}, %alpha;
+\tmul.f32 %f{2*k+1}, %acc{i+1}, %alpha;
+\tcvt.rn.bf16x2.f32 {reg}, %f{2*k+1}, %f{2*k};""")
+            e(f"\tstmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%r54+{2048 * p}], {{{', '.join(regs)}}};")
+        epilogue_chunk_store(e, q, "%r51, %r58")
 
 
 PREP_THREADS = 256

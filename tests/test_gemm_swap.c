@@ -1,0 +1,135 @@
+/* GPU suite: the swapped plan (plan.h, fp4lr_swap; the _yt kernels compute Y^T = W.A^T with
+ * A converted inside the kernel and store their tiles transposed).  Ragged edges and both
+ * formats against the double reference, the SANA shapes AUTO swaps, stream-K, a padded Y
+ * whose padding must stay untouched, bitwise stability across launches, and the planted
+ * faults that prove the suite can fail (a scale byte of either operand, a dropped K block of
+ * either operand, unwritten outputs).  Skips without an sm_90a GPU. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+#include "support_gpu_case.h"
+
+typedef tsupport_case gcase;
+
+static fp4lr_ctx *sm90a_or_skip(void)
+{
+    fp4lr_ctx *ctx = tsupport_gemm_or_skip(FP4LR_FAMILY_DENSE);
+    if (!tsupport_ctx_is_sm90a(ctx)) {
+        fp4lr_ctx_destroy(ctx);
+        cr_skip_test("the _yt kernels are sm_90a kernels");
+    }
+    return ctx;
+}
+
+static void setup(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, int64_t ldY, fp4lr_format f,
+                  uint64_t seed, int64_t rows, fp4lr_swap sw, fp4lr_schedule sch)
+{
+    fp4lr_problem p = {.M = M, .N = N, .K = K, .format = f, .out = FP4LR_OUT_BF16, .ldY = ldY};
+    fp4lr_plan_opts o = {.swap = sw, .schedule = sch};
+    tsupport_case_setup(g, ctx, &p, seed, FP4LR_PGEN_SCALES_REALISTIC, rows, &o);
+    cr_assert(g->plan.swap_ab, "%lld x %lld x %lld: %s is not swapped", (long long)M, (long long)N, (long long)K,
+              g->plan.entry);
+}
+
+/* ---- edges (swap forced on): M and N not multiples of the tile, K at the minimum and above ---- */
+
+static void edges(fp4lr_format f)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    static const int64_t ms[] = {1, 127, 257, 1000}, ns[] = {7, 255, 1000, 1600};
+    const int64_t kmin = fp4lr_format_k_multiple(f);
+    uint64_t seed = 900;
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+        for (size_t j = 0; j < sizeof ns / sizeof ns[0]; j++) {
+            gcase g;
+            setup(&g, ctx, ms[i], ns[j], (i + j) % 2 ? kmin : 3 * kmin, 0, f, seed++, 0, FP4LR_SWAP_ON,
+                  FP4LR_SCHEDULE_AUTO);
+            tsupport_case_run(&g);
+            tsupport_case_expect_pass(&g);
+            tsupport_case_teardown(&g);
+        }
+    fp4lr_ctx_destroy(ctx);
+}
+
+Test(gemm_swap, edges_nvfp4, .timeout = 600) { edges(FP4LR_NVFP4); }
+Test(gemm_swap, edges_mxfp4, .timeout = 600) { edges(FP4LR_MXFP4); }
+
+/* ---- AUTO's swapped shapes: SANA (M = 1024), whole tiles and stream-K ---- */
+
+Test(gemm_swap, sana_shapes_under_auto, .timeout = 600)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    static const int64_t shapes[][3] = {{1024, 6912, 2240}, {1024, 2240, 2304}, {1024, 11200, 2240}};
+    uint64_t seed = 950;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int f = 0; f < 2; f++)
+            for (int sch = FP4LR_SCHEDULE_DP; sch <= FP4LR_SCHEDULE_SK; sch++) {
+                const fp4lr_format fmt = f ? FP4LR_MXFP4 : FP4LR_NVFP4;
+                if (shapes[i][2] % fp4lr_format_k_multiple(fmt))
+                    continue;
+                gcase g;
+                setup(&g, ctx, shapes[i][0], shapes[i][1], shapes[i][2], 0, fmt, seed++, 96, FP4LR_SWAP_AUTO,
+                      (fp4lr_schedule)sch);
+                tsupport_case_run(&g);
+                tsupport_case_expect_pass(&g);
+                tsupport_case_teardown(&g);
+            }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- a padded Y (ldY > N): every output right, the padding never written ---- */
+
+Test(gemm_swap, padded_y_is_left_alone, .timeout = 300)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    for (int f = 0; f < 2; f++) {
+        gcase g;
+        setup(&g, ctx, 300, 1700, 512, 1736, f ? FP4LR_MXFP4 : FP4LR_NVFP4, 970 + f, 0, FP4LR_SWAP_AUTO,
+              FP4LR_SCHEDULE_SK);
+        tsupport_case_run(&g);
+        tsupport_case_expect_pass(&g);
+        tsupport_case_expect_padding_untouched(&g);
+        tsupport_case_teardown(&g);
+    }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- bitwise stability across launches (stream-K: partial sums meet in the workspace) ---- */
+
+Test(gemm_swap, launches_are_bitwise_stable, .timeout = 300)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    for (int f = 0; f < 2; f++) {
+        gcase g;
+        setup(&g, ctx, 1024, 2240, 2304, 0, f ? FP4LR_MXFP4 : FP4LR_NVFP4, 980 + f, 64, FP4LR_SWAP_AUTO,
+              FP4LR_SCHEDULE_SK);
+        tsupport_case_run(&g);
+        tsupport_case_expect_pass(&g);
+        tsupport_case_expect_stable(&g, 20);
+        tsupport_case_teardown(&g);
+    }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- planted faults: both operands reach the kernel exchanged, so each has its own ---- */
+
+Test(gemm_swap, faults_are_caught, .timeout = 300)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    for (int f = 0; f < 2; f++) {
+        gcase g;
+        setup(&g, ctx, 300, 1600, 512, 0, f ? FP4LR_MXFP4 : FP4LR_NVFP4, 990 + f, 0, FP4LR_SWAP_AUTO,
+              FP4LR_SCHEDULE_AUTO);
+        tsupport_case_run(&g);
+        tsupport_case_expect_pass(&g);
+        tsupport_case_expect_sfw_flip_fails(&g, 1234, 5);       /* the register operand's scale */
+        tsupport_case_expect_sfa_flip_fails(&g, 211, 3);        /* the converted operand's scale */
+        tsupport_case_expect_kblock_drop_fails(&g, 0, 64 / 2 * 3); /* a K block of A */
+        tsupport_case_expect_kblock_drop_fails(&g, 1, 64 / 2 * 1); /* a K block of W */
+        tsupport_case_expect_unwritten_fails(&g, 250, 1599);
+        tsupport_case_teardown(&g);
+    }
+    fp4lr_ctx_destroy(ctx);
+}

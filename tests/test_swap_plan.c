@@ -1,0 +1,197 @@
+/* CPU suite: the swapped plan (plan.h, fp4lr_swap): where AUTO takes it, what ON refuses,
+ * the plan it makes (the _x plan of the problem with M and N exchanged, entry _yt, the
+ * user's problem kept), the built-kernel table, and the view the launcher hands the kernel
+ * (fp4lr_sm90a_kernel_view: A / SFA and W / SFW exchanged). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "plan.h"
+#include "support_ptx.h"
+#include "sm90a_gemm.h"
+
+static fp4lr_problem dense(int64_t M, int64_t N, int64_t K, fp4lr_format f)
+{
+    fp4lr_problem p = {.M = M, .N = N, .K = K, .format = f, .out = FP4LR_OUT_BF16};
+    return p;
+}
+
+static fp4lr_plan plan_of(fp4lr_problem p, const fp4lr_plan_opts *o)
+{
+    fp4lr_plan pl;
+    fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, o, &pl);
+    cr_assert_eq(st.code, FP4LR_OK, "M=%lld N=%lld: %s [%s]", (long long)p.M, (long long)p.N, st.msg, st.rule);
+    return pl;
+}
+
+static void expect_refused(fp4lr_problem p, const fp4lr_plan_opts *o, fp4lr_code code, const char *what)
+{
+    fp4lr_plan pl;
+    fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, o, &pl);
+    cr_expect_eq(st.code, code, "%s: %s", what, st.msg);
+    cr_expect_str_eq(st.rule, "SWAP", "%s", what);
+}
+
+static int ends_with(const char *s, const char *tail)
+{
+    size_t a = strlen(s), b = strlen(tail);
+    return a >= b && strcmp(s + a - b, tail) == 0;
+}
+
+/* SANA's shapes (M = 1024 < 1536 <= N), both formats: the _x plan of N x M, stored transposed. */
+Test(swap_plan, auto_swaps_small_m_dense_problems)
+{
+    static const int64_t shapes[][3] = {{1024, 6912, 2240}, {1024, 2240, 2304}, {1024, 11200, 2240}, {77, 1536, 256}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int f = 0; f < 2; f++) {
+            fp4lr_problem p = dense(shapes[i][0], shapes[i][1], shapes[i][2], f ? FP4LR_MXFP4 : FP4LR_NVFP4);
+            if (p.K % fp4lr_format_k_multiple(p.format))
+                continue;
+            fp4lr_plan pl = plan_of(p, NULL);
+            cr_expect(pl.swap_ab, "%lld x %lld", (long long)p.M, (long long)p.N);
+            cr_expect(pl.w_prep && pl.w_inline, "%s", pl.entry);
+            cr_expect(ends_with(pl.entry, "_x4_yt"), "%s", pl.entry);
+            /* the user's problem (resolved: ldY = N), the kernel's tiles and budget */
+            cr_expect_eq(pl.problem.M, p.M);
+            cr_expect_eq(pl.problem.N, p.N);
+            cr_expect_eq(pl.problem.ldY, p.N);
+            cr_expect_eq(pl.tiles, ((p.N + 127) / 128) * ((p.M + 255) / 256), "%s", pl.entry);
+            fp4lr_problem ps = fp4lr_problem_swapped(&p);
+            ps.ldY = (ps.N + 7) / 8 * 8;
+            fp4lr_plan_opts x = {.w_prep = FP4LR_WPREP_INLINE, .swap = FP4LR_SWAP_OFF};
+            fp4lr_plan ref = plan_of(ps, &x);
+            cr_expect_eq(pl.smem_bytes, ref.smem_bytes);
+            cr_expect_eq(pl.budget.stages_main, ref.budget.stages_main);
+            char want[FP4LR_ENTRY_NAME_LEN + 4];
+            snprintf(want, sizeof want, "%s_yt", ref.entry);
+            cr_expect_str_eq(pl.entry, want);
+        }
+}
+
+/* AUTO keeps the other plans: M >= 1536, N < 1536, fused, the pair, w_prep forced. */
+Test(swap_plan, auto_keeps_the_other_plans)
+{
+    cr_expect_not(plan_of(dense(1536, 6912, 2240, FP4LR_NVFP4), NULL).swap_ab, "M = 1536: the _x plan as it is");
+    cr_expect_not(plan_of(dense(1024, 1528, 2240, FP4LR_NVFP4), NULL).swap_ab, "N < 1536");
+    fp4lr_problem fused = dense(1024, 6912, 2240, FP4LR_NVFP4);
+    fused.r = 32;
+    cr_expect_not(plan_of(fused, NULL).swap_ab, "fused");
+    fused.r = 0;
+    fused.has_wc = 1;
+    cr_expect_not(plan_of(fused, NULL).swap_ab, "fused, affine only");
+    const fp4lr_plan_opts pair = {.cluster = 2};
+    cr_expect_not(plan_of(dense(1024, 6912, 2240, FP4LR_NVFP4), &pair).swap_ab, "cluster 2");
+    for (int w = FP4LR_WPREP_ON; w <= FP4LR_WPREP_INLINE; w++) {
+        const fp4lr_plan_opts o = {.w_prep = (fp4lr_wprep)w};
+        fp4lr_plan pl = plan_of(dense(1024, 6912, 2240, FP4LR_NVFP4), &o);
+        cr_expect_not(pl.swap_ab, "w_prep %s", fp4lr_wprep_name((fp4lr_wprep)w));
+        cr_expect_not(ends_with(pl.entry, "_yt"), "%s", pl.entry);
+    }
+    const fp4lr_plan_opts off = {.swap = FP4LR_SWAP_OFF};
+    cr_expect_not(plan_of(dense(1024, 6912, 2240, FP4LR_NVFP4), &off).swap_ab, "swap off");
+}
+
+/* ON swaps any dense one-CTA problem (M >= N too) and refuses the rest by rule SWAP. */
+Test(swap_plan, on_swaps_or_names_the_rule)
+{
+    const fp4lr_plan_opts on = {.swap = FP4LR_SWAP_ON};
+    fp4lr_plan pl = plan_of(dense(4608, 3072, 3072, FP4LR_MXFP4), &on);
+    cr_expect(pl.swap_ab);
+    cr_expect_str_eq(pl.entry, "fp4lr_sm90a_mxfp4_dense_m128n256k128_c1_s4_x4_yt");
+    cr_expect_eq(pl.tiles, 24 * 18);
+    /* a padded Y: the user's ldY stays, planning the kernel's problem does not trip LDY_MIN */
+    fp4lr_problem padded = dense(4608, 3072, 3072, FP4LR_NVFP4);
+    padded.ldY = 3080;
+    cr_expect_eq(plan_of(padded, &on).problem.ldY, 3080);
+
+    fp4lr_problem fused = dense(1024, 6912, 2240, FP4LR_NVFP4);
+    fused.r = 16;
+    expect_refused(fused, &on, FP4LR_E_UNSUPPORTED, "fused");
+    const fp4lr_plan_opts pair = {.swap = FP4LR_SWAP_ON, .cluster = 2};
+    expect_refused(dense(1024, 6912, 2240, FP4LR_NVFP4), &pair, FP4LR_E_UNSUPPORTED, "cluster 2");
+    for (int w = FP4LR_WPREP_ON; w <= FP4LR_WPREP_OFF; w++) {
+        const fp4lr_plan_opts o = {.swap = FP4LR_SWAP_ON, .w_prep = (fp4lr_wprep)w};
+        expect_refused(dense(1024, 6912, 2240, FP4LR_NVFP4), &o, FP4LR_E_UNSUPPORTED, fp4lr_wprep_name((fp4lr_wprep)w));
+    }
+    fp4lr_plan out;
+    fp4lr_problem p = dense(1024, 6912, 2240, FP4LR_NVFP4);
+    cr_expect_eq(fp4lr_plan_make(&p, FP4LR_ARCH_SM100A, &on, &out).code, FP4LR_E_UNSUPPORTED, "sm_100a");
+    const fp4lr_plan_opts bad = {.swap = (fp4lr_swap)7};
+    expect_refused(p, &bad, FP4LR_E_INVALID, "swap 7");
+}
+
+/* At any shared-memory capacity AUTO names a built _yt kernel or does not swap. */
+Test(swap_plan, auto_swaps_only_onto_built_kernels)
+{
+    int swapped = 0, kept = 0;
+    for (int cap = 200704; cap <= 232448; cap += 1024)
+        for (int f = 0; f < 2; f++) {
+            const fp4lr_plan_opts o = {.smem_capacity = cap};
+            fp4lr_problem p = dense(1024, 2240, 2304, f ? FP4LR_MXFP4 : FP4LR_NVFP4);
+            fp4lr_plan pl;
+            if (fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &o, &pl).code != FP4LR_OK)
+                continue;
+            if (pl.swap_ab) {
+                swapped++;
+                cr_expect(fp4lr_sm90a_yt_built(pl.family, pl.budget.stages_main, pl.budget.stages_transform),
+                          "%s at %d B", pl.entry, cap);
+            } else {
+                kept++;
+            }
+        }
+    cr_expect_gt(swapped, 0, "the H200's capacity swaps");
+    cr_expect_gt(kept, 0, "smaller capacities solve to unbuilt layouts and keep the plain plan");
+}
+
+/* fp4lr_sm90a_yt_built names exactly the _yt kernels the generator writes (both formats). */
+Test(swap_plan, yt_built_matches_the_generator) { tsupport_expect_xconv_table(fp4lr_sm90a_yt_built, "_yt"); }
+
+Test(swap_plan, names_round_trip)
+{
+    for (int s = FP4LR_SWAP_AUTO; s <= FP4LR_SWAP_OFF; s++)
+        cr_expect_eq(fp4lr_swap_parse(fp4lr_swap_name((fp4lr_swap)s)), s);
+    cr_expect_null(fp4lr_swap_name((fp4lr_swap)3));
+    cr_expect_eq(fp4lr_swap_parse("yes"), -1);
+    cr_expect_eq(fp4lr_swap_parse(NULL), -1);
+}
+
+/* The launcher's view: the kernel's problem is N x M, its A is the user's W (and scales), its
+ * W the user's A; an unswapped plan passes through unchanged. */
+Test(swap_plan, kernel_view_exchanges_the_operands)
+{
+    static const uint8_t a[16], sfa[16], w[16], sfw[16];
+    uint16_t y[8];
+    const fp4lr_args dev = {.A = a, .SFA = sfa, .W = w, .SFW = sfw, .alpha = 0.5f, .Y = y};
+    fp4lr_problem p = dense(1024, 6912, 2240, FP4LR_NVFP4);
+    p.ldY = 6920;
+    fp4lr_plan pl = plan_of(p, NULL);
+    cr_assert(pl.swap_ab);
+    fp4lr_plan kp;
+    fp4lr_args kd;
+    fp4lr_sm90a_kernel_view(&pl, &dev, &kp, &kd);
+    cr_expect_eq(kp.problem.M, 6912);
+    cr_expect_eq(kp.problem.N, 1024);
+    cr_expect_eq(kp.problem.ldY, 6920, "Y keeps its leading dimension");
+    cr_expect(kd.A == w && kd.SFA == sfw && kd.W == a && kd.SFW == sfa);
+    cr_expect(kd.Y == y && kd.alpha == 0.5f);
+    cr_expect_str_eq(kp.entry, pl.entry);
+    const fp4lr_plan_opts off = {.swap = FP4LR_SWAP_OFF};
+    fp4lr_plan plain = plan_of(p, &off);
+    fp4lr_sm90a_kernel_view(&plain, &dev, &kp, &kd);
+    cr_expect_eq(kp.problem.M, 1024);
+    cr_expect(kd.A == a && kd.W == w && kd.SFA == sfa && kd.SFW == sfw);
+}
+
+/* The printed plan says what the kernel computes. */
+Test(swap_plan, print_names_the_swap)
+{
+    fp4lr_plan pl = plan_of(dense(1024, 6912, 2240, FP4LR_NVFP4), NULL);
+    char buf[8192] = {0};
+    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+    cr_assert_not_null(f);
+    cr_expect_eq(fp4lr_plan_print(f, &pl).code, FP4LR_OK);
+    fclose(f);
+    cr_expect(strstr(buf, "swapped: the kernel computes Y^T = W.A^T") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "convert A (the kernel's W)") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "plan: M=1024 N=6912") != NULL, "the user's problem: %s", buf);
+}
