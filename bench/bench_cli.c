@@ -41,7 +41,7 @@ void fp4lr_bench_usage(FILE *f)
             "                    timed with the kernel), off (W\n"
             "                    converted by the transform warps in the K loop) or inline (the\n"
             "                    kernel's idle warps convert W while it runs)\n"
-            "  --swap S          sm_90a one-CTA dense rows: auto (default: on when M < %d <= N), on (the\n"
+            "  --swap S          sm_90a one-CTA rows (dense, fused): auto (default: on when M < %d <= N), on (the\n"
             "                    kernel computes Y^T = W.A^T, converting A once inside it: _yt) or off\n"
             "  --sweep-stages    also run every main stage count from 1 to the solver's (dense, dense-c2,\n"
             "                    fused; on sm_90a at 2 transform slots when the solver's plan has 3, and\n"
@@ -431,7 +431,7 @@ static fp4lr_status variant_jobs(fp4lr_bench_jobs *j, const fp4lr_bench_opts *o,
     /* the stage sweep runs the transform kernels (their main ring holds W) unless asked */
     if (v == FP4LR_BENCH_DENSE || v == FP4LR_BENCH_FUSED)
         po.w_prep = o->sweep_stages && o->w_prep == FP4LR_WPREP_AUTO ? FP4LR_WPREP_OFF : o->w_prep;
-    if (v == FP4LR_BENCH_DENSE && t->arch == FP4LR_ARCH_SM90A) /* the one-CTA dense rows alone swap */
+    if ((v == FP4LR_BENCH_DENSE || v == FP4LR_BENCH_FUSED) && t->arch == FP4LR_ARCH_SM90A) /* one-CTA rows */
         po.swap = o->swap;
     if (t->arch == FP4LR_ARCH_SM90A)
         po.force_transform_stages = o->force_transform_slots;

@@ -60,7 +60,7 @@ typedef struct fp4lr_bench_opts {
     int small_scales;         /* --scales small: MXFP4 block scales <= 2^0 (problem_gen.h) */
     fp4lr_schedule schedule;  /* sm_90a tile walk of every fp4lr variant (--schedule) */
     fp4lr_wprep w_prep;       /* sm_90a one-CTA rows: W prepared or not (--w-prep) */
-    fp4lr_swap swap;          /* sm_90a one-CTA dense rows: the swapped plan (--swap) */
+    fp4lr_swap swap;          /* sm_90a one-CTA rows: the swapped plan (--swap) */
     int sweep_stages;         /* every main stage count from 1 to the solver's */
     fp4lr_arch arch;          /* the plans shown without a GPU (--arch, default sm90a) */
     uint64_t seed;

@@ -36,14 +36,15 @@ static fp4lr_status swapped_plan(const fp4lr_problem *p, fp4lr_arch arch, const 
                                  fp4lr_family family, int one_cta_sm90a, fp4lr_plan *out)
 {
     memset(out, 0, sizeof *out);
-    const int eligible = one_cta_sm90a && family == FP4LR_FAMILY_DENSE;
-    if (o->swap == FP4LR_SWAP_AUTO && !(eligible && o->w_prep == FP4LR_WPREP_AUTO &&
-                                        p->M < FP4LR_SM90A_WPREP_MIN_M && p->N >= FP4LR_SM90A_WPREP_MIN_M))
+    const int eligible = one_cta_sm90a;
+    if (o->swap == FP4LR_SWAP_AUTO &&
+        !(eligible && o->w_prep == FP4LR_WPREP_AUTO && p->M < FP4LR_SM90A_WPREP_MIN_M &&
+          p->N >= FP4LR_SM90A_WPREP_MIN_M && (family == FP4LR_FAMILY_DENSE || p->r <= FP4LR_SM90A_SWAP_AUTO_MAX_RANK)))
         return fp4lr_ok();
     if (!eligible)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SWAP",
-                          "the swapped plan (Y^T = W.A^T, the _yt kernels) exists for sm90a dense plans with one "
-                          "CTA; this plan is %s %s with cluster %d",
+                          "the swapped plan (Y^T = W.A^T, the _yt kernels) exists for sm90a plans with one CTA; "
+                          "this plan is %s %s with cluster %d",
                           fp4lr_arch_name(arch), fp4lr_family_name(family), o->cluster ? o->cluster : 1);
     if (o->w_prep != FP4LR_WPREP_AUTO && o->w_prep != FP4LR_WPREP_INLINE)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SWAP",
@@ -200,8 +201,8 @@ int fp4lr_sm90a_xconv_built(fp4lr_family family, int stages_main, int stages_tra
 
 int fp4lr_sm90a_yt_built(fp4lr_family family, int stages_main, int stages_transform)
 {
-    /* tools/gen_sm90a.py INSTANCES, the _yt rows (tests/test_swap_plan.c compares) */
-    return family == FP4LR_FAMILY_DENSE && stages_main == 4 && stages_transform == 4;
+    /* tools/gen_sm90a.py INSTANCES, the _yt rows (tests/test_swap_plan.c compares): the _x ones */
+    return fp4lr_sm90a_xconv_built(family, stages_main, stages_transform);
 }
 
 const char *fp4lr_swap_name(fp4lr_swap s)

@@ -71,13 +71,15 @@ int fp4lr_sm90a_xconv_built(fp4lr_family family, int stages_main, int stages_tra
 const char *fp4lr_wprep_name(fp4lr_wprep w);
 int fp4lr_wprep_parse(const char *name);
 
-/* sm_90a dense, one CTA: the swapped plan.  The kernel computes Y^T = W.A^T, the problem with
+/* sm_90a, one CTA: the swapped plan.  The kernel computes Y^T = W.A^T, the problem with
  * A and W (SFA and SFW, M and N) exchanged, converting its W operand - the user's A - inside
  * the kernel once per launch (the _x kernels' code), and stores its tiles transposed (entry
  * suffix _yt).  Where M is small the transform converts each W tile M/128 times and the
  * preparation costs N*K*2.5 bytes a launch; swapped, the once-converted operand is A's M*K.
- * AUTO: swapped where M < FP4LR_SM90A_WPREP_MIN_M <= N, w_prep AUTO and the _yt kernel of
- * the plan is built.  ON needs a dense sm90a plan with one CTA and w_prep AUTO or INLINE.
+ * In the fused family L and U are exchanged too, and wc / beta index the kernel's rows.
+ * AUTO: swapped where M < FP4LR_SM90A_WPREP_MIN_M <= N, w_prep AUTO, r <=
+ * FP4LR_SM90A_SWAP_AUTO_MAX_RANK and the _yt kernel of the plan is built.  ON needs an sm90a
+ * plan with one CTA and w_prep AUTO or INLINE.
  * Measured on the H200 (dense, swapped / transform, same runs): sana-qkv 1.11, sana-mlp
  * 1.14, sana-out 1.01 (NVFP4) and 1.05 (MXFP4). */
 typedef enum fp4lr_swap {
@@ -85,6 +87,10 @@ typedef enum fp4lr_swap {
     FP4LR_SWAP_ON = 1,
     FP4LR_SWAP_OFF = 2,
 } fp4lr_swap;
+
+#ifndef FP4LR_SM90A_SWAP_AUTO_MAX_RANK
+#define FP4LR_SM90A_SWAP_AUTO_MAX_RANK FP4LR_RANK_MAX
+#endif
 
 /* "auto", "on", "off" (NULL out of range) and back (-1 for an unknown name). */
 const char *fp4lr_swap_name(fp4lr_swap s);
@@ -114,7 +120,7 @@ typedef struct fp4lr_plan_opts {
     fp4lr_schedule schedule;
     /* sm_90a one CTA: W prepared or converted in the K loop; AUTO (0) by default */
     fp4lr_wprep w_prep;
-    /* sm_90a dense one CTA: the swapped plan (Y^T = W.A^T, _yt kernels); AUTO (0) by default */
+    /* sm_90a one CTA: the swapped plan (Y^T = W.A^T, _yt kernels); AUTO (0) by default */
     fp4lr_swap swap;
 } fp4lr_plan_opts;
 

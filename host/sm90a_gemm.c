@@ -26,6 +26,8 @@ static fp4lr_status lowrank_params(const fp4lr_ctx *ctx, const fp4lr_plan *plan,
                                    fp4lr_sm90a_lora_params *lr)
 {
     FP4LR_TRY(fp4lr_lowrank_params_fill(ctx, plan, dev, TILE_M, TILE_N, lr));
+    if (plan->swap_ab) /* the _yt kernels' wc and beta index their rows: p_N is their M */
+        lr->N = (uint32_t)plan->problem.M;
     /* wgmma descriptor: swizzle mode (bits 62-63: 1 = 128B, 2 = 64B, 3 = 32B), SBO = 8 rows */
     const uint32_t rc = lr->wk, mode = rc == 64 ? 1 : rc == 32 ? 2 : 3;
     lr->deschi = (mode << 30) | (8u * 2u * rc >> 4);
@@ -87,6 +89,11 @@ void fp4lr_sm90a_kernel_view(const fp4lr_plan *plan, const fp4lr_args *dev, fp4l
     kdev->SFA = dev->SFW;
     kdev->W = dev->A;
     kdev->SFW = dev->SFA;
+    /* Y^T's low-rank term is U . L^T; wc and beta stay, indexing the kernel's rows */
+    kdev->L = dev->U;
+    kdev->U = dev->L;
+    kplan->problem.ldL = plan->problem.ldU;
+    kplan->problem.ldU = plan->problem.ldL;
 }
 
 fp4lr_status fp4lr_sm90a_schedule(fp4lr_schedule mode, int64_t tiles, int64_t k_stages, int max_clusters,

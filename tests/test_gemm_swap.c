@@ -1,10 +1,13 @@
 /* GPU suite: the swapped plan (plan.h, fp4lr_swap; the _yt kernels compute Y^T = W.A^T with
  * A converted inside the kernel and store their tiles transposed).  Ragged edges and both
  * formats against the double reference, the SANA shapes AUTO swaps, stream-K, a padded Y
- * whose padding must stay untouched, bitwise stability across launches, and the planted
- * faults that prove the suite can fail (a scale byte of either operand, a dropped K block of
- * either operand, unwritten outputs).  Skips without an sm_90a GPU. */
+ * whose padding must stay untouched, bitwise stability across launches, the fused family
+ * (every rank, the affine on and off, NaN in wc and L exactly where the reference has it),
+ * and the planted faults that prove the suite can fail (a scale byte of either operand, a
+ * dropped K block of either operand, a dropped low-rank column, unwritten outputs).  Skips
+ * without an sm_90a GPU. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,14 +26,21 @@ static fp4lr_ctx *sm90a_or_skip(void)
     return ctx;
 }
 
-static void setup(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, int64_t ldY, fp4lr_format f,
-                  uint64_t seed, int64_t rows, fp4lr_swap sw, fp4lr_schedule sch)
+static void setup_r(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, int64_t r, int affine,
+                    int64_t ldY, fp4lr_format f, uint64_t seed, int64_t rows, fp4lr_swap sw, fp4lr_schedule sch)
 {
-    fp4lr_problem p = {.M = M, .N = N, .K = K, .format = f, .out = FP4LR_OUT_BF16, .ldY = ldY};
+    fp4lr_problem p = {.M = M, .N = N, .K = K, .r = r, .format = f, .out = FP4LR_OUT_BF16, .ldY = ldY,
+                       .has_wc = affine, .has_beta = affine};
     fp4lr_plan_opts o = {.swap = sw, .schedule = sch};
     tsupport_case_setup(g, ctx, &p, seed, FP4LR_PGEN_SCALES_REALISTIC, rows, &o);
     cr_assert(g->plan.swap_ab, "%lld x %lld x %lld: %s is not swapped", (long long)M, (long long)N, (long long)K,
               g->plan.entry);
+}
+
+static void setup(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, int64_t ldY, fp4lr_format f,
+                  uint64_t seed, int64_t rows, fp4lr_swap sw, fp4lr_schedule sch)
+{
+    setup_r(g, ctx, M, N, K, 0, 0, ldY, f, seed, rows, sw, sch);
 }
 
 /* ---- edges (swap forced on): M and N not multiples of the tile, K at the minimum and above ---- */
@@ -128,6 +138,90 @@ Test(gemm_swap, faults_are_caught, .timeout = 300)
         tsupport_case_expect_sfa_flip_fails(&g, 211, 3);        /* the converted operand's scale */
         tsupport_case_expect_kblock_drop_fails(&g, 0, 64 / 2 * 3); /* a K block of A */
         tsupport_case_expect_kblock_drop_fails(&g, 1, 64 / 2 * 1); /* a K block of W */
+        tsupport_case_expect_unwritten_fails(&g, 250, 1599);
+        tsupport_case_teardown(&g);
+    }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- the fused family: every rank, the affine on and off, ragged N (1700: Y staged) ---- */
+
+Test(gemm_swap, fused_ranks_and_affine, .timeout = 600)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    static const int64_t ranks[] = {0, 16, 32, 128, 1024};
+    uint64_t seed = 1000;
+    for (int f = 0; f < 2; f++)
+        for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++)
+            for (int affine = 0; affine < 2; affine++) {
+                if (ranks[i] == 0 && !affine)
+                    continue; /* the dense family */
+                gcase g;
+                setup_r(&g, ctx, 300, affine ? 1700 : 1600, 512, ranks[i], affine, 0, (fp4lr_format)f, seed++, 0,
+                        FP4LR_SWAP_ON, i % 2 ? FP4LR_SCHEDULE_SK : FP4LR_SCHEDULE_AUTO);
+                cr_expect_eq(g.plan.family, FP4LR_FAMILY_FUSED);
+                tsupport_case_run(&g);
+                tsupport_case_expect_pass(&g);
+                tsupport_case_teardown(&g);
+            }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* SANA's fused shapes under AUTO (r = 32 with the affine): against the reference. */
+Test(gemm_swap, fused_sana_shapes_under_auto, .timeout = 600)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    static const int64_t shapes[][3] = {{1024, 6912, 2240}, {1024, 2240, 2304}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        gcase g;
+        setup_r(&g, ctx, shapes[i][0], shapes[i][1], shapes[i][2], 32, 1, 0, FP4LR_NVFP4, 1050 + i, 96,
+                FP4LR_SWAP_AUTO, FP4LR_SCHEDULE_AUTO);
+        tsupport_case_run(&g);
+        tsupport_case_expect_pass(&g);
+        tsupport_case_teardown(&g);
+    }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* NaN in wc (a column of Y: a row of the kernel's tile) and in L (a row of Y: the kernel's U)
+ * lands exactly where the reference has it. */
+Test(gemm_swap, fused_nan_in_wc_and_l, .timeout = 300)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    gcase g;
+    setup_r(&g, ctx, 200, 1600, 256, 32, 1, 0, FP4LR_NVFP4, 1060, 0, FP4LR_SWAP_ON, FP4LR_SCHEDULE_AUTO);
+    g.host.wc[1234] = NAN;
+    g.host.L[41 * g.host.p.ldL + 5] = 0x7FC0; /* bf16 NaN */
+    tsupport_case_refresh(&g);
+    tsupport_case_run(&g);
+    tsupport_case_expect_pass(&g);
+    const uint16_t *y = g.host.Y;
+    int64_t nans = 0, wrong = 0;
+    for (int64_t m = 0; m < g.host.p.M; m++)
+        for (int64_t n = 0; n < g.host.p.N; n++) {
+            const int is_nan = (y[m * g.host.p.ldY + n] & 0x7FFF) > 0x7F80;
+            nans += is_nan;
+            wrong += is_nan != (m == 41 || n == 1234);
+        }
+    cr_expect_eq(wrong, 0, "%lld outputs NaN where the reference is not, or the reverse", (long long)wrong);
+    cr_expect_eq(nans, g.host.p.M + g.host.p.N - 1);
+    tsupport_case_teardown(&g);
+    fp4lr_ctx_destroy(ctx);
+}
+
+Test(gemm_swap, fused_faults_are_caught, .timeout = 300)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    for (int f = 0; f < 2; f++) {
+        gcase g;
+        setup_r(&g, ctx, 300, 1600, 512, 128, 1, 0, f ? FP4LR_MXFP4 : FP4LR_NVFP4, 1070 + f, 0, FP4LR_SWAP_ON,
+                FP4LR_SCHEDULE_AUTO);
+        tsupport_case_run(&g);
+        tsupport_case_expect_pass(&g);
+        tsupport_case_expect_u_column_drop_fails(&g, 100); /* a rank in the streamed tail */
+        tsupport_case_expect_sfw_flip_fails(&g, 1234, 5);
+        tsupport_case_expect_sfa_flip_fails(&g, 211, 3);
+        tsupport_case_expect_kblock_drop_fails(&g, 0, 64 / 2 * 3);
         tsupport_case_expect_unwritten_fails(&g, 250, 1599);
         tsupport_case_teardown(&g);
     }

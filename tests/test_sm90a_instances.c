@@ -289,8 +289,10 @@ Test(sm90a_instances, committed_kernels_have_the_measured_layout)
                     "grep -q 'fence.acq_rel.gpu;' $f && " \
                     "case $f in *mxfp4*) grep -q 'vote.sync.any.pred %pmx' $f;; *) ! grep -q 'pmx' $f;; esac"
 /* The _yt kernels are _x kernels whose epilogue stores the tile transposed: 4 stmatrix .trans
- * a chunk (16) and the bulk store's coordinates exchanged; no other kernel has either. */
-#define YT_CHECK "test $(grep -c 'stmatrix.sync.aligned.m8n8.x4.trans.shared.b16' $f) -eq 16 && " \
+ * x4 a chunk (16; the fused family 8 x2 a chunk, 32) and the bulk store's coordinates
+ * exchanged; no other kernel has either. */
+#define YT_CHECK "case $f in *fused*) test $(grep -c 'stmatrix.sync.aligned.m8n8.x2.trans.shared.b16' $f) -eq 32;; " \
+                 "*) test $(grep -c 'stmatrix.sync.aligned.m8n8.x4.trans.shared.b16' $f) -eq 16;; esac && " \
                  "test $(grep -c 'bulk_group \\[%tmY, {%r51, %r58}\\]' $f) -eq 4"
 #define NOYT_CHECK "! grep -q 'stmatrix' $f && ! grep -q '%tmY, {%r51, %r58}' $f"
 Test(sm90a_instances, wprep_layout_is_the_measured_one)

@@ -68,17 +68,22 @@ Test(swap_plan, auto_swaps_small_m_dense_problems)
         }
 }
 
-/* AUTO keeps the other plans: M >= 1536, N < 1536, fused, the pair, w_prep forced. */
+/* AUTO keeps the other plans: M >= 1536, N < 1536, the pair, w_prep forced; fused plans swap
+ * like dense ones (L and U exchanged too). */
 Test(swap_plan, auto_keeps_the_other_plans)
 {
     cr_expect_not(plan_of(dense(1536, 6912, 2240, FP4LR_NVFP4), NULL).swap_ab, "M = 1536: the _x plan as it is");
     cr_expect_not(plan_of(dense(1024, 1528, 2240, FP4LR_NVFP4), NULL).swap_ab, "N < 1536");
     fp4lr_problem fused = dense(1024, 6912, 2240, FP4LR_NVFP4);
     fused.r = 32;
-    cr_expect_not(plan_of(fused, NULL).swap_ab, "fused");
+    fused.has_wc = fused.has_beta = 1;
+    cr_expect_str_eq(plan_of(fused, NULL).entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4_yt");
     fused.r = 0;
-    fused.has_wc = 1;
-    cr_expect_not(plan_of(fused, NULL).swap_ab, "fused, affine only");
+    fused.has_beta = 0;
+    cr_expect_str_eq(plan_of(fused, NULL).entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_x4_yt",
+                     "fused, affine only");
+    fused.r = 1024;
+    cr_expect(plan_of(fused, NULL).swap_ab == (1024 <= FP4LR_SM90A_SWAP_AUTO_MAX_RANK), "r = 1024");
     const fp4lr_plan_opts pair = {.cluster = 2};
     cr_expect_not(plan_of(dense(1024, 6912, 2240, FP4LR_NVFP4), &pair).swap_ab, "cluster 2");
     for (int w = FP4LR_WPREP_ON; w <= FP4LR_WPREP_INLINE; w++) {
@@ -104,9 +109,10 @@ Test(swap_plan, on_swaps_or_names_the_rule)
     padded.ldY = 3080;
     cr_expect_eq(plan_of(padded, &on).problem.ldY, 3080);
 
-    fp4lr_problem fused = dense(1024, 6912, 2240, FP4LR_NVFP4);
-    fused.r = 16;
-    expect_refused(fused, &on, FP4LR_E_UNSUPPORTED, "fused");
+    fp4lr_problem fused = dense(1024, 6912, 2240, FP4LR_MXFP4);
+    fused.K = 2304;
+    fused.r = 128;
+    cr_expect_str_eq(plan_of(fused, &on).entry, "fp4lr_sm90a_mxfp4_fused_m128n256k128_c1_s3_x4_yt");
     const fp4lr_plan_opts pair = {.swap = FP4LR_SWAP_ON, .cluster = 2};
     expect_refused(dense(1024, 6912, 2240, FP4LR_NVFP4), &pair, FP4LR_E_UNSUPPORTED, "cluster 2");
     for (int w = FP4LR_WPREP_ON; w <= FP4LR_WPREP_OFF; w++) {
@@ -173,8 +179,21 @@ Test(swap_plan, kernel_view_exchanges_the_operands)
     cr_expect_eq(kp.problem.N, 1024);
     cr_expect_eq(kp.problem.ldY, 6920, "Y keeps its leading dimension");
     cr_expect(kd.A == w && kd.SFA == sfw && kd.W == a && kd.SFW == sfa);
+    /* fused: L and U (and their leading dimensions) exchanged, wc and beta kept */
+    static const uint16_t l[16], u[16];
+    static const float wc[8], beta[8];
+    fp4lr_args fdev = dev;
+    fdev.L = l, fdev.U = u, fdev.wc = wc, fdev.beta = beta;
+    fp4lr_problem fp = p;
+    fp.r = 32, fp.ldL = 40, fp.ldU = 48, fp.has_wc = fp.has_beta = 1;
+    fp4lr_plan fpl = plan_of(fp, NULL);
+    cr_assert(fpl.swap_ab, "%s", fpl.entry);
+    fp4lr_sm90a_kernel_view(&fpl, &fdev, &kp, &kd);
+    cr_expect(kd.L == u && kd.U == l && kd.wc == wc && kd.beta == beta);
+    cr_expect_eq(kp.problem.ldL, 48);
+    cr_expect_eq(kp.problem.ldU, 40);
     cr_expect(kd.Y == y && kd.alpha == 0.5f);
-    cr_expect_str_eq(kp.entry, pl.entry);
+    cr_expect_str_eq(kp.entry, fpl.entry, "the view keeps the plan's entry");
     const fp4lr_plan_opts off = {.swap = FP4LR_SWAP_OFF};
     fp4lr_plan plain = plan_of(p, &off);
     fp4lr_sm90a_kernel_view(&plain, &dev, &kp, &kd);

@@ -71,7 +71,7 @@ static void usage(FILE *f)
             "                      workspace, then loaded by bulk copies), off\n"
             "                      (the transform warps convert W in the K loop) or inline (the\n"
             "                      kernel's idle warps convert W while it runs; no preparation launch)\n"
-            "  --swap S            sm_90a dense, one CTA: auto (default: on when M < %d <= N), on (the\n"
+            "  --swap S            sm_90a, one CTA: auto (default: on when M < %d <= N), on (the\n"
             "                      kernel computes Y^T = W.A^T, converting A once inside the kernel,\n"
             "                      and stores its tiles transposed: the _yt kernels) or off\n"
             "  --threads N         CPU threads of the reference (default: all)\n"

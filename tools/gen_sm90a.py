@@ -231,6 +231,10 @@ INSTANCES = [
     # once per launch is A, and the kernel's C is Y^T
     ("nvfp4", "dense", 1, 4, 4, True, True, True),
     ("mxfp4", "dense", 1, 4, 4, True, True, True),
+    ("nvfp4", "fused", 1, 4, 4, True, True, True),
+    ("nvfp4", "fused", 1, 3, 4, True, True, True),
+    ("mxfp4", "fused", 1, 4, 4, True, True, True),
+    ("mxfp4", "fused", 1, 3, 4, True, True, True),
     # the W preparation kernels of the _w kernels
     ("nvfp4", "wprep"),
     ("mxfp4", "wprep"),
@@ -375,7 +379,9 @@ def yt_doc():
 // launch (the converters' W) is the user's A.  The kernel's M x N result C is then Y^T: the
 // epilogue writes each 8x8 accumulator block transposed (stmatrix .trans) and stores C's
 // block (rows m0.., columns n0..) at Y's rows n0.., columns m0...  Below, M, N, A and W are
-// the kernel's (the user's N, M, W and A)."""
+// the kernel's (the user's N, M, W and A)""" + ("""; in the fused family L and U likewise (the
+// user's U and L), and wc / beta index the kernel's rows, p_N = M of them: the affine applies
+// each thread's two rows' values to all its accumulators.""" if FUSED else ".")
 
 
 def transform_protocol_doc(L, stages, ka):
@@ -505,8 +511,8 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     assert not wpre or (cluster == 1 and TW8 and not ASSIST)
     # W converted in the kernel: a W-prepared kernel whose idle warps convert
     assert not xconv or wpre
-    # Y transposed: the dense _x kernels (the swapped plan converts A, the small operand, once)
-    assert not yt or (xconv and family == "dense")
+    # Y transposed: the _x kernels (the swapped plan converts A, the small operand, once)
+    assert not yt or xconv
     WPRE = wpre
     XCONV = xconv
     YT = yt
@@ -1927,11 +1933,12 @@ def assist_convert(e, fmt, h, L):
 
 def fused_params():
     """Kernel parameters of the fused family (after the dense ones)."""
-    return """\t.param .align 128 .b8 p_tmL[128],     // L   BF16 {r, M}, box {wk, 128}, swizzle 2*wk bytes
-\t.param .align 128 .b8 p_tmU[128],     // U   BF16 {r, N}, box {wk, 256}, swizzle 2*wk bytes
-\t.param .u64 p_wc,                    // fp32 [N] or 0 (absent: 1)
-\t.param .u64 p_beta,                  // fp32 [N] or 0 (absent: 0)
-\t.param .u32 p_N,
+    n = "M" if YT else "N"   # _yt: wc and beta index this kernel's rows (Y's columns)
+    return f"""\t.param .align 128 .b8 p_tmL[128],     // L   BF16 {{r, M}}, box {{wk, 128}}, swizzle 2*wk bytes
+\t.param .align 128 .b8 p_tmU[128],     // U   BF16 {{r, N}}, box {{wk, 256}}, swizzle 2*wk bytes
+\t.param .u64 p_wc,                    // fp32 [{n}] or 0 (absent: 1)
+\t.param .u64 p_beta,                  // fp32 [{n}] or 0 (absent: 0)
+\t.param .u32 p_N,{"                     // M: the length of wc and beta" if YT else ""}
 \t.param .u32 p_lora_chunks,           // low-rank chunks per tile, ceil(r / rc); 0 = none
 \t.param .u32 p_lora_slots,            // low-rank ring slots used (<= LORA_SLOTS)
 \t.param .u32 p_lora_sub,              // boxes per chunk, rc / wk
@@ -1975,11 +1982,54 @@ def lora_consts(e):
 \tmul.lo.u32 %lbytes_u, %lsub_u, %lsub;""")
 
 
+def aff_fill_rows(e, L):
+    """_yt: wc and beta index this kernel's rows (Y's columns).  Lane c = 0 of each row's
+    four threads copies wc / beta of rows m0 + r and m0 + r + 8 into the WG's slice (row i
+    of the WG at 4i, beta at +1024), zero filled past p_N, sources clamped; 1 and 0 stored
+    when absent."""
+    e(f"""\t// ---- fused (Y transposed): wc / beta of this thread's rows into the WG's slice ----
+\tmad.lo.u32 %r52, %r42, {AFF_SLICE}, %sbase;
+\tand.b32 %r53, %r20, 63;                     // row in the WG: 16w + l/4
+\tshl.b32 %r53, %r53, 2;
+\tadd.u32 %r52, %r52, %r53;
+\tadd.u32 %r52, %r52, {L['aff']};                 // &wc slot of row r (r + 8 at +32)
+\tadd.u32 %r53, %m0, %r20;                   // kernel row m = m0 + r
+\tsub.u32 %r54, %ncols, 1;
+\tmin.u32 %r55, %r53, %r54;                   // sources clamped inside the arrays
+\tadd.u32 %r56, %r53, 8;
+\tmin.u32 %r56, %r56, %r54;
+\tsetp.lt.u32 %p2, %r53, %ncols;
+\tselp.u32 %r57, 4, 0, %p2;                   // bytes read for m (0: zero fill)
+\tadd.u32 %r54, %r53, 8;
+\tsetp.lt.u32 %p2, %r54, %ncols;
+\tselp.u32 %r58, 4, 0, %p2;                   // for m + 8
+\tmul.wide.u32 %rd2, %r55, 4;
+\tmul.wide.u32 %rd3, %r56, 4;
+\tsetp.eq.u32 %p2, %r21, 0;                   // one lane of the row's four copies""")
+    for name, ptr, pred, absent, off in (("wc", "%wcp", "%pwc", "0f3F800000", 0),
+                                         ("beta", "%betap", "%pbeta", "0f00000000", 1024)):
+        e(f"""\t@!{pred} bra L_aff_{name}_absent;
+\tadd.s64 %rd4, {ptr}, %rd2;
+\t@%p2 cp.async.ca.shared.global [%r52+{off}], [%rd4], 4, %r57;
+\tadd.s64 %rd4, {ptr}, %rd3;
+\t@%p2 cp.async.ca.shared.global [%r52+{off + 32}], [%rd4], 4, %r58;
+\tbra L_aff_{name}_done;
+L_aff_{name}_absent:
+\tmov.f32 %f4, {absent};
+\t@%p2 st.shared.f32 [%r52+{off}], %f4;
+\t@%p2 st.shared.f32 [%r52+{off + 32}], %f4;
+L_aff_{name}_done:""")
+    e("\tcp.async.commit_group;")
+
+
 def aff_fill(e, L):
     """A unit that starts a tile: this consumer thread's part of its WG's wc / beta slice,
     columns n0 + 2t and n0 + 2t + 1 (t = thread in the WG), by cp.async (4 bytes each, zero
     filled past N, the source clamped inside the array); 1 and 0 stored when wc / beta are
     absent.  Read after the K loop (emit_affine_and_lowrank)."""
+    if YT:
+        aff_fill_rows(e, L)
+        return
     e(f"""\t// ---- fused: this thread's columns of the WG's wc / beta slice (read by the affine) ----
 \tmad.lo.u32 %r52, %r42, {AFF_SLICE}, %sbase;
 \tshl.b32 %r53, %r43, 3;
@@ -2118,14 +2168,29 @@ def emit_affine_and_lowrank(e, L):
 \tcp.async.wait_group 0;
 \tadd.u32 %r46, %r42, 1;                      // named barrier id 1 / 2
 \tbar.sync %r46, 128;
-\tmad.lo.u32 %r50, %r42, {AFF_SLICE}, %sbase;
-\tshl.b32 %r51, %r21, 3;
+\tmad.lo.u32 %r50, %r42, {AFF_SLICE}, %sbase;""")
+    if YT:
+        # _yt: wc / beta of the thread's two rows (Y's columns) apply to all its accumulators
+        e(f"""\tand.b32 %r51, %r20, 63;
+\tshl.b32 %r51, %r51, 2;
+\tadd.u32 %r50, %r50, %r51;
+\tadd.u32 %r50, %r50, {L['aff']};                 // wc of row r; r + 8 at +32; beta at +1024
+\tld.shared.f32 %f4, [%r50];
+\tld.shared.f32 %f5, [%r50+32];
+\tld.shared.f32 %f6, [%r50+1024];
+\tld.shared.f32 %f7, [%r50+1056];""")
+        for i in range(128):
+            w, b = ("%f4", "%f6") if i % 4 < 2 else ("%f5", "%f7")
+            e(f"""{unscale(i)}\tmul.f32 %acc{i}, %acc{i}, %alpha;
+\tfma.rn.f32 %acc{i}, %acc{i}, {w}, {b};""")
+    else:
+        e(f"""\tshl.b32 %r51, %r21, 3;
 \tadd.u32 %r50, %r50, %r51;
 \tadd.u32 %r50, %r50, {L['aff']};                 // wc[2c] of the slice; beta at +1024""")
-    for jj in range(32):
-        e(f"""\tld.shared.v2.f32 {{%f4, %f5}}, [%r50+{32 * jj}];           // wc of columns 2c + 8*{jj}, +1
+        for jj in range(32):
+            e(f"""\tld.shared.v2.f32 {{%f4, %f5}}, [%r50+{32 * jj}];           // wc of columns 2c + 8*{jj}, +1
 \tld.shared.v2.f32 {{%f6, %f7}}, [%r50+{1024 + 32 * jj}];""")
-        affine_group(e, jj)
+            affine_group(e, jj)
     e("""\t// ---- low-rank: acc += L . U^T, chunk by chunk through the ring ----
 \tmov.u32 %r53, 0;                          // chunk
 \tmul.lo.u32 %r54, %r42, %lrowb;
@@ -2546,13 +2611,16 @@ def emit_epilogue_transposed(e, L):
 \t// Four 64-column chunks of C (64-row blocks of Y); chunk q uses staging buffer q%{WB_STAGES} (this WG's
 \t// 8 KiB half), with the same wait_group.read / named-barrier protocol as the plain epilogue.
 \tadd.u32 %r46, %r42, 1;                      // named barrier id 1 / 2
-\tshr.u32 %r47, %lane, 3;                     // m: the x4 matrix whose row this lane addresses
-\tand.b32 %r48, %lane, 7;                     // rho: that row (a C column, a Y row)
-\tshr.u32 %r49, %r47, 1;
+\tshr.u32 %r47, %lane, 3;                     // m: the {"x2 matrix (lanes 16-31: as 0-15)" if FUSED else "x4 matrix"} whose row this lane addresses
+\tand.b32 %r48, %lane, 7;                     // rho: that row (a C column, a Y row)""")
+    if FUSED:
+        e("\tshl.b32 %r49, %r48, 7;                      // staging row rho (+ 8j below), * 128 bytes")
+    else:
+        e("""\tshr.u32 %r49, %r47, 1;
 \tshl.b32 %r49, %r49, 3;
 \tadd.u32 %r49, %r49, %r48;                   // staging row 8(m/2) + rho (+ 16p below)
-\tshl.b32 %r49, %r49, 7;                      // * 128 bytes
-\tshr.u32 %r50, %r43, 5;                      // warp in WG
+\tshl.b32 %r49, %r49, 7;                      // * 128 bytes""")
+    e(f"""\tshr.u32 %r50, %r43, 5;                      // warp in WG
 \tshl.b32 %r50, %r50, 1;
 \tand.b32 %r47, %r47, 1;
 \tadd.u32 %r50, %r50, %r47;                   // 16-byte unit 2w + m%2: C rows 16w + 8(m%2)..+7
@@ -2563,6 +2631,16 @@ def emit_epilogue_transposed(e, L):
     regs = ("%r55", "%r56", "%r57", "%r59")
     for q in range(4):
         epilogue_chunk_begin(e, q, L)
+        if FUSED:
+            # alpha was applied with the affine; one x2 (rows r, r+8 of columns 8j..) at a
+            # time: the fused consumer has no registers for four
+            for j in range(8):
+                i = 32 * q + 4 * j
+                e(f"""\tcvt.rn.bf16x2.f32 %r55, %acc{i+1}, %acc{i};
+\tcvt.rn.bf16x2.f32 %r56, %acc{i+3}, %acc{i+2};
+\tstmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%r54+{1024 * j}], {{%r55, %r56}};""")
+            epilogue_chunk_store(e, q, "%r51, %r58")
+            continue
         for p in range(4):
             for k, reg in enumerate(regs):
                 i = 32 * q + 8 * p + 2 * k
