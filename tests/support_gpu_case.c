@@ -32,6 +32,16 @@ int tsupport_ctx_is_sm90a(const fp4lr_ctx *ctx)
     return fp4lr_ctx_arch(ctx, &arch).code == FP4LR_OK && strcmp(arch, "sm90a") == 0;
 }
 
+fp4lr_ctx *tsupport_sm90a_or_skip(const char *why)
+{
+    fp4lr_ctx *ctx = tsupport_gemm_or_skip(FP4LR_FAMILY_DENSE);
+    if (!tsupport_ctx_is_sm90a(ctx)) {
+        fp4lr_ctx_destroy(ctx);
+        cr_skip_test("%s", why);
+    }
+    return ctx;
+}
+
 void tsupport_case_setup(tsupport_case *g, fp4lr_ctx *ctx, const fp4lr_problem *p_in, uint64_t seed,
                          fp4lr_pgen_scales scales, int64_t rows_wanted, const fp4lr_plan_opts *opts)
 {

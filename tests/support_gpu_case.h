@@ -29,6 +29,8 @@ typedef struct tsupport_case {
 fp4lr_ctx *tsupport_gemm_or_skip(fp4lr_family family);
 /* 1 when the context's device runs the sm_90a kernels. */
 int tsupport_ctx_is_sm90a(const fp4lr_ctx *ctx);
+/* The device context when it runs the sm_90a kernels; otherwise the test skips with `why`. */
+fp4lr_ctx *tsupport_sm90a_or_skip(const char *why);
 
 /* p: shapes, rank, format, has_wc/has_beta (ldY 0 pads rows of Y to 16 bytes).  rows_wanted
  * 0 = every row.  opts may be NULL. */

@@ -16,15 +16,7 @@
 
 typedef tsupport_case gcase;
 
-static fp4lr_ctx *sm90a_or_skip(void)
-{
-    fp4lr_ctx *ctx = tsupport_gemm_or_skip(FP4LR_FAMILY_DENSE);
-    if (!tsupport_ctx_is_sm90a(ctx)) {
-        fp4lr_ctx_destroy(ctx);
-        cr_skip_test("the _yt kernels are sm_90a kernels");
-    }
-    return ctx;
-}
+static fp4lr_ctx *sm90a_or_skip(void) { return tsupport_sm90a_or_skip("the _yt kernels are sm_90a kernels"); }
 
 static void setup_r(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, int64_t r, int affine,
                     int64_t ldY, fp4lr_format f, uint64_t seed, int64_t rows, fp4lr_swap sw, fp4lr_schedule sch)

@@ -17,12 +17,7 @@ typedef tsupport_case gcase;
 
 static fp4lr_ctx *sm90a_or_skip(void)
 {
-    fp4lr_ctx *ctx = tsupport_gemm_or_skip(FP4LR_FAMILY_DENSE);
-    if (!tsupport_ctx_is_sm90a(ctx)) {
-        fp4lr_ctx_destroy(ctx);
-        cr_skip_test("the W-prepared kernels are sm_90a kernels");
-    }
-    return ctx;
+    return tsupport_sm90a_or_skip("the W-prepared kernels are sm_90a kernels");
 }
 
 /* A case with the low-rank rank r and the affine (fused) or neither (dense). */
