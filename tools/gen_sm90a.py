@@ -1982,6 +1982,30 @@ def lora_consts(e):
 \tmul.lo.u32 %lbytes_u, %lsub_u, %lsub;""")
 
 
+def aff_copies(e, second, guard):
+    """The two wc and two beta values of a thread into the WG's slice at %r52 (wc) and
+    %r52 + 1024 (beta), the second value `second` bytes after the first: cp.async from
+    %wcp / %betap + %rd2 / %rd3 with %r57 / %r58 bytes (0: zero fill), or 1 and 0 stored when
+    absent; `guard` predicates the writes ("" or "@%p2 ").  Then one commit group."""
+    for name, ptr, pred, absent, off in (("wc", "%wcp", "%pwc", "0f3F800000", 0),
+                                         ("beta", "%betap", "%pbeta", "0f00000000", 1024)):
+        if second == 4 and not guard:   # adjacent columns: one 8-byte store
+            stores = f"\tst.shared.v2.f32 [%r52+{off}], {{%f4, %f4}};"
+        else:
+            stores = f"\t{guard}st.shared.f32 [%r52+{off}], %f4;\n\t{guard}st.shared.f32 [%r52+{off + second}], %f4;"
+        e(f"""\t@!{pred} bra L_aff_{name}_absent;
+\tadd.s64 %rd4, {ptr}, %rd2;
+\t{guard}cp.async.ca.shared.global [%r52+{off}], [%rd4], 4, %r57;
+\tadd.s64 %rd4, {ptr}, %rd3;
+\t{guard}cp.async.ca.shared.global [%r52+{off + second}], [%rd4], 4, %r58;
+\tbra L_aff_{name}_done;
+L_aff_{name}_absent:
+\tmov.f32 %f4, {absent};
+{stores}
+L_aff_{name}_done:""")
+    e("\tcp.async.commit_group;")
+
+
 def aff_fill_rows(e, L):
     """_yt: wc and beta index this kernel's rows (Y's columns).  Lane c = 0 of each row's
     four threads copies wc / beta of rows m0 + r and m0 + r + 8 into the WG's slice (row i
@@ -2006,20 +2030,7 @@ def aff_fill_rows(e, L):
 \tmul.wide.u32 %rd2, %r55, 4;
 \tmul.wide.u32 %rd3, %r56, 4;
 \tsetp.eq.u32 %p2, %r21, 0;                   // one lane of the row's four copies""")
-    for name, ptr, pred, absent, off in (("wc", "%wcp", "%pwc", "0f3F800000", 0),
-                                         ("beta", "%betap", "%pbeta", "0f00000000", 1024)):
-        e(f"""\t@!{pred} bra L_aff_{name}_absent;
-\tadd.s64 %rd4, {ptr}, %rd2;
-\t@%p2 cp.async.ca.shared.global [%r52+{off}], [%rd4], 4, %r57;
-\tadd.s64 %rd4, {ptr}, %rd3;
-\t@%p2 cp.async.ca.shared.global [%r52+{off + 32}], [%rd4], 4, %r58;
-\tbra L_aff_{name}_done;
-L_aff_{name}_absent:
-\tmov.f32 %f4, {absent};
-\t@%p2 st.shared.f32 [%r52+{off}], %f4;
-\t@%p2 st.shared.f32 [%r52+{off + 32}], %f4;
-L_aff_{name}_done:""")
-    e("\tcp.async.commit_group;")
+    aff_copies(e, 32, "@%p2 ")
 
 
 def aff_fill(e, L):
@@ -2048,19 +2059,7 @@ def aff_fill(e, L):
 \tselp.u32 %r58, 4, 0, %p2;                   // for n + 1
 \tmul.wide.u32 %rd2, %r55, 4;
 \tmul.wide.u32 %rd3, %r56, 4;""")
-    for name, ptr, pred, absent, off in (("wc", "%wcp", "%pwc", "0f3F800000", 0),
-                                         ("beta", "%betap", "%pbeta", "0f00000000", 1024)):
-        e(f"""\t@!{pred} bra L_aff_{name}_absent;
-\tadd.s64 %rd4, {ptr}, %rd2;
-\tcp.async.ca.shared.global [%r52+{off}], [%rd4], 4, %r57;
-\tadd.s64 %rd4, {ptr}, %rd3;
-\tcp.async.ca.shared.global [%r52+{off + 4}], [%rd4], 4, %r58;
-\tbra L_aff_{name}_done;
-L_aff_{name}_absent:
-\tmov.f32 %f4, {absent};
-\tst.shared.v2.f32 [%r52+{off}], {{%f4, %f4}};
-L_aff_{name}_done:""")
-    e("\tcp.async.commit_group;")
+    aff_copies(e, 4, "")
 
 
 def fused_consumer_setup(e):
