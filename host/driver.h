@@ -43,6 +43,7 @@
     X(cuModuleLoadDataEx, 2010, "cuModuleLoadDataEx")                                                   \
     X(cuModuleUnload, 2000, "cuModuleUnload")                                                           \
     X(cuModuleGetFunction, 2000, "cuModuleGetFunction")                                                 \
+    X(cuModuleGetGlobal, 3020, "cuModuleGetGlobal_v2")                                                  \
     X(cuFuncGetAttribute, 2020, "cuFuncGetAttribute")                                                   \
     X(cuFuncSetAttribute, 9000, "cuFuncSetAttribute")                                                   \
     X(cuTensorMapEncodeTiled, 12000, "cuTensorMapEncodeTiled")                                          \

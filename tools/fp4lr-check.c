@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli_npy.h"
+#include "cli_timeline.h"
 #include "compare.h"
 #include "devproblem.h"
 #include "gemm.h"
@@ -35,6 +36,7 @@ typedef struct opts {
     fp4lr_pgen_scales scales;
     fp4lr_plan_opts plan;
     const char *in_dir, *out_dir; /* --in, --out (NULL: generate / write nothing) */
+    const char *timeline;         /* --timeline FILE (NULL: none) */
     int out_ref, alpha_set;
     float alpha; /* --alpha, with --in */
 } opts;
@@ -76,6 +78,9 @@ static void usage(FILE *f)
             "                      and stores its tiles transposed: the _yt kernels) or off\n"
             "  --threads N         CPU threads of the reference (default: all)\n"
             "  --plan-only         print the plan and budget, then stop\n"
+            "  --timeline FILE     after timing, one more launch whose per-CTA event times go to FILE\n"
+            "                      (CSV; kernels built with tools/experiment_build.sh tline DIR and\n"
+            "                      FP4LR_KERNEL_DIR=DIR; tools/tline_summary.py FILE summarises it)\n"
             "  --in DIR            read the problem from DIR/*.npy instead of generating it: A, SFA, W, SFW;\n"
             "                      optional L and U, wc, beta, alpha (M, N, K, r from the shapes; --format\n"
             "                      still chooses the format; see tools/README.md)\n"
@@ -204,6 +209,8 @@ static int parse(int argc, char **argv, opts *o)
             o->in_dir = v, i++;
         } else if (!strcmp(a, "--out")) {
             o->out_dir = v, i++;
+        } else if (!strcmp(a, "--timeline")) {
+            o->timeline = v, i++;
         } else if (!strcmp(a, "--alpha")) {
             char *end;
             o->alpha = strtof(v, &end);
@@ -674,6 +681,11 @@ int main(int argc, char **argv)
             printf("time: median %.3f ms (min %.3f, max %.3f, %d launches) -> %.1f TFLOP/s\n", t.median_ms,
                    t.min_ms, t.max_ms, t.reps, flop / (t.median_ms * 1e-3) / 1e12);
         }
+    }
+    if (st.code == FP4LR_OK && o.timeline) {
+        st = fp4lr_cli_timeline(&rt, &plan, &dp.args, o.timeline);
+        if (st.code == FP4LR_OK)
+            printf("timeline: %s\n", o.timeline);
     }
     if (dp_ok)
         fp4lr_devproblem_free(&dp);

@@ -26,7 +26,7 @@ EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 # every flag the generator reads (a misspelt one would silently build the default kernels)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
-                     "xnowait", "xnoconv"}
+                     "xnowait", "xnoconv", "tline", "xself", "xpre"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -128,6 +128,59 @@ TSPLIT = False
 # +0.0-1.0 %, MXFP4 dense +2.1 %, fused -0.5 %; on top of tsplit: MXFP4 dense +2.2 %, fused
 # -0.4 %, NVFP4 dense +2.4 %.
 CHOIST = "nochoist" not in EXPERIMENTS
+# FP4LR_GEN_EXPERIMENT=tline (measurement only): a timeline of every CTA.  Chosen threads
+# store %globaltimer (ns) at the events below into the module's global fp4lr_tline[CTA][32]
+# (u64; `fp4lr-check --timeline FILE` zeroes it, runs one launch and writes it out,
+# tools/tline_summary.py reads it).  Unit u (0..5) of a consumer's walk has four events.
+TLINE = "tline" in EXPERIMENTS
+TLINE_EVENTS = 32
+TLINE_CTAS = 1024
+TLINE_NAMES = {0: "entry (thread 0)", 1: "consumer: first W slot full"}
+for _u in range(6):
+    TLINE_NAMES.update({2 + 4 * _u: f"unit {_u}: A stage 0 full", 3 + 4 * _u: f"unit {_u}: K loop done",
+                        4 + 4 * _u: f"unit {_u}: fixup done (owner / whole)", 5 + 4 * _u: f"unit {_u}: finished"})
+TLINE_NAMES.update({26: "consumer: all units done", 27: "consumer: last store drained",
+                    28: "W producer: first item ready", 29: "W producer: all converted seen",
+                    30: "converter warp 0: first unit published", 31: "converter warp 0: last unit published"})
+
+
+def tline(e, ev, thread, cond=None):
+    """TLINE: thread `thread` stores the time at event `ev` (a number, or (register,
+    offset)); `cond` (a b32 register) must be nonzero as well."""
+    if not TLINE:
+        return
+    evx = ev if not isinstance(ev, tuple) else "%tle"
+    pre = "" if not isinstance(ev, tuple) else f"\n\tadd.u32 %tle, {ev[0]}, {ev[1]};"
+    cnd = "" if not cond else f"\n\tsetp.ne.u32 %tlq, {cond}, 0;\n\tand.pred %tlp, %tlp, %tlq;"
+    e(f"""\t{{   // tline: event {ev}
+\t.reg .b64 %tla, %tlb, %tlt;
+\t.reg .b32 %tlc, %tle;
+\t.reg .pred %tlp, %tlq;
+\tsetp.eq.u32 %tlp, %thr, {thread};{cnd}{pre}
+\tmov.u64 %tlt, %globaltimer;
+\tmov.u32 %tlc, %ctaid.x;
+\tmad.lo.u32 %tlc, %tlc, {TLINE_EVENTS}, {evx};
+\tmul.wide.u32 %tla, %tlc, 8;
+\tmov.u64 %tlb, fp4lr_tline;
+\tadd.u64 %tla, %tla, %tlb;
+\t@%tlp st.global.u64 [%tla], %tlt;
+\t}}""")
+
+
+# First fill (FP4LR_GEN_EXPERIMENT=xself; not yet run on a GPU, so not the default): in the _x
+# kernels the consumers convert their first unit's first XSELF_KB K blocks of W straight into
+# the W slots (emit_self_fill), so the first wgmmas wait for one load of fp4 W, not for the
+# launch's conversion to reach global memory, be flagged, seen and copied back.
+XSELF = "xself" in EXPERIMENTS
+# Converter prefetch (FP4LR_GEN_EXPERIMENT=xpre; not yet run on a GPU; without it each pass
+# loads after the previous one's stores): a converter warp issues both passes' fp4 loads before converting pass 0, so a
+# unit waits for one memory latency instead of two (the timeline put a converter warp's
+# first unit at 4-6 us into the launch).
+XPRE = "xpre" in EXPERIMENTS
+XSELF_KB = 2
+XSELF_BATCH = 4   # chunks whose loads are issued together (all: one memory latency)
+XSELF_ON = False  # set per kernel by emit_kernel
+XPRE_ON = False   # likewise
 if TW8:
     THREADS, TRANSFORM_WARPS = 512, 8
     REG_WG0, REG_CONSUMER = 56, 200
@@ -516,6 +569,13 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     WPRE = wpre
     XCONV = xconv
     YT = yt
+    global XSELF_ON
+    # the MXFP4 fused _x kernel (not _yt) spills 12 bytes with the first fill (its 56-register
+    # warps, ptxas 13.0): it keeps the producer's first chunks there
+    XSELF_ON = XSELF and xconv and not (fmt == "mxfp4" and family == "fused" and not yt)
+    global XPRE_ON
+    # MXFP4's converters (two conversion paths at 56 registers) spill with it: NVFP4 only
+    XPRE_ON = XPRE and xconv and fmt == "nvfp4"
     global F16
     CL = cluster
     FUSED = family == "fused"
@@ -548,6 +608,8 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
 
 .extern .shared .align 1024 .b8 smem[];
 """)
+    if TLINE:
+        e(f".visible .global .align 8 .u64 fp4lr_tline[{TLINE_CTAS * TLINE_EVENTS}];\n")
     # the kernel's M x N result C is Y^T in the _yt kernels: Y's map has N rows of M
     ydoc = "{M, N} (Y = C^T: N rows of M)" if YT else "{N, M}"
     e(f""".visible .entry {name}(
@@ -598,6 +660,10 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
 \t.reg .b32 %xrn, %xrk0, %xrk1, %xlim, %xall; // _x W producer: K blocks [xrk0, xrk1) of N tile xrn known converted; all converted
 \t.reg .b32 %xt, %xl8, %xsm0, %xsm1, %xj, %xr, %xrl;
 \t.reg .pred %px;""")
+        if XPRE_ON:
+            e("\t.reg .b32 %xw<9>;                          // xpre: pass 1's fp4 words and scales")
+        if XSELF_ON:
+            e("\t.reg .b32 %cself, %sw<32>, %ss<4>;         // xself: the first unit still to fill; the fill's loads")
     if TSPLIT:
         e("\t.reg .b32 %bar_tfullhi, %bar_tfullw;         // tsplit: tfull_hi base; a transform warp's tfull")
     if CHOIST:
@@ -627,6 +693,7 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
 {cluster_setup()}\t// ---- barrier init (thread 0), made visible to the async proxy, then {"a cluster" if CL == 2 else "one CTA"} barrier ----
 \tsetp.ne.u32 %p0, %thr, 0;
 \t@%p0 bra L_init_done;""")
+    tline(e, 0, 0)
     for i in range(stages):
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_full+{8*i}], 1;")
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_empty+{8*i}], {CL * ((0 if WPRE else TRANSFORM_WARPS) + 8)};")
@@ -1224,7 +1291,8 @@ TRANSFORM_REGS = dict(stage="%r41", slot="%r42", peer="%r39", t=("%r44", "%r45",
 ASSIST_REGS = dict(stage="%r41", slot="%ca5", peer=None, t=("%ca0", "%ca1", "%ca2", "%ca3", "%ca4"))
 
 
-def transform_rows(e, fmt, h, L, rows=None, halves=(0, 1), regs=TRANSFORM_REGS, part="all", store=None):
+def transform_rows(e, fmt, h, L, rows=None, halves=(0, 1), regs=TRANSFORM_REGS, part="all", store=None,
+                   mx_fast=True):
     """Chunk h of the stage at regs['stage'] into the slot at regs['slot'] (the peer's
     slot at regs['peer'] in a pair): each row's 32 fp4 bytes and 4 scales -> 32 bf16x2
     words, written as logical 16-byte chunks q = { W_0[q], W_1[q], W_2[q], W_3[q] }.
@@ -1235,12 +1303,13 @@ def transform_rows(e, fmt, h, L, rows=None, halves=(0, 1), regs=TRANSFORM_REGS, 
     (MXFP4) the loads keep each row's two raw scale bytes in %sc{4p+3} and the conversion
     is emitted twice, one multiply an output where the warp's scales allow, two where not.
     store(e, p, q, vec), when given, writes logical chunk q of row p instead of the slot
-    (the W preparation kernel)."""
+    (the W preparation kernel).  mx_fast=False: MXFP4 always takes the two multiplies (no
+    warp vote, one copy of the code)."""
     if rows is None:
         rows = range(len(transform_rows_of_thread()))
     stage, slot, peer = regs["stage"], regs["slot"], regs["peer"]
     t0, t1, t2, t3, t4 = regs["t"]
-    mxone = MXONE and fmt == "mxfp4"
+    mxone = MXONE and fmt == "mxfp4" and mx_fast
     assert not (mxone and ASSIST)
     for p in (rows if part != "convert" else ()):
         e(f"""\tadd.u32 {t0}, {stage}, %wrow{p};               // row {p}: W bytes
@@ -1445,11 +1514,14 @@ def wparam_doc():
     return f"// W   UINT8 {{K/2, N}}, box {{64, {BN}}}, swizzle 64B"
 
 
-def producer_walk(e, label, first, nxt, stage):
+def producer_walk(e, label, first, nxt, stage, skip_first=None):
     """One W-prepared producer's loop: its own cursor (PCUR) over the same work units as the
-    consumers; `stage` emits the issue of stage %pks of the unit, at label `label`."""
+    consumers; `stage` emits the issue of stage %pks of the unit, at label `label`;
+    `skip_first` (optional) emits code between the first unit's start and the loop."""
     unit_first(e, PCUR, first)
     producer_unit_start(e)
+    if skip_first:
+        skip_first()
     e(f"""{label}:
 \tsetp.ge.u32 %p5, %ptile, %ntiles;
 \t@%p5 bra L_exit;""")
@@ -1508,6 +1580,9 @@ L_transform:
     def w_chunks():
         if XCONV:
             xconv_wait(e)
+            if TLINE:
+                tline(e, 28, 32, "%tlx")
+                e("\tmov.u32 %tlx, 0;")
         for h in range(2):
             e(f"""\t// chunk {h} of stage ks
 \tmul.lo.u32 %r12, %t, 8;
@@ -1534,7 +1609,32 @@ L_wprod:
 \tmov.u32 %xrn, -1;                          // no item known converted yet
 \tmov.u32 %xall, 0;
 \tld.param.u32 %xepoch, [p_x_epoch];""")
-    producer_walk(e, "L_wprod_k", "wfirst", "pw", w_chunks)
+        if TLINE:
+            e("\t.reg .b32 %tlx;\n\tmov.u32 %tlx, 1;")
+    def skip_self_filled():
+        """xself: the consumers fill the first unit's first XSELF_KB K blocks (their slots and
+        tfull phases): step over them, to the next unit if that was all of the first."""
+        e(f"""\t// xself: the consumers convert the first unit's first {XSELF_KB} K blocks into slots 0..{2 * XSELF_KB - 1}
+\tsetp.ge.u32 %p5, %ptile, %ntiles;
+\t@%p5 bra L_exit;
+\tsub.u32 %r10, %pke, %pks;
+\tmin.u32 %r10, %r10, {XSELF_KB};
+\tadd.u32 %pks, %pks, %r10;""")
+        assert XSELF_KB == 2
+        one = e.label("xself_one")
+        advance(e, "%t", "%tph", TSLOTS)
+        advance(e, "%t", "%tph", TSLOTS)
+        e(f"\tsetp.lt.u32 %p5, %r10, 2;\n\t@%p5 bra {one};")
+        advance(e, "%t", "%tph", TSLOTS)
+        advance(e, "%t", "%tph", TSLOTS)
+        e(f"""{one}:
+\tsetp.lt.u32 %p5, %pks, %pke;
+\t@%p5 bra L_wprod_k;""")
+        unit_next(e, PCUR, "pwself")
+        producer_unit_start(e)
+
+    producer_walk(e, "L_wprod_k", "wfirst", "pw", w_chunks,
+                  skip_first=skip_self_filled if XSELF_ON else None)
     e("")
     if XCONV:
         emit_xconv(e, fmt, L)
@@ -1626,8 +1726,9 @@ L_xe{n}:
     e(f"""\tadd.u32 %xrk1, %xrk1, 1;
 \tbra L_xe{n};
 L_xa{n}:
-\tmov.u32 %xall, 1;                          // no wait again in this launch
-L_xf{n}:
+\tmov.u32 %xall, 1;                          // no wait again in this launch""")
+    tline(e, 29, 32)
+    e(f"""L_xf{n}:
 \tfence.acq_rel.gpu;                          // with the relaxed loads: an acquire of the releases seen
 \tfence.proxy.async.global;                   // the converters' writes before the bulk copies
 L_xd{n}:""")
@@ -1660,8 +1761,10 @@ L_xconv:""")
 \tmov.u32 %xu, %ctaid.x;
 \tmad.lo.u32 %xu, %xu, {XCONV_WARPS}, %xt;               // first unit
 \tmad.lo.u32 %xbase, %xt, {XCONV_STAGE}, %sbase;
-\tadd.u32 %xbase, %xbase, {L['xstage']};            // this warp's staging block
-L_x_unit:
+\tadd.u32 %xbase, %xbase, {L['xstage']};            // this warp's staging block""")
+    if TLINE:
+        e("\t.reg .b32 %tlv;\n\tmov.u32 %tlv, 1;")
+    e(f"""L_x_unit:
 \tmul.lo.u32 %xt, %tiles_n, %nks;
 \tshl.b32 %xt, %xt, 3;                       // units: 8 row blocks an item
 \tsetp.ge.u32 %px, %xu, %xt;
@@ -1679,9 +1782,9 @@ L_x_unit:
 \tand.b32 %xt, %xu, 7;                       // row block
 \tshl.b32 %xt, %xt, 5;
 \tadd.u32 %xrow0, %xrow0, %xt;              // the unit's first row""")
-    for p in range(2):
-        e(f"""\t// ---- pass {p}: rows {16 * p}..{16 * p + 15} of the unit ----
-\tld.param.u32 %xN, [p_x_N];
+    def pass_chunk(p):
+        """%r5, %r7, %r8: the chunk lane l converts in pass p"""
+        e(f"""\tld.param.u32 %xN, [p_x_N];
 \tshr.u32 %xk64, %r1, 6;                     // K/64: chunks a row
 \tshr.u32 %xt, %lane, 1;
 \tadd.u32 %r7, %xrow0, %xt;
@@ -1695,11 +1798,29 @@ L_x_unit:
 \tmin.u32 %r8, %r8, %xt;                     // chunk j (clamped)
 \tmad.lo.u32 %r5, %r7, %xk64, %r8;           // chunk g of W""")
 
-        def staging_row(e):
-            e("\t// the lane's row of the warp's staging block, chunk q at q ^ (lane % 8)")
-            staging_row_address(e, "%lane", "%xbase")
+    def staging_row(e):
+        e("\t// the lane's row of the warp's staging block, chunk q at q ^ (lane % 8)")
+        staging_row_address(e, "%lane", "%xbase")
 
-        chunk_to_stage(e, fmt, staging_row)
+    pre = [f"%xw{i}" for i in range(9)]
+    for p in range(2):
+        e(f"\t// ---- pass {p}: rows {16 * p}..{16 * p + 15} of the unit ----")
+        if not XPRE_ON:
+            pass_chunk(p)
+            chunk_to_stage(e, fmt, staging_row)
+        elif p == 0:
+            pass_chunk(0)
+            chunk_load(e, fmt)
+            e("\t// xpre: pass 1's loads now, under pass 0's conversion")
+            pass_chunk(1)
+            chunk_load(e, fmt, pre[:8], pre[8])
+            chunk_convert(e, fmt, staging_row)
+        else:
+            e("\t// xpre: pass 1's words and scales, loaded in pass 0")
+            for i in range(8):
+                e(f"\tmov.b32 %wi{i}, {pre[i]};")
+            e(f"\tmov.b32 %r12, {pre[8]};")
+            chunk_convert(e, fmt, staging_row)
         e(f"""\tbar.warp.sync 0xffffffff;
 \t// the stores: piece l of store s = staging row 4s + l/8 (row R = first + {16 * p} + 2s + l/16,
 \t// chunk J = 2kb + (l/8)%2), 16-byte chunk q = l%8 kept at q ^ (l/8 + 4(s%2)); %xrl = rows
@@ -1774,10 +1895,99 @@ L_x_unit:
 \tsetp.eq.and.u32 %px, %xt, %xv, %px;        // this was the last unit
 \t@%px st.relaxed.gpu.global.u32 [%xfa], 0;
 \tld.param.u32 %xv, [p_x_epoch];
-\t@%px st.release.gpu.global.u32 [%xfa+4], %xv;
-\tmov.u32 %xt, %nctaid.x;
+\t@%px st.release.gpu.global.u32 [%xfa+4], %xv;""")
+    tline(e, 30, 64, "%tlv")
+    tline(e, 31, 64)
+    if TLINE:
+        e("\tmov.u32 %tlv, 0;")
+    e(f"""\tmov.u32 %xt, %nctaid.x;
 \tmad.lo.u32 %xu, %xt, {XCONV_WARPS}, %xu;               // the next unit of this warp
 \tbra L_x_unit;""")
+
+
+def emit_self_fill(e, fmt, L):
+    """XSELF: before the prologue of the CTA's first unit, each consumer thread converts W row
+    n0 + (its consumer index) of the unit's first XSELF_KB K blocks straight into W slots
+    0 .. 2 XSELF_KB - 1 (chunk_to_stage's code, the slot's 128-byte swizzle: the bytes the
+    bulk copy of the converted W would bring), then completes those slots' `tfull` phase 0
+    itself; the W producer skips the same K blocks.  Why: the first item of the launch's
+    conversion reaches a slot 5-7 us after the launch starts (convert, publish, flag seen,
+    bulk copy), the first A stage after 1-2 us (fp4lr-check --timeline, 2026-12-03).  The
+    four chunks' loads are issued before any conversion (one memory latency, not four)."""
+    blk = FORMATS[fmt][0]
+    nch = 2 * XSELF_KB
+    done = e.label("cself_done")
+    one = e.label("cself_one")
+    e(f"""\t// ---- first fill (xself): the first unit's first {XSELF_KB} K blocks, converted here ----
+\tsetp.eq.u32 %p5, %cself, 0;
+\t@%p5 bra {done};
+\tmov.u32 %cself, 0;
+\tmov.b32 %skf0, %r20;                       // r, c and the SFA offset: chunk_to_stage clobbers them
+\tmov.b32 %skf1, %r21;
+\tmov.b32 %skf2, %r22;
+\tld.param.u32 %r1, [p_x_K];
+\tld.param.u64 %rd0, [p_x_W];
+\tcvta.to.global.u64 %rd0, %rd0;
+\tld.param.u64 %rd1, [p_x_SFW];
+\tcvta.to.global.u64 %rd1, %rd1;
+\tld.param.u32 %r2, [p_x_N];
+\tsub.u32 %r2, %r2, 1;
+\tsub.u32 %r3, %thr, {TRANSFORM_THREADS};                   // consumer thread = the slot row it converts
+\tadd.u32 %r7, %n0, %r3;
+\tmin.u32 %r7, %r7, %r2;                     // W row (rows past N: the last row's values, never stored)
+\tshr.u32 %r4, %r1, 6;                       // K/64: chunks a row
+\tsub.u32 %r6, %r4, 1;""")
+    for b0 in range(0, nch, XSELF_BATCH):
+        batch = range(b0, min(nch, b0 + XSELF_BATCH))
+        if b0 == 2:
+            e(f"""\tsub.u32 %r2, %ke, %kb;
+\tsetp.lt.u32 %p5, %r2, 2;
+\t@%p5 bra {one};                      // a one-K-block unit: the producer brings the rest""")
+        for c in batch:
+            s, h = divmod(c, 2)
+            e(f"""\t// chunk {c}: K block kb + {s}, half {h} (clamped into K for the load)
+\tadd.u32 %r8, %kb, {s};
+\tshl.b32 %r8, %r8, 1;
+\tadd.u32 %r8, %r8, {h};
+\tmin.u32 %r8, %r8, %r6;
+\tmad.lo.u32 %r5, %r7, %r4, %r8;""")
+            chunk_load(e, fmt, [f"%sw{8 * (c - b0) + i}" for i in range(8)], f"%ss{c - b0}")
+        for c in batch:
+            s, h = divmod(c, 2)
+            e(f"\t// chunk {c} -> slot {c}, row = consumer thread")
+            for i in range(8):
+                e(f"\tmov.b32 %wi{i}, %sw{8 * (c - b0) + i};")
+            e(f"\tmov.b32 %r12, %ss{c - b0};")
+
+            def staging_row(e, c=c):
+                e(f"\tadd.u32 %r9, %sbase, {L['t'] + c * L['tslot']};")
+                staging_row_address(e, "%r3", "%r9")
+
+            # MXFP4: the two-multiply path alone (the one-multiply path's vote and second copy
+            # of the code pushed the kernel's 56-register warps into spills)
+            chunk_convert(e, fmt, staging_row, mx_fast=False)
+            if blk == 16:   # NVFP4: K % 128 may be 64, the last K block's second half is past K
+                e(f"""\tadd.u32 %r8, %kb, {s};
+\tshl.b32 %r8, %r8, 1;
+\tadd.u32 %r8, %r8, {h};
+\tsetp.ge.u32 %p6, %r8, %r4;               // past K: zeros (as the bulk copy reads them)""")
+                for q in range(8):
+                    e(f"\txor.b32 %r23, %r21, {q << 4};\n\t@%p6 st.shared.v4.b32 [%r23], {{0, 0, 0, 0}};")
+    e(f"""{one}:
+\tfence.proxy.async.shared::cta;              // the slots' writes before the wgmmas read them
+\tbar.sync 4, 256;
+\tsetp.eq.u32 %p5, %r3, 0;
+\tsub.u32 %r2, %ke, %kb;
+\tsetp.ge.u32 %p6, %r2, 2;""")
+    for c in range(nch):
+        pred = "%p5" if c < 2 else "%p6"
+        if c == 2:
+            e("\tand.pred %p6, %p6, %p5;")
+        e(f"\t@{pred} mbarrier.arrive.shared::cta.b64 _, [%bar_tfull+{8 * c}];")
+    e(f"""\tmov.b32 %r20, %skf0;
+\tmov.b32 %r21, %skf1;
+\tmov.b32 %r22, %skf2;
+{done}:""")
 
 
 def load_a_chunk(e, fmt, h, xr, xq, L):
@@ -2305,6 +2515,10 @@ L_consumer:
 \tmov.u32 %t, 0;
 \tmov.u32 %tph, 0;
 \tsetp.ne.u32 %ppend, 0, 0;""")
+    if XSELF_ON:
+        e("\tmov.u32 %cself, 1;                          // xself: the first unit's first K blocks still to convert")
+    if TLINE:
+        e("\t.reg .b32 %tlu, %tlf;\n\tmov.u32 %tlu, 2;                           // tline: unit u's first event, 2 + 4u\n\tmov.u32 %tlf, 1;")
     if FUSED:
         fused_consumer_setup(e)
     if ASSIST:
@@ -2332,10 +2546,13 @@ L_consumer:
             e(f"\tsetp.le.u32 %p5, %lslots, {k};\n\t@%p5 bra L_lissue_pro_done;")
             lora_issue(e, f"pro{k}")
         e("L_lissue_pro_done:")
+    if XSELF_ON:
+        emit_self_fill(e, fmt, L)
     e("""\t// prologue: A chunk 0 of the first stage
 \tmul.lo.u32 %r10, %s, 8;
 \tadd.u32 %r11, %bar_full, %r10;""")
     e.wait("%r11", "%ph", "full_c0")
+    tline(e, ("%tlu", 0), TRANSFORM_THREADS)
     e(f"\tmad.lo.u32 %r41, %s, {L['stage']}, %sbase;")
     if ASSIST:
         assist_convert(e, fmt, 0, L)
@@ -2349,6 +2566,9 @@ L_c_k:""")
         e("""\tmul.lo.u32 %r12, %t, 8;
 \tadd.u32 %r13, %bar_tfull, %r12;""")
         e.wait("%r13", "%tph", "tfull")
+        if h == 0 and TLINE:
+            tline(e, 1, TRANSFORM_THREADS, "%tlf")
+            e("\tmov.u32 %tlf, 0;")
         if CHOIST:
             e(f"\tmad.lo.u32 %r31, %t, {L['tslot'] // 16}, %cdesc0;   // slot t's start address >> 4")
         else:
@@ -2398,9 +2618,11 @@ L_c_k:""")
     e("""L_c_kdone:
 \t// end of the K loop: every wgmma of the tile done, free the last slot
 \twgmma.wait_group.sync.aligned 0;""")
+    tline(e, ("%tlu", 1), TRANSFORM_THREADS)
     release_prev_slot(e)
     e("\tsetp.ne.u32 %ppend, 0, 0;")
     emit_stream_k_fixup(e)
+    tline(e, ("%tlu", 2), TRANSFORM_THREADS)
     if FUSED:
         emit_affine_and_lowrank(e, L)
     # FP4LR_GEN_EXPERIMENT=noepi (measurement only: Y is never written): no epilogue, to time
@@ -2409,13 +2631,18 @@ L_c_k:""")
     if "noepi" not in EXPERIMENTS:
         emit_epilogue(e, L)
     e("L_c_next:")
+    tline(e, ("%tlu", 3), TRANSFORM_THREADS)
+    if TLINE:
+        e("\tadd.u32 %tlu, %tlu, 4;\n\tmin.u32 %tlu, %tlu, 22;")
     unit_next(e, CUR, "c", bounds=True)
     e("""\tbra L_c_tile;
-L_c_done:
-\t// the last bulk stores must finish reading shared memory before the CTA exits
+L_c_done:""")
+    tline(e, 26, TRANSFORM_THREADS)
+    e("""\t// the last bulk stores must finish reading shared memory before the CTA exits
 \tsetp.eq.u32 %p0, %r43, 0;
-\t@%p0 cp.async.bulk.wait_group 0;
-L_exit:""")
+\t@%p0 cp.async.bulk.wait_group 0;""")
+    tline(e, 27, TRANSFORM_THREADS)
+    e("L_exit:")
     if CL == 2:
         e("""\t// teardown: no CTA leaves while its peer may still write its slots or arrive on
 \t// its barriers
@@ -2669,13 +2896,21 @@ def chunk_to_stage(e, fmt, staging_row):
     W, %rd1 = SFW (global); staging_row(e) sets %r21 = the row's address | (lane % 8) << 4.
     Clobbers %r9-%r13, %r20-%r23, %rd3, %rd4 and the transform's registers (the
     preparation kernel and the _x kernels' converter warps both emit it)."""
+    chunk_load(e, fmt)
+    chunk_convert(e, fmt, staging_row)
+
+
+def chunk_load(e, fmt, words=None, scale="%r12"):
+    """chunk_to_stage's loads: the chunk's 8 fp4 words into `words` (default %wi0-7) and its
+    scales into `scale` (the same inputs; clobbers %r9-%r11, %rd3, %rd4)."""
+    words = words or [f"%wi{i}" for i in range(8)]
     blk = FORMATS[fmt][0]
     mxone = MXONE and fmt == "mxfp4"
     e(f"""\t// the chunk's 32 fp4 bytes: W + 32g (rows are K/2 bytes, so chunk g of the matrix)
 \tmul.wide.u32 %rd3, %r5, 32;
 \tadd.u64 %rd3, %rd0, %rd3;
-\tld.global.nc.v4.b32 {{%wi0, %wi1, %wi2, %wi3}}, [%rd3];
-\tld.global.nc.v4.b32 {{%wi4, %wi5, %wi6, %wi7}}, [%rd3+16];
+\tld.global.nc.v4.b32 {{{", ".join(words[:4])}}}, [%rd3];
+\tld.global.nc.v4.b32 {{{", ".join(words[4:])}}}, [%rd3+16];
 \t// its scales: atom (n/128, {"j" if blk == 16 else "j/2"}) of the 128x4 layout, byte (n%32)*16 + ((n%128)/32)*4{"" if blk == 16 else " + 2*(j%2)"}
 \tshr.u32 %r9, %r1, {(4 * blk).bit_length() - 1};                       // atoms a 128-row block = K/{4 * blk}
 \tshr.u32 %r10, %r7, 7;
@@ -2694,21 +2929,31 @@ def chunk_to_stage(e, fmt, staging_row):
 \tadd.u32 %r10, %r10, %r11;""")
     e("""\tcvt.u64.u32 %rd4, %r10;
 \tadd.u64 %rd4, %rd1, %rd4;""")
+    if fmt == "nvfp4":
+        e(f"\tld.global.nc.u32 {scale}, [%rd4];              // scales of groups c = 0..3")
+    else:
+        what = "raw scales" if mxone else "scales"
+        e(f"\tld.global.nc.u16 {scale}, [%rd4];              // {what}: groups 0,1 | 2,3")
+
+
+def chunk_convert(e, fmt, staging_row, mx_fast=True):
+    """chunk_to_stage's conversion of %wi0-7 and the scales in %r12 (chunk_load) into the
+    row at staging_row (clobbers %r12, %r13, %r20-%r23 and the transform's registers);
+    mx_fast as in transform_rows."""
+    mxone = MXONE and fmt == "mxfp4" and mx_fast
     sc = [f"%sc{c}" for c in range(4)]
     if fmt == "nvfp4":
-        e("\tld.global.nc.u32 %r12, [%rd4];              // scales of groups c = 0..3")
         scales_nv4(e, "%r12", sc, 0)
     elif mxone:
-        e("\tld.global.nc.u16 %r12, [%rd4];              // raw scales: groups 0,1 | 2,3\n\tmov.b32 %sc3, %r12;")
+        e("\tmov.b32 %sc3, %r12;")
     else:
-        e("\tld.global.nc.u16 %r12, [%rd4];              // scales: groups 0,1 | 2,3")
         mx_scales(e, "%r12", sc, "%r13", scale_mx)
     staging_row(e)
     def store(e, p, q, vec):
         e(f"""\txor.b32 %r23, %r21, {q << 4};
 \tst.shared.v4.b32 [%r23], {{{vec}}};   // logical chunk {q}""")
 
-    transform_rows(e, fmt, 0, None, rows=[0], part="convert", store=store)
+    transform_rows(e, fmt, 0, None, rows=[0], part="convert", store=store, mx_fast=mx_fast)
 
 
 def emit_prep(fmt):
