@@ -26,7 +26,7 @@ EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 # every flag the generator reads (a misspelt one would silently build the default kernels)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
-                     "xnowait", "xnoconv", "tline", "xself", "xpre"}
+                     "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -167,17 +167,21 @@ def tline(e, ev, thread, cond=None):
 \t}}""")
 
 
-# First fill (FP4LR_GEN_EXPERIMENT=xself; not yet run on a GPU, so not the default): in the _x
+# First fill (FP4LR_GEN_EXPERIMENT=noxself: the W producer brings every chunk): in the _x
 # kernels the consumers convert their first unit's first XSELF_KB K blocks of W straight into
 # the W slots (emit_self_fill), so the first wgmmas wait for one load of fp4 W, not for the
-# launch's conversion to reach global memory, be flagged, seen and copied back.
-XSELF = "xself" in EXPERIMENTS
-# Converter prefetch (FP4LR_GEN_EXPERIMENT=xpre; not yet run on a GPU; without it each pass
-# loads after the previous one's stores): a converter warp issues both passes' fp4 loads before converting pass 0, so a
-# unit waits for one memory latency instead of two (the timeline put a converter warp's
-# first unit at 4-6 us into the launch).
+# launch's conversion to reach global memory, be flagged, seen and copied back.  Measured on
+# the H200 (18bf623, tools/ab_kernels.sh, 2 rounds, 5 shapes, bench/results/experiments),
+# xself with xpre (below) against neither: NVFP4 dense +1.0 %, fused +1.4 %, MXFP4 dense
+# +1.8 %, fused +0.1 % (sana-out +2.4-3.9 %); xpre on top of xself 0.994 / 1.000 (NVFP4
+# dense / fused), 0.999 / 1.000 (MXFP4).  xself1 converts one K block instead of two.
+XSELF = "noxself" not in EXPERIMENTS
+XSELF_KB = 1 if "xself1" in EXPERIMENTS else 2
+# Converter prefetch (FP4LR_GEN_EXPERIMENT=xpre, NVFP4 only: MXFP4's converters spill with
+# it): a converter warp issues both passes' fp4 loads before converting pass 0, one memory
+# latency a unit instead of two.  Measured with xself (same A/B): NVFP4 dense 0.994, fused
+# 1.000: not adopted.
 XPRE = "xpre" in EXPERIMENTS
-XSELF_KB = 2
 XSELF_BATCH = 4   # chunks whose loads are issued together (all: one memory latency)
 XSELF_ON = False  # set per kernel by emit_kernel
 XPRE_ON = False   # likewise
@@ -1620,13 +1624,14 @@ L_wprod:
 \tsub.u32 %r10, %pke, %pks;
 \tmin.u32 %r10, %r10, {XSELF_KB};
 \tadd.u32 %pks, %pks, %r10;""")
-        assert XSELF_KB == 2
+        assert XSELF_KB in (1, 2)
         one = e.label("xself_one")
         advance(e, "%t", "%tph", TSLOTS)
         advance(e, "%t", "%tph", TSLOTS)
-        e(f"\tsetp.lt.u32 %p5, %r10, 2;\n\t@%p5 bra {one};")
-        advance(e, "%t", "%tph", TSLOTS)
-        advance(e, "%t", "%tph", TSLOTS)
+        if XSELF_KB == 2:
+            e(f"\tsetp.lt.u32 %p5, %r10, 2;\n\t@%p5 bra {one};")
+            advance(e, "%t", "%tph", TSLOTS)
+            advance(e, "%t", "%tph", TSLOTS)
         e(f"""{one}:
 \tsetp.lt.u32 %p5, %pks, %pke;
 \t@%p5 bra L_wprod_k;""")
