@@ -26,7 +26,7 @@ EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 # every flag the generator reads (a misspelt one would silently build the default kernels)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
-                     "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre"}
+                     "xnowait", "xnoconv", "tline", "xself", "xself1", "xpre"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -167,15 +167,19 @@ def tline(e, ev, thread, cond=None):
 \t}}""")
 
 
-# First fill (FP4LR_GEN_EXPERIMENT=noxself: the W producer brings every chunk): in the _x
-# kernels the consumers convert their first unit's first XSELF_KB K blocks of W straight into
-# the W slots (emit_self_fill), so the first wgmmas wait for one load of fp4 W, not for the
-# launch's conversion to reach global memory, be flagged, seen and copied back.  Measured on
-# the H200 (18bf623, tools/ab_kernels.sh, 2 rounds, 5 shapes, bench/results/experiments),
-# xself with xpre (below) against neither: NVFP4 dense +1.0 %, fused +1.4 %, MXFP4 dense
-# +1.8 %, fused +0.1 % (sana-out +2.4-3.9 %); xpre on top of xself 0.994 / 1.000 (NVFP4
-# dense / fused), 0.999 / 1.000 (MXFP4).  xself1 converts one K block instead of two.
-XSELF = "noxself" not in EXPERIMENTS
+# First fill (FP4LR_GEN_EXPERIMENT=xself; opt-in): in the _x kernels the consumers convert
+# their first unit's first XSELF_KB K blocks of W straight into the W slots (emit_self_fill),
+# so the first wgmmas wait for one load of fp4 W, not for the launch's conversion to reach
+# global memory, be flagged, seen and copied back.  Measured on the H200 (18bf623,
+# tools/ab_kernels.sh, 2 rounds, 5 shapes, bench/results/experiments), xself with xpre
+# (below) against neither: NVFP4 dense +1.0 %, fused +1.4 %, MXFP4 dense +1.8 %, fused +0.1 %
+# (sana-out +2.4-3.9 %); xpre on top of xself 0.994 / 1.000 (NVFP4 dense / fused).  Every GPU
+# suite passed with it and 300 stream-K launches were bitwise stable, but under
+# compute-sanitizer racecheck the dense _x4 kernel gave a wrong Y (max err/mag 0.38, twice
+# out of two; 0 hazards reported) on --mnk 1000x1300x640 --dense --w-prep inline --schedule
+# sk, where the kernel without it is right: not the default until that is understood.
+# xself1 converts one K block instead of two (0.99x of two on SANA).
+XSELF = "xself" in EXPERIMENTS or "xself1" in EXPERIMENTS
 XSELF_KB = 1 if "xself1" in EXPERIMENTS else 2
 # Converter prefetch (FP4LR_GEN_EXPERIMENT=xpre, NVFP4 only: MXFP4's converters spill with
 # it): a converter warp issues both passes' fp4 loads before converting pass 0, one memory
