@@ -480,7 +480,7 @@ def wpre_protocol_doc(L, stages):
 //                      them with fence.proxy.async: the refill is a bulk copy, async proxy).
 //                      Waited by the main producer.
 //   tfull[t]  count 1  W producer arrive.expect_tx({L['tslot']}); TMA complete_tx.  Waited by the
-//                      consumers (the bulk copy wrote slot t through the async proxy, so no fence).
+//                      consumers (the bulk copy wrote slot t through the async proxy, so no fence).{xself_doc()}
 //   tempty[t] count 8  one arrive per consumer warp once the wgmma reading slot t completed
 //                      (wgmma.wait_group).  Waited by the W producer.
 //   Named barriers 1 and 2: the 128 threads of {CWG0} / {CWG1} around the writeback staging.
@@ -493,6 +493,17 @@ def wpre_protocol_doc(L, stages):
 //                                   (rows 0-63 for {CWG0} at +0, rows 64-127 for {CWG1} at +8192)
 //   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{TSLOTS}], tempty[{TSLOTS}]{f", lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}]" if FUSED else ""}{aff_doc(L)}{xconv_map_doc(L)}
 """
+
+
+def xself_doc():
+    """The first fill's part of the tfull protocol (XSELF_ON kernels)."""
+    if not XSELF_ON:
+        return ""
+    return f"""
+//                      xself: phase 0 of tfull[0..{2 * XSELF_KB - 1}] instead comes from consumer thread 0,
+//                      after every consumer thread converted its row of the first unit's first
+//                      {XSELF_KB} K blocks into those slots, fenced them (fence.proxy.async) and passed
+//                      named barrier 4; the W producer skips those K blocks."""
 
 
 def xconv_map_doc(L):
