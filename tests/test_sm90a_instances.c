@@ -424,3 +424,24 @@ Test(sm90a_instances, xself_variants_and_tline_experiments_build, .timeout = 240
     cr_expect_eq(system(cmd), 0);
     cr_expect_eq(rc, 0, "xself, xself1 with xpre, or tline does not build (or lacks its code)");
 }
+
+/* The probes of xself's racecheck failure (xselffence2, xselfdelay, xselfmbar) build together
+ * and pass the ptxas gate on the kernel they were run on. */
+Test(sm90a_instances, xself_probes_build, .timeout = 120)
+{
+    char dir[] = "/tmp/fp4lr-experiment.XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "FP4LR_GEN_EXPERIMENT=xself,xselffence2,xselfdelay python3 tools/gen_sm90a.py --outdir %s/a > /dev/null && "
+             "f=%s/a/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4.ptx && grep -q 'xselffence2' $f && "
+             "grep -q 'xselfdelay' $f && sh tools/ptxas_gate.sh sm_90a $f %s/a.cubin && "
+             "FP4LR_GEN_EXPERIMENT=xself,xselfmbar python3 tools/gen_sm90a.py --outdir %s/b > /dev/null && "
+             "f=%s/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4.ptx && "
+             "grep -q 'mbarrier.init.shared::cta.b64 .*xselfmbar' $f && "
+             "sh tools/ptxas_gate.sh sm_90a $f %s/b.cubin", dir, dir, dir, dir, dir, dir);
+    int rc = system(cmd);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
+    cr_expect_eq(rc, 0, "the xself probes do not build");
+}

@@ -26,7 +26,7 @@ EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 # every flag the generator reads (a misspelt one would silently build the default kernels)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
-                     "xnowait", "xnoconv", "tline", "xself", "xself1", "xpre"}
+                     "xnowait", "xnoconv", "tline", "xself", "xself1", "xpre", "xselffence2", "xselfdelay", "xselfmbar"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -178,7 +178,9 @@ def tline(e, ev, thread, cond=None):
 # compute-sanitizer racecheck the dense _x4 kernel gave a wrong Y (max err/mag 0.38, twice
 # out of two; 0 hazards reported) on --mnk 1000x1300x640 --dense --w-prep inline --schedule
 # sk, where the kernel without it is right: not the default until that is understood.
-# xself1 converts one K block instead of two (0.99x of two on SANA).
+# xself1 converts one K block instead of two (0.99x of two on SANA).  xselffence2,
+# xselfdelay and xselfmbar are probes of the racecheck failure (a second proxy fence, a pause,
+# the transform warps' mbarrier hand-off): each still fails it (bench/results/experiments).
 XSELF = "xself" in EXPERIMENTS or "xself1" in EXPERIMENTS
 XSELF_KB = 1 if "xself1" in EXPERIMENTS else 2
 # Converter prefetch (FP4LR_GEN_EXPERIMENT=xpre, NVFP4 only: MXFP4's converters spill with
@@ -713,6 +715,9 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
 \tsetp.ne.u32 %p0, %thr, 0;
 \t@%p0 bra L_init_done;""")
     tline(e, 0, 0)
+    if XSELF_ON and "xselfmbar" in EXPERIMENTS:
+        assert L['xstage'] >= L['bar'] + 8 * (L['nbar'] + 1)
+        e(f"\tmbarrier.init.shared::cta.b64 [%bar_full+{8 * L['nbar']}], 8;   // xselfmbar: the first fill's hand-off")
     for i in range(stages):
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_full+{8*i}], 1;")
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_empty+{8*i}], {CL * ((0 if WPRE else TRANSFORM_WARPS) + 8)};")
@@ -1993,10 +1998,31 @@ def emit_self_fill(e, fmt, L):
 \tsetp.ge.u32 %p6, %r8, %r4;               // past K: zeros (as the bulk copy reads them)""")
                 for q in range(8):
                     e(f"\txor.b32 %r23, %r21, {q << 4};\n\t@%p6 st.shared.v4.b32 [%r23], {{0, 0, 0, 0}};")
-    e(f"""{one}:
+    # measurement probes of the racecheck failure (bench/results/experiments): a second proxy
+    # fence after the barrier, or a pause before the hand-off
+    XSELF_PROBE = ("\tfence.proxy.async.shared::cta;              // xselffence2: again after the barrier\n"
+                   if "xselffence2" in EXPERIMENTS else "") + \
+                  ("\tnanosleep.u32 200000;                       // xselfdelay: a pause before the hand-off\n"
+                   if "xselfdelay" in EXPERIMENTS else "")
+    if "xselfmbar" in EXPERIMENTS:
+        # probe: the transform warps' hand-off (each writing warp arrives on an mbarrier of
+        # count 8 in the barrier area's slack, everyone waits on it) instead of bar.sync
+        e(f"""{one}:
+\tfence.proxy.async.shared::cta;              // the slots' writes before the wgmmas read them
+\tbar.warp.sync 0xffffffff;
+\tadd.u32 %r9, %bar_full, {8 * L['nbar']};     // xselfmbar: the fill's barrier (count 8)
+\tsetp.eq.u32 %p5, %lane, 0;
+\t@%p5 mbarrier.arrive.shared::cta.b64 _, [%r9];
+\tmov.u32 %r10, 0;""")
+        e.wait("%r9", "%r10", "xfill")
+        e("""\tsetp.eq.u32 %p5, %r3, 0;
+\tsub.u32 %r2, %ke, %kb;
+\tsetp.ge.u32 %p6, %r2, 2;""")
+    else:
+        e(f"""{one}:
 \tfence.proxy.async.shared::cta;              // the slots' writes before the wgmmas read them
 \tbar.sync 4, 256;
-\tsetp.eq.u32 %p5, %r3, 0;
+{XSELF_PROBE}\tsetp.eq.u32 %p5, %r3, 0;
 \tsub.u32 %r2, %ke, %kb;
 \tsetp.ge.u32 %p6, %r2, 2;""")
     for c in range(nch):
