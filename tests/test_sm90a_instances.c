@@ -387,9 +387,9 @@ Test(sm90a_instances, experiment_flags_are_checked)
  * _x kernel but the MXFP4 fused _x, which spilled); xself1 does one K block (two arrives);
  * xpre makes the NVFP4 converters load both passes first; tline gives every kernel the
  * fp4lr_tline global of fp4lr-check --timeline.  No committed kernel has any of them; each
- * builds, representatives pass the ptxas gate.  (In format strings: %% for a percent.) */
+ * builds, representatives pass the ptxas gate. */
 #define XSELF_CHECK "grep -q 'first fill (xself)' $f && " \
-                    "test $(grep -c 'mbarrier.arrive.shared::cta.b64 _, \\[%%bar_tfull+' $f) -eq 4 && " \
+                    "test $(grep -c 'mbarrier.arrive.shared::cta.b64 _, \\[%bar_tfull+' $f) -eq 4 && " \
                     "grep -q 'xself: the consumers convert the first unit' $f"
 #define NOXSELF_CHECK "! grep -q 'xself' $f && ! grep -q 'xpre' $f && ! grep -q 'fp4lr_tline' $f"
 #define XPRE_CHECK "case $f in *nvfp4*) grep -q 'xpre: pass 1.s loads now' $f;; *) ! grep -q 'xpre' $f;; esac"
@@ -399,49 +399,48 @@ Test(sm90a_instances, committed_kernels_have_no_opt_in_experiment)
     cr_expect_eq(rc, 0, "a committed kernel has the opt-in first fill, converter prefetch or timeline (file above)");
 }
 
-Test(sm90a_instances, xself_variants_and_tline_experiments_build, .timeout = 240)
+/* Runs `script` with $D a fresh temporary directory (removed afterwards); the shell's status. */
+static int run_in_tmpdir(const char *script)
 {
     char dir[] = "/tmp/fp4lr-experiment.XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd,
-             "FP4LR_GEN_EXPERIMENT=xself python3 tools/gen_sm90a.py --outdir %s/a > /dev/null && "
-             "n=0; for f in %s/a/*_x[0-9].ptx %s/a/*_x[0-9]_yt.ptx; do "
-             "case $f in *mxfp4_fused*_x[0-9].ptx) ! grep -q 'xself' $f || exit 1; continue;; esac; "
-             "{ " XSELF_CHECK "; } || { echo \"$f\" >&2; exit 1; }; n=$((n+1)); done; test $n -eq 10 && "
-             "sh tools/ptxas_gate.sh sm_90a %s/a/fp4lr_sm90a_mxfp4_fused_m128n256k128_c1_s3_x4_yt.ptx %s/a.cubin && "
-             "FP4LR_GEN_EXPERIMENT=xself1,xpre python3 tools/gen_sm90a.py --outdir %s/c > /dev/null && "
-             "for f in %s/c/*_x[0-9].ptx %s/c/*_x[0-9]_yt.ptx; do { " XPRE_CHECK "; } || exit 1; done && "
-             "test $(grep -c 'mbarrier.arrive.shared::cta.b64 _, .%%bar_tfull+' %s/c/fp4lr_sm90a_mxfp4_dense_m128n256k128_c1_s4_x4_yt.ptx) -eq 2 && "
-             "sh tools/ptxas_gate.sh sm_90a %s/c/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx %s/c.cubin && "
-             "FP4LR_GEN_EXPERIMENT=tline python3 tools/gen_sm90a.py --outdir %s/b > /dev/null && "
-             "for f in %s/b/fp4lr_sm90a_*_m*.ptx; do grep -q '^.visible .global .align 8 .u64 fp4lr_tline' $f || exit 1; done && "
-             "test $(grep -c '// tline: event' %s/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx) -eq 12 && "
-             "sh tools/ptxas_gate.sh sm_90a %s/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx %s/b.cubin",
-             dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "D=%s; %s", dir, script);
     int rc = system(cmd);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_expect_eq(system(cmd), 0);
+    return rc;
+}
+
+Test(sm90a_instances, xself_variants_and_tline_experiments_build, .timeout = 240)
+{
+    int rc = run_in_tmpdir(
+        "FP4LR_GEN_EXPERIMENT=xself python3 tools/gen_sm90a.py --outdir $D/a > /dev/null && "
+        "n=0; for f in $D/a/*_x[0-9].ptx $D/a/*_x[0-9]_yt.ptx; do "
+        "case $f in *mxfp4_fused*_x[0-9].ptx) ! grep -q 'xself' $f || exit 1; continue;; esac; "
+        "{ " XSELF_CHECK "; } || { echo \"$f\" >&2; exit 1; }; n=$((n+1)); done; test $n -eq 10 && "
+        "sh tools/ptxas_gate.sh sm_90a $D/a/fp4lr_sm90a_mxfp4_fused_m128n256k128_c1_s3_x4_yt.ptx $D/a.cubin && "
+        "FP4LR_GEN_EXPERIMENT=xself1,xpre python3 tools/gen_sm90a.py --outdir $D/c > /dev/null && "
+        "for f in $D/c/*_x[0-9].ptx $D/c/*_x[0-9]_yt.ptx; do { " XPRE_CHECK "; } || exit 1; done && "
+        "test $(grep -c 'mbarrier.arrive.shared::cta.b64 _, .%bar_tfull+' $D/c/fp4lr_sm90a_mxfp4_dense_m128n256k128_c1_s4_x4_yt.ptx) -eq 2 && "
+        "sh tools/ptxas_gate.sh sm_90a $D/c/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx $D/c.cubin && "
+        "FP4LR_GEN_EXPERIMENT=tline python3 tools/gen_sm90a.py --outdir $D/b > /dev/null && "
+        "for f in $D/b/fp4lr_sm90a_*_m*.ptx; do grep -q '^.visible .global .align 8 .u64 fp4lr_tline' $f || exit 1; done && "
+        "test $(grep -c '// tline: event' $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx) -eq 12 && "
+        "sh tools/ptxas_gate.sh sm_90a $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx $D/b.cubin");
     cr_expect_eq(rc, 0, "xself, xself1 with xpre, or tline does not build (or lacks its code)");
 }
 
-/* The probes of xself's racecheck failure (xselffence2, xselfdelay, xselfmbar) build together
- * and pass the ptxas gate on the kernel they were run on. */
+/* The probes of xself's racecheck failure (xselffence2, xselfdelay; xselfmbar) build and pass
+ * the ptxas gate on the kernel they were run on. */
 Test(sm90a_instances, xself_probes_build, .timeout = 120)
 {
-    char dir[] = "/tmp/fp4lr-experiment.XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd,
-             "FP4LR_GEN_EXPERIMENT=xself,xselffence2,xselfdelay python3 tools/gen_sm90a.py --outdir %s/a > /dev/null && "
-             "f=%s/a/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4.ptx && grep -q 'xselffence2' $f && "
-             "grep -q 'xselfdelay' $f && sh tools/ptxas_gate.sh sm_90a $f %s/a.cubin && "
-             "FP4LR_GEN_EXPERIMENT=xself,xselfmbar python3 tools/gen_sm90a.py --outdir %s/b > /dev/null && "
-             "f=%s/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4.ptx && "
-             "grep -q 'mbarrier.init.shared::cta.b64 .*xselfmbar' $f && "
-             "sh tools/ptxas_gate.sh sm_90a $f %s/b.cubin", dir, dir, dir, dir, dir, dir);
-    int rc = system(cmd);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_expect_eq(system(cmd), 0);
+    int rc = run_in_tmpdir(
+        "FP4LR_GEN_EXPERIMENT=xself,xselffence2,xselfdelay python3 tools/gen_sm90a.py --outdir $D/a > /dev/null && "
+        "f=$D/a/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4.ptx && grep -q 'xselffence2' $f && "
+        "grep -q 'xselfdelay' $f && sh tools/ptxas_gate.sh sm_90a $f $D/a.cubin && "
+        "FP4LR_GEN_EXPERIMENT=xself,xselfmbar python3 tools/gen_sm90a.py --outdir $D/b > /dev/null && "
+        "f=$D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4.ptx && "
+        "grep -q 'mbarrier.init.shared::cta.b64 .*xselfmbar' $f && sh tools/ptxas_gate.sh sm_90a $f $D/b.cubin");
     cr_expect_eq(rc, 0, "the xself probes do not build");
 }
