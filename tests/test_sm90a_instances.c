@@ -444,3 +444,17 @@ Test(sm90a_instances, xself_probes_build, .timeout = 120)
         "grep -q 'mbarrier.init.shared::cta.b64 .*xselfmbar' $f && sh tools/ptxas_gate.sh sm_90a $f $D/b.cubin");
     cr_expect_eq(rc, 0, "the xself probes do not build");
 }
+
+/* tools/experiment_build.sh with a PATTERN builds only the matching kernels (tline: the NVFP4
+ * dense _x4 pair, which pass the gate with it), refuses a pattern matching nothing or
+ * holding a '/' (status 2). */
+Test(sm90a_instances, experiment_build_keeps_the_pattern, .timeout = 120)
+{
+    int rc = run_in_tmpdir(
+        "sh tools/experiment_build.sh tline $D/a '*nvfp4_dense*_x4*' > /dev/null && "
+        "test $(ls $D/a/sm90a/*.cubin | wc -l) -eq 2 && test $(ls $D/a/sm90a/*.ptx | wc -l) -eq 2 && "
+        "test -f $D/a/sm90a/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.cubin && "
+        "{ sh tools/experiment_build.sh tline $D/b 'nomatch*' 2> /dev/null; test $? -eq 2; } && "
+        "{ sh tools/experiment_build.sh tline $D/c 'a/b' 2> /dev/null; test $? -eq 2; }");
+    cr_expect_eq(rc, 0, "experiment_build.sh PATTERN: wrong kernels built or a bad pattern accepted");
+}

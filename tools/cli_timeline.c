@@ -19,7 +19,7 @@ fp4lr_status fp4lr_cli_timeline(fp4lr_runtime *rt, const fp4lr_plan *plan, const
     if (r == CUDA_ERROR_NOT_FOUND)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "TIMELINE_NOT_BUILT",
                           "kernel %s has no timeline: build it with tools/experiment_build.sh tline DIR "
-                          "and run with FP4LR_KERNEL_DIR=DIR", plan->entry);
+                          "'<its name>*' and run with FP4LR_KERNEL_DIR=DIR", plan->entry);
     FP4LR_CU(drv, r);
     const size_t per_cta = FP4LR_TLINE_EVENTS * sizeof(uint64_t);
     if (bytes < per_cta || bytes % per_cta)
