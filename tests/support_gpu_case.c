@@ -201,22 +201,62 @@ void tsupport_case_teardown(tsupport_case *g)
     fp4lr_runtime_release(&g->rt);
 }
 
-void tsupport_case_expect_stable(tsupport_case *g, int n)
+/* n launches after a first one, each into a poisoned Y (and, with stale_wp, with the
+ * runtime's prepared-W workspace filled with 0xFF bytes first), compared bit for bit with
+ * the first: how many differed, and the first difference. */
+static int unstable_launches(tsupport_case *g, int n, int stale_wp, int64_t *diff0, int64_t *fm0, int64_t *fn0)
 {
     tsupport_case_run(g);
+    if (stale_wp)
+        cr_assert(g->rt.wprep.ptr && g->rt.wprep.bytes, "%s: no prepared-W workspace (not an _x / _w plan)",
+                  g->plan.entry);
     void *first = malloc(g->dev.sizes.Y);
     cr_assert_not_null(first);
     memcpy(first, g->host.Y, g->dev.sizes.Y);
     int bad = 0;
-    int64_t diff0 = 0, fm0 = -1, fn0 = -1;
+    *diff0 = 0, *fm0 = *fn0 = -1;
     for (int i = 0; i < n; i++) {
+        if (stale_wp) { /* NaN in f16 and bf16: a chunk copied before this launch converted it */
+            const fp4lr_driver *drv = g->ctx->drv;
+            cr_assert_eq(drv->cuMemsetD8(g->rt.wprep.ptr, 0xFF, g->rt.wprep.bytes), CUDA_SUCCESS);
+        }
         tsupport_case_run(g);
         int64_t fm, fn, diff = fp4lr_compare_bitwise(&g->host.p, first, g->host.Y, &fm, &fn);
         cr_assert_geq(diff, 0, "bitwise comparison refused the problem");
         if (diff && bad++ == 0)
-            diff0 = diff, fm0 = fm, fn0 = fn;
+            *diff0 = diff, *fm0 = fm, *fn0 = fn;
     }
     free(first);
+    return bad;
+}
+
+void tsupport_case_expect_stable(tsupport_case *g, int n)
+{
+    int64_t diff0, fm0, fn0;
+    int bad = unstable_launches(g, n, 0, &diff0, &fm0, &fn0);
     cr_expect_eq(bad, 0, "%s: %d of %d launches differ from the first (the first of them in %lld outputs, from (%lld, %lld))",
                  g->plan.entry, bad, n, (long long)diff0, (long long)fm0, (long long)fn0);
+}
+
+void tsupport_case_expect_stable_stale_wp(tsupport_case *g, int n)
+{
+    int64_t diff0, fm0, fn0;
+    int bad = unstable_launches(g, n, 1, &diff0, &fm0, &fn0);
+    cr_expect_eq(bad, 0, "%s: with the prepared W poisoned before each launch, %d of %d launches differ from the "
+                 "first (the first of them in %lld outputs, from (%lld, %lld))",
+                 g->plan.entry, bad, n, (long long)diff0, (long long)fm0, (long long)fn0);
+}
+
+int tsupport_case_unstable_stale_wp(tsupport_case *g, int n)
+{
+    int64_t diff0, fm0, fn0;
+    return unstable_launches(g, n, 1, &diff0, &fm0, &fn0);
+}
+
+void tsupport_case_use_kernel_dir(tsupport_case *g, const char *dir)
+{
+    cr_assert_eq(setenv("FP4LR_KERNEL_DIR", dir, 1), 0); /* it overrides a caller's directory */
+    fp4lr_runtime_release(&g->rt);
+    fp4lr_status st = fp4lr_runtime_init(&g->rt, g->ctx, dir);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
 }

@@ -62,6 +62,16 @@ void tsupport_case_expect_unwritten_fails(tsupport_case *g, int64_t row, int64_t
  * the first of them: a race in a kernel shows as launches that differ (fp4lr-check --repeat
  * is the same check on the command line).  Leaves the last launch's Y in g->host.Y. */
 void tsupport_case_expect_stable(tsupport_case *g, int n);
+/* tsupport_case_expect_stable with the runtime's prepared-W workspace (the _x kernels'
+ * converted operand, rt.wprep) filled with 0xFF bytes (NaN in f16 and bf16) before every
+ * launch after the first: a bulk copy of a chunk that this launch has not converted yet
+ * brings NaN into Y.  For plans that convert inside the kernel (or prepare W). */
+void tsupport_case_expect_stable_stale_wp(tsupport_case *g, int n);
+/* The same launches; returns how many differed (a planted fault must make some differ). */
+int tsupport_case_unstable_stale_wp(tsupport_case *g, int n);
+/* Loads the case's kernels from `dir` from now on (a fresh runtime; FP4LR_KERNEL_DIR is set
+ * to dir in this test process, since it overrides a caller's directory). */
+void tsupport_case_use_kernel_dir(tsupport_case *g, const char *dir);
 /* After a run: expects every element of Y's rows past column N (ldY > N) to still hold the
  * poison tsupport_case_run wrote (bf16 output). */
 void tsupport_case_expect_padding_untouched(tsupport_case *g);

@@ -1,7 +1,9 @@
 /* GPU suite: the swapped plan (plan.h, fp4lr_swap; the _yt kernels compute Y^T = W.A^T with
  * A converted inside the kernel and store their tiles transposed).  Ragged edges and both
  * formats against the double reference, the SANA shapes AUTO swaps, stream-K, a padded Y
- * whose padding must stay untouched, bitwise stability across launches, the fused family
+ * whose padding must stay untouched, bitwise stability across launches (also with the
+ * converted operand's workspace poisoned before each launch, and a kernel that copies it
+ * without waiting caught by that), the fused family
  * (every rank, the affine on and off, NaN in wc and L exactly where the reference has it),
  * and the planted faults that prove the suite can fail (a scale byte of either operand, a
  * dropped K block of either operand, a dropped low-rank column, unwritten outputs).  Skips
@@ -110,8 +112,39 @@ Test(gemm_swap, launches_are_bitwise_stable, .timeout = 300)
         tsupport_case_run(&g);
         tsupport_case_expect_pass(&g);
         tsupport_case_expect_stable(&g, 20);
+        /* the prepared-W workspace holds the previous launch's conversion, the same values: a
+         * W producer that copied a chunk before this launch's converters wrote it would pass
+         * the check above; with the workspace poisoned before every launch it cannot */
+        tsupport_case_expect_stable_stale_wp(&g, 10);
         tsupport_case_teardown(&g);
     }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* Planted fault for the poisoned-workspace check above: the xnowait kernel
+ * (FP4LR_GEN_EXPERIMENT=xnowait: the W producer copies without waiting for the converters'
+ * flags), built here, must be caught. */
+Test(gemm_swap, a_producer_that_does_not_wait_is_caught, .timeout = 300)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    char dir[] = "/tmp/fp4lr-xnowait.XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "sh tools/experiment_build.sh xnowait %s/k "
+             "'fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx' > /dev/null", dir);
+    cr_assert_eq(system(cmd), 0, "the xnowait kernel does not build");
+    gcase g;
+    setup(&g, ctx, 1024, 2240, 2304, 0, FP4LR_NVFP4, 985, 64, FP4LR_SWAP_AUTO, FP4LR_SCHEDULE_SK);
+    cr_assert_str_eq(g.plan.entry, "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt");
+    tsupport_case_run(&g);
+    tsupport_case_expect_pass(&g);
+    snprintf(cmd, sizeof cmd, "%s/k", dir);
+    tsupport_case_use_kernel_dir(&g, cmd);
+    int bad = tsupport_case_unstable_stale_wp(&g, 10);
+    cr_expect_gt(bad, 0, "the xnowait kernel gave the same Y in 10 of 10 launches with the prepared W poisoned");
+    tsupport_case_teardown(&g);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
     fp4lr_ctx_destroy(ctx);
 }
 
