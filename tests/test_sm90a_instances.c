@@ -436,12 +436,11 @@ Test(sm90a_instances, xself_variants_and_tline_experiments_build, .timeout = 240
 Test(sm90a_instances, xself_probes_build, .timeout = 120)
 {
     int rc = run_in_tmpdir(
-        "FP4LR_GEN_EXPERIMENT=xself,xselffence2,xselfdelay python3 tools/gen_sm90a.py --outdir $D/a > /dev/null && "
-        "f=$D/a/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4.ptx && grep -q 'xselffence2' $f && "
-        "grep -q 'xselfdelay' $f && sh tools/ptxas_gate.sh sm_90a $f $D/a.cubin && "
-        "FP4LR_GEN_EXPERIMENT=xself,xselfmbar python3 tools/gen_sm90a.py --outdir $D/b > /dev/null && "
-        "f=$D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4.ptx && "
-        "grep -q 'mbarrier.init.shared::cta.b64 .*xselfmbar' $f && sh tools/ptxas_gate.sh sm_90a $f $D/b.cubin");
+        "k=fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4 && "
+        "sh tools/experiment_build.sh xself,xselffence2,xselfdelay $D/a $k.ptx > /dev/null && "
+        "grep -q 'xselffence2' $D/a/sm90a/$k.ptx && grep -q 'xselfdelay' $D/a/sm90a/$k.ptx && "
+        "sh tools/experiment_build.sh xself,xselfmbar $D/b $k.ptx > /dev/null && "
+        "grep -q 'mbarrier.init.shared::cta.b64 .*xselfmbar' $D/b/sm90a/$k.ptx");
     cr_expect_eq(rc, 0, "the xself probes do not build");
 }
 
