@@ -375,12 +375,22 @@ Test(gemm_wprep, inline_stream_k_launches_are_bitwise_stable, .timeout = 300)
         setup(&g, ctx, 4608, 3072, 3072, (fp4lr_format)f, 150 + f, 64, FP4LR_WPREP_INLINE, FP4LR_SCHEDULE_SK);
         tsupport_case_expect_stable(&g, 60);
         tsupport_case_expect_pass(&g);
+        /* with the prepared W poisoned before each launch: a chunk copied before this launch
+         * converted it would show (the previous launch left the same values there) */
+        tsupport_case_expect_stable_stale_wp(&g, 10);
         tsupport_case_teardown(&g);
         /* the fused _x kernel (r = 32, affine) */
         setup_r(&g, ctx, 4608, 3072, 3072, 32, 1, (fp4lr_format)f, 152 + f, 64, FP4LR_WPREP_INLINE,
                 FP4LR_SCHEDULE_SK);
         tsupport_case_expect_stable(&g, 40);
         tsupport_case_expect_pass(&g);
+        tsupport_case_expect_stable_stale_wp(&g, 10);
+        tsupport_case_teardown(&g);
+        /* ragged edges, five K blocks, every unit split: the sanitizer case of tools/sanitize.sh */
+        setup(&g, ctx, 1000, 1300, 640, (fp4lr_format)f, 154 + f, 64, FP4LR_WPREP_INLINE, FP4LR_SCHEDULE_SK);
+        tsupport_case_run(&g);
+        tsupport_case_expect_pass(&g);
+        tsupport_case_expect_stable_stale_wp(&g, 20);
         tsupport_case_teardown(&g);
     }
     fp4lr_ctx_destroy(ctx);

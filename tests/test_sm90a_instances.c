@@ -16,6 +16,7 @@
 #include "plan.h"
 #include "sm90a_gemm.h"
 #include "support_cmd.h"
+#include "../tools/cli_timeline.h"
 
 #define PTX_DIR "ptx/sm90a"
 
@@ -426,7 +427,9 @@ Test(sm90a_instances, xself_variants_and_tline_experiments_build, .timeout = 240
         "sh tools/ptxas_gate.sh sm_90a $D/c/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx $D/c.cubin && "
         "FP4LR_GEN_EXPERIMENT=tline python3 tools/gen_sm90a.py --outdir $D/b > /dev/null && "
         "for f in $D/b/fp4lr_sm90a_*_m*.ptx; do grep -q '^.visible .global .align 8 .u64 fp4lr_tline' $f || exit 1; done && "
-        "test $(grep -c '// tline: event' $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx) -eq 12 && "
+        "test $(grep -c '// tline: event' $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx) -eq 21 && "
+        "grep -q '// tline: event 32$' $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx && "
+        "grep -q '// tline: event 40$' $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx && "
         "sh tools/ptxas_gate.sh sm_90a $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx $D/b.cubin");
     cr_expect_eq(rc, 0, "xself, xself1 with xpre, or tline does not build (or lacks its code)");
 }
@@ -456,4 +459,16 @@ Test(sm90a_instances, experiment_build_keeps_the_pattern, .timeout = 120)
         "{ sh tools/experiment_build.sh tline $D/b 'nomatch*' 2> /dev/null; test $? -eq 2; } && "
         "{ sh tools/experiment_build.sh tline $D/c 'a/b' 2> /dev/null; test $? -eq 2; }");
     cr_expect_eq(rc, 0, "experiment_build.sh PATTERN: wrong kernels built or a bad pattern accepted");
+}
+
+/* fp4lr-check --timeline reads fp4lr_tline as [CTA][FP4LR_TLINE_EVENTS]: the generator's
+ * row length must be the same number. */
+Test(sm90a_instances, timeline_rows_match_the_generator)
+{
+    char out[64] = {0};
+    int rc = tsupport_run_capture("python3 -c 'import sys; sys.path.insert(0, \"tools\"); "
+                                  "import gen_sm90a; print(gen_sm90a.TLINE_EVENTS)'", out, sizeof out);
+    cr_assert_eq(rc, 0, "gen_sm90a.py does not import: %s", out);
+    cr_expect_eq(atoi(out), FP4LR_TLINE_EVENTS, "gen_sm90a.py TLINE_EVENTS = %s, cli_timeline.h %d", out,
+                 FP4LR_TLINE_EVENTS);
 }

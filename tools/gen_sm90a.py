@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EXPERIMENT = os.environ.get("FP4LR_GEN_EXPERIMENT", "")
 EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 # every flag the generator reads (a misspelt one would silently build the default kernels)
-KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
+KNOWN_EXPERIMENTS = {"xkeep", "skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "xself", "xself1", "xpre", "xselffence2", "xselfdelay", "xselfmbar"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
@@ -129,11 +129,11 @@ TSPLIT = False
 # -0.4 %, NVFP4 dense +2.4 %.
 CHOIST = "nochoist" not in EXPERIMENTS
 # FP4LR_GEN_EXPERIMENT=tline (measurement only): a timeline of every CTA.  Chosen threads
-# store %globaltimer (ns) at the events below into the module's global fp4lr_tline[CTA][32]
+# store %globaltimer (ns) at the events below into the module's global fp4lr_tline[CTA][48]
 # (u64; `fp4lr-check --timeline FILE` zeroes it, runs one launch and writes it out,
 # tools/tline_summary.py reads it).  Unit u (0..5) of a consumer's walk has four events.
 TLINE = "tline" in EXPERIMENTS
-TLINE_EVENTS = 32
+TLINE_EVENTS = 48
 TLINE_CTAS = 1024
 TLINE_NAMES = {0: "entry (thread 0)", 1: "consumer: first W slot full"}
 for _u in range(6):
@@ -141,23 +141,32 @@ for _u in range(6):
                         4 + 4 * _u: f"unit {_u}: fixup done (owner / whole)", 5 + 4 * _u: f"unit {_u}: finished"})
 TLINE_NAMES.update({26: "consumer: all units done", 27: "consumer: last store drained",
                     28: "W producer: first item ready", 29: "W producer: all converted seen",
-                    30: "converter warp 0: first unit published", 31: "converter warp 0: last unit published"})
+                    30: "converter warp 0: first unit published", 31: "converter warp 0: last unit published",
+                    32: "converter warp 0: order entry read", 33: "converter warp 0: pass 0 converted",
+                    34: "converter warp 0: pass 1 converted", 35: "converter warp 0: unit stored",
+                    36: "unit 0 epilogue: chunk 0 begun", 37: "unit 0 epilogue: chunk 1 begun",
+                    38: "unit 0 epilogue: chunk 2 begun", 39: "unit 0 epilogue: chunk 3 begun",
+                    40: "unit 0 epilogue: chunk 3 store issued", 43: "xself: slots handed off"})
 
 
-def tline(e, ev, thread, cond=None):
+def tline(e, ev, thread, cond=None, dep=None):
     """TLINE: thread `thread` stores the time at event `ev` (a number, or (register,
-    offset)); `cond` (a b32 register) must be nonzero as well."""
+    offset)); `cond` (a b32 register) must be nonzero as well.  `dep` (a b32 register): the
+    store waits for its value (a load's result), so the time is taken after it arrived."""
     if not TLINE:
         return
     evx = ev if not isinstance(ev, tuple) else "%tle"
     pre = "" if not isinstance(ev, tuple) else f"\n\tadd.u32 %tle, {ev[0]}, {ev[1]};"
     cnd = "" if not cond else f"\n\tsetp.ne.u32 %tlq, {cond}, 0;\n\tand.pred %tlp, %tlp, %tlq;"
+    if dep:
+        cnd += f"\n\tsetp.ne.u32 %tlq, {dep}, 0xfffffffe;\n\tand.pred %tlp, %tlp, %tlq;"
     e(f"""\t{{   // tline: event {ev}
 \t.reg .b64 %tla, %tlb, %tlt;
 \t.reg .b32 %tlc, %tle;
 \t.reg .pred %tlp, %tlq;
 \tsetp.eq.u32 %tlp, %thr, {thread};{cnd}{pre}
-\tmov.u64 %tlt, %globaltimer;
+\tmov.u64 %tlt, 0;
+\t@%tlp mov.u64 %tlt, %globaltimer;          // predicated: read after `dep` arrived
 \tmov.u32 %tlc, %ctaid.x;
 \tmad.lo.u32 %tlc, %tlc, {TLINE_EVENTS}, {evx};
 \tmul.wide.u32 %tla, %tlc, 8;
@@ -1800,8 +1809,9 @@ L_xconv:""")
 \tmul.wide.u32 %rd6, %xitem, 4;
 \tadd.u64 %rd5, %rd5, %rd6;
 \tld.global.nc.u32 %xitem, [%rd5];            // the item kb * tiles_n + nt of that rank
-\tdiv.u32 %xkb, %xitem, %tiles_n;
-\tmul.lo.u32 %xt, %xkb, %tiles_n;
+\tdiv.u32 %xkb, %xitem, %tiles_n;""")
+    tline(e, 32, 64, "%tlv", dep="%xkb")
+    e(f"""\tmul.lo.u32 %xt, %xkb, %tiles_n;
 \tsub.u32 %xt, %xitem, %xt;                  // N tile
 \tshl.b32 %xrow0, %xt, 8;
 \tand.b32 %xt, %xu, 7;                       // row block
@@ -1846,6 +1856,7 @@ L_xconv:""")
                 e(f"\tmov.b32 %wi{i}, {pre[i]};")
             e(f"\tmov.b32 %r12, {pre[8]};")
             chunk_convert(e, fmt, staging_row)
+        tline(e, 33 + p, 64, "%tlv", dep="%wi7")
         e(f"""\tbar.warp.sync 0xffffffff;
 \t// the stores: piece l of store s = staging row 4s + l/8 (row R = first + {16 * p} + 2s + l/16,
 \t// chunk J = 2kb + (l/8)%2), 16-byte chunk q = l%8 kept at q ^ (l/8 + 4(s%2)); %xrl = rows
@@ -1891,19 +1902,21 @@ L_xconv:""")
             if st < 7:
                 e("\tadd.u64 %xg, %xg, %rd6;")
         e("\tbar.warp.sync 0xffffffff;                  // the staging block is free again")
+    tline(e, 35, 64, "%tlv")
+    # xkeep (measurement): the item stays in %xitem over the unit (one more live register)
+    # instead of a second dependent load of the order table right before the release
+    XRELOAD = ("\tmov.u32 %xt, %xitem;                      // xkeep: the item, kept since the unit began\n"
+               if "xkeep" in EXPERIMENTS else
+               "\tshr.u32 %xt, %xu, 3;\n\tld.param.u64 %rd5, [p_x_order];\n\tcvta.to.global.u64 %rd5, %rd5;\n"
+               "\tmul.wide.u32 %rd6, %xt, 4;\n\tadd.u64 %rd5, %rd5, %rd6;\n"
+               "\tld.global.nc.u32 %xt, [%rd5];              // the item again (reloaded: nothing more stays live)\n")
     e(f"""\t// ---- publish the unit: the writes ordered for the bulk copies, then its flag ----
 \tfence.proxy.async.global;
 \tbar.warp.sync 0xffffffff;
 \tsetp.eq.u32 %px, %lane, 0;
 \tld.param.u64 %xfa, [p_x_flags];
 \tcvta.to.global.u64 %xfa, %xfa;
-\tshr.u32 %xt, %xu, 3;
-\tld.param.u64 %rd5, [p_x_order];
-\tcvta.to.global.u64 %rd5, %rd5;
-\tmul.wide.u32 %rd6, %xt, 4;
-\tadd.u64 %rd5, %rd5, %rd6;
-\tld.global.nc.u32 %xt, [%rd5];              // the item again (reloaded: nothing more stays live)
-\tshl.b32 %xt, %xt, 3;
+{XRELOAD}\tshl.b32 %xt, %xt, 3;
 \tand.b32 %xv, %xu, 7;
 \tadd.u32 %xt, %xt, %xv;                     // flag 8 item + b
 \tmul.wide.u32 %rd5, %xt, 4;
@@ -2021,8 +2034,9 @@ def emit_self_fill(e, fmt, L):
     else:
         e(f"""{one}:
 \tfence.proxy.async.shared::cta;              // the slots' writes before the wgmmas read them
-\tbar.sync 4, 256;
-{XSELF_PROBE}\tsetp.eq.u32 %p5, %r3, 0;
+\tbar.sync 4, 256;""")
+        tline(e, 43, TRANSFORM_THREADS)
+        e(f"""{XSELF_PROBE}\tsetp.eq.u32 %p5, %r3, 0;
 \tsub.u32 %r2, %ke, %kb;
 \tsetp.ge.u32 %p6, %r2, 2;""")
     for c in range(nch):
@@ -2564,7 +2578,7 @@ L_consumer:
     if XSELF_ON:
         e("\tmov.u32 %cself, 1;                          // xself: the first unit's first K blocks still to convert")
     if TLINE:
-        e("\t.reg .b32 %tlu, %tlf;\n\tmov.u32 %tlu, 2;                           // tline: unit u's first event, 2 + 4u\n\tmov.u32 %tlf, 1;")
+        e("\t.reg .b32 %tlu, %tlf, %tl0;\n\tmov.u32 %tlu, 2;                           // tline: unit u's first event, 2 + 4u\n\tmov.u32 %tlf, 1;")
     if FUSED:
         fused_consumer_setup(e)
     if ASSIST:
@@ -2674,6 +2688,8 @@ L_c_k:""")
     # FP4LR_GEN_EXPERIMENT=noepi (measurement only: Y is never written): no epilogue, to time
     # what the tiles' epilogues cost (small-M shapes, where a CTA finishes few tiles).  Dense
     # kernels only: the fused s1 kernel fails the ptxas gate with it.
+    if TLINE:
+        e("\tset.eq.u32.u32 %tl0, %tlu, 2;              // tline: unit 0's epilogue")
     if "noepi" not in EXPERIMENTS:
         emit_epilogue(e, L)
     e("L_c_next:")
@@ -2820,6 +2836,7 @@ def epilogue_chunk_begin(e, q, L):
 \tadd.u32 %r53, %sbase, {L['wb'] + buf * L['wbuf']};
 \tmad.lo.u32 %r53, %r42, {L['wbuf'] // 2}, %r53;   // this WG's half
 \tadd.u32 %r54, %r53, %r49;""")
+    tline(e, 36 + q, TRANSFORM_THREADS, "%tl0")
 
 
 def epilogue_chunk_store(e, q, coords):
@@ -2830,6 +2847,8 @@ def epilogue_chunk_store(e, q, coords):
 \tadd.u32 %r58, %n0, {64 * q};
 \t@%p2 cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%tmY, {{{coords}}}], [%r53];
 \t@%p2 cp.async.bulk.commit_group;""")
+    if q == 3:
+        tline(e, 40, TRANSFORM_THREADS, "%tl0")
 
 
 def emit_epilogue(e, L):
