@@ -472,3 +472,17 @@ Test(sm90a_instances, timeline_rows_match_the_generator)
     cr_expect_eq(atoi(out), FP4LR_TLINE_EVENTS, "gen_sm90a.py TLINE_EVENTS = %s, cli_timeline.h %d", out,
                  FP4LR_TLINE_EVENTS);
 }
+
+/* skbulk (opt-in measurement): the _x4 kernels bring a stream-K owner's peer partials into the
+ * W ring by bulk copies; every one builds clean and carries the copies and its barrier. */
+Test(sm90a_instances, skbulk_experiment_builds, .timeout = 180)
+{
+    int rc = run_in_tmpdir(
+        "sh tools/experiment_build.sh skbulk $D/a '*_x4*' > /dev/null && "
+        "test $(ls $D/a/sm90a/*.cubin | wc -l) -eq 12 && "
+        "for f in $D/a/sm90a/*.ptx; do "
+        "test $(grep -c 'cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes' $f) -eq 4 && "
+        "grep -q 'mbarrier.init.shared::cta.b64 .*skbulk' $f || exit 1; done && "
+        "! grep -q skbulk ptx/sm90a/*.ptx");
+    cr_expect_eq(rc, 0, "the skbulk experiment does not build (or lacks its code)");
+}

@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EXPERIMENT = os.environ.get("FP4LR_GEN_EXPERIMENT", "")
 EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 # every flag the generator reads (a misspelt one would silently build the default kernels)
-KNOWN_EXPERIMENTS = {"xkeep", "skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
+KNOWN_EXPERIMENTS = {"xkeep", "skbulk", "skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "xself", "xself1", "xpre", "xselffence2", "xselfdelay", "xselfmbar"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
@@ -684,6 +684,8 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
 \t.reg .pred %psk;
 \t.reg .f32 %skf<32>;                               // a stream-K owner's partial loads
 """)
+    if SKBULK and XCONV:
+        e("\t.reg .b32 %skph;                                  // skbulk: the partial barrier's phase")
     if XCONV:
         e("""\t.reg .b64 %xflags, %xfa, %xg;                  // _x: item counts, a count's address, a store address
 \t.reg .b32 %xepoch, %xv, %xspin, %xN, %xk64, %xu, %xbase, %xitem, %xkb, %xrow0, %xf<8>;
@@ -727,6 +729,9 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     if XSELF_ON and "xselfmbar" in EXPERIMENTS:
         assert L['xstage'] >= L['bar'] + 8 * (L['nbar'] + 1)
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_full+{8 * L['nbar']}], 8;   // xselfmbar: the first fill's hand-off")
+    if SKBULK and XCONV:
+        assert L['xstage'] >= L['bar'] + 8 * (L['nbar'] + 1) and TSLOTS * L['tslot'] == SK_SLOT
+        e(f"\tmbarrier.init.shared::cta.b64 [%bar_full+{8 * L['nbar']}], 1;   // skbulk: a peer's partial landed")
     for i in range(stages):
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_full+{8*i}], 1;")
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_empty+{8*i}], {CL * ((0 if WPRE else TRANSFORM_WARPS) + 8)};")
@@ -2681,7 +2686,7 @@ L_c_k:""")
     tline(e, ("%tlu", 1), TRANSFORM_THREADS)
     release_prev_slot(e)
     e("\tsetp.ne.u32 %ppend, 0, 0;")
-    emit_stream_k_fixup(e)
+    emit_stream_k_fixup(e, L)
     tline(e, ("%tlu", 2), TRANSFORM_THREADS)
     if FUSED:
         emit_affine_and_lowrank(e, L)
@@ -2731,10 +2736,17 @@ SK_PARAMS = """\t.param .u64 p_sk_ws,                 // stream-K workspace (par
 \t.param .u32 p_sk_epoch               // this launch's flag value (changes every launch)
 """
 SK_BATCH = 2             # 16-byte partial loads in flight per owner thread
+# FP4LR_GEN_EXPERIMENT=skbulk (the _x kernels): a stream-K owner brings each peer's 128 KiB
+# partial into the W ring with bulk copies (one thread, onto an mbarrier in the barrier area's
+# slack) and adds it from shared memory, instead of 32 16-byte global loads a thread with
+# about ten in flight (2-3 us at the end of every split launch: bench/results/experiments).
+# The ring is free then: an owner unit that does not reach its tile's end is the last unit of
+# its CTA's range, so no W chunk is in flight or still to come.
+SKBULK = "skbulk" in EXPERIMENTS
 SK_SLOT = 256 * 128 * 4    # one cluster rank's partial: 256 consumer threads x 128 fp32
 
 
-def emit_stream_k_fixup(e):
+def emit_stream_k_fixup(e, L):
     """After a unit's K loop.  A unit that does not start its tile (kb > 0) is a
     contributor: it stores its raw sums into its cluster rank's partial slot, then sets the
     slot's flag to the launch epoch (release) and goes to its next unit.  A unit that starts
@@ -2744,6 +2756,8 @@ def emit_stream_k_fixup(e):
     their partials in that order (deterministic), then finishes the tile as usual.
     Workspace: G*CL slots of 128 KiB (thread t's accumulator i at slot + (i/4)*4096 +
     16t + 4(i%4): coalesced), then G*CL u32 flags."""
+    skph_init = ("\tmov.u32 %skph, 0;                           // skbulk: this is the CTA's last unit, so once "
+                 "a launch\n" if SKBULK and XCONV else "")
     e("\t// ---- stream-K: a unit that does not start its tile hands its sums to the tile's owner ----")
     sk_consts(e)
     unit_bounds(e, CUR)
@@ -2771,7 +2785,7 @@ def emit_stream_k_fixup(e):
 L_sk_owner:
 \tsetp.eq.u32 %psk, %ke, %nks;
 \t@%psk bra L_sk_done;                        // the whole tile: nothing to add
-\tld.param.u32 %skep, [p_sk_epoch];
+{skph_init}\tld.param.u32 %skep, [p_sk_epoch];
 \tsub.u32 %r12, %tile, %skdp;
 \tadd.u32 %r12, %r12, 1;
 \tmul.lo.u32 %r12, %r12, %nks;                // split iteration where the tile ends
@@ -2802,16 +2816,42 @@ L_sk_spin:
 \t@%psk bra L_sk_ready;
 \tnanosleep.u32 100;
 \tbra L_sk_spin;
-L_sk_ready:
+L_sk_ready:""")
+    if SKBULK and XCONV:
+        nb = 4
+        e(f"""\t// skbulk: the peer's partial comes by bulk copies into the W ring (idle: the last unit)
+\tfence.proxy.async.shared::cta;              // a previous partial's ld.shared before the copy overwrites it
+\tbar.sync 4, 256;                            // both WGs' wgmmas (wait_group 0) and reads are done
+\tadd.u32 %r15, %bar_full, {8 * L['nbar']};
+\tadd.u32 %r14, %sbase, {L['t']};
+\tsetp.eq.u32 %psk, %r11, 0;
 \tmul.wide.u32 %rd6, %r10, {SK_SLOT};
 \tadd.s64 %rd6, %rd6, %skws;
+\t@%psk fence.proxy.async.global;             // the peer's stores (acquired above) before async-proxy reads
+\t@%psk mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r15], {SK_SLOT};""")
+        for i in range(nb):
+            e(f"\t@%psk cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r14+{i * SK_SLOT // nb}], "
+              f"[%rd6+{i * SK_SLOT // nb}], {SK_SLOT // nb}, [%r15];")
+        e.wait("%r15", "%skph", "skbulk")
+        e("""\txor.b32 %skph, %skph, 1;
+\tshl.b32 %r16, %r11, 4;
+\tadd.u32 %r16, %r16, %r14;                  // this thread's 16 bytes of each 4 KiB row""")
+        for b in range(32 // 4):
+            for j in range(4):
+                jj = 4 * b + j
+                e(f"\tld.shared.v4.f32 {{%skf{4*j}, %skf{4*j+1}, %skf{4*j+2}, %skf{4*j+3}}}, [%r16+{4096 * jj}];")
+            for i in range(16):
+                e(f"\tadd.f32 %acc{16*b+i}, %acc{16*b+i}, %skf{i};")
+    else:
+        e(f"""\tmul.wide.u32 %rd6, %r10, {SK_SLOT};
+\tadd.s64 %rd6, %rd6, %skws;
 \tadd.s64 %rd6, %rd6, %rd9;""")
-    for b in range(32 // SK_BATCH):
-        for j in range(SK_BATCH):
-            jj = SK_BATCH * b + j
-            e(f"\tld.global.v4.f32 {{%skf{4*j}, %skf{4*j+1}, %skf{4*j+2}, %skf{4*j+3}}}, [%rd6+{4096 * jj}];")
-        for i in range(4 * SK_BATCH):
-            e(f"\tadd.f32 %acc{4*SK_BATCH*b+i}, %acc{4*SK_BATCH*b+i}, %skf{i};")
+        for b in range(32 // SK_BATCH):
+            for j in range(SK_BATCH):
+                jj = SK_BATCH * b + j
+                e(f"\tld.global.v4.f32 {{%skf{4*j}, %skf{4*j+1}, %skf{4*j+2}, %skf{4*j+3}}}, [%rd6+{4096 * jj}];")
+            for i in range(4 * SK_BATCH):
+                e(f"\tadd.f32 %acc{4*SK_BATCH*b+i}, %acc{4*SK_BATCH*b+i}, %skf{i};")
     e("""L_sk_next_peer:
 \tadd.u32 %r13, %r13, 1;
 \tbra L_sk_peer;
