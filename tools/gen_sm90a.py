@@ -24,9 +24,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EXPERIMENT = os.environ.get("FP4LR_GEN_EXPERIMENT", "")
 EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 # every flag the generator reads (a misspelt one would silently build the default kernels)
-KNOWN_EXPERIMENTS = {"xkeep", "skbulk", "skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
+KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
-                     "xnowait", "xnoconv", "tline", "xself", "xself1", "xpre", "xselffence2", "xselfdelay", "xselfmbar"}
+                     "xnowait", "xnoconv", "tline", "xself", "xself1", "xpre", "xselffence2", "xselfdelay", "xselfmbar",
+                     "xkeep", "skbulk"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -146,7 +147,7 @@ TLINE_NAMES.update({26: "consumer: all units done", 27: "consumer: last store dr
                     34: "converter warp 0: pass 1 converted", 35: "converter warp 0: unit stored",
                     36: "unit 0 epilogue: chunk 0 begun", 37: "unit 0 epilogue: chunk 1 begun",
                     38: "unit 0 epilogue: chunk 2 begun", 39: "unit 0 epilogue: chunk 3 begun",
-                    40: "unit 0 epilogue: chunk 3 store issued", 43: "xself: slots handed off"})
+                    40: "unit 0 epilogue: chunk 3 store issued"})
 
 
 def tline(e, ev, thread, cond=None, dep=None):
@@ -2039,9 +2040,8 @@ def emit_self_fill(e, fmt, L):
     else:
         e(f"""{one}:
 \tfence.proxy.async.shared::cta;              // the slots' writes before the wgmmas read them
-\tbar.sync 4, 256;""")
-        tline(e, 43, TRANSFORM_THREADS)
-        e(f"""{XSELF_PROBE}\tsetp.eq.u32 %p5, %r3, 0;
+\tbar.sync 4, 256;
+{XSELF_PROBE}\tsetp.eq.u32 %p5, %r3, 0;
 \tsub.u32 %r2, %ke, %kb;
 \tsetp.ge.u32 %p6, %r2, 2;""")
     for c in range(nch):
