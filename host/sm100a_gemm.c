@@ -81,7 +81,7 @@ fp4lr_status fp4lr_sm100a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *pl
      * their own 128-row half of the tile's N; Y: one epilogue warp's 32 rows x 64 columns */
     const fp4lr_gemm_boxes boxes = {.tile_k = TILE_K, .a_rows = CTA_M, .w_rows = (uint32_t)(TILE_N / plan->cluster),
                                     .fp4_swizzle = CU_TENSOR_MAP_SWIZZLE_128B, .y_cols = EPI_COLS,
-                                    .y_rows = EPI_ROWS};
+                                    .y_rows = EPI_ROWS, .y_swizzle = CU_TENSOR_MAP_SWIZZLE_128B};
     FP4LR_TRY(fp4lr_tmap_gemm_operands(ctx, p, dev, &boxes, &out->tmA, &out->tmW, &out->tmSFA, &out->tmSFW,
                                        &out->tmY));
 

@@ -85,6 +85,6 @@ fp4lr_status fp4lr_tmap_gemm_operands(const fp4lr_ctx *ctx, const fp4lr_problem 
     d = fp4lr_tmap_scale_atoms(dev->SFW, p->N, katoms, katoms_stage, 2);
     FP4LR_TRY(fp4lr_tmap_encode(ctx, SFW, &d));
     d = fp4lr_tmap_bf16(dev->Y, b->y_transposed ? p->M : p->N, b->y_transposed ? p->N : p->M, p->ldY, b->y_cols,
-                        b->y_rows, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE);
+                        b->y_rows, b->y_swizzle, CU_TENSOR_MAP_L2_PROMOTION_NONE);
     return fp4lr_tmap_encode(ctx, Y, &d);
 }

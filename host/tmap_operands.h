@@ -43,6 +43,7 @@ typedef struct fp4lr_gemm_boxes {
     uint32_t a_rows, w_rows;         /* rows of the A and W boxes (the CTA's share of the tile) */
     CUtensorMapSwizzle fp4_swizzle;  /* of the packed A and W rows */
     uint32_t y_cols, y_rows;         /* the output staging box */
+    CUtensorMapSwizzle y_swizzle;    /* of the staging (its rows are y_cols * 2 bytes) */
     int y_transposed;                /* p is a swapped plan's kernel problem (plan.h, fp4lr_swap):
                                       * Y is N_user x M_user = p->M wide, p->N rows */
 } fp4lr_gemm_boxes;

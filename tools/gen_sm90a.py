@@ -218,6 +218,12 @@ TSLOTS = 2
 # the dense kernel 0.5 % and the fused kernel nothing, and frees the 16 KiB that the wc / beta
 # slices and a third low-rank or main stage need.
 WB_STAGES = 2
+# The epilogue's chunk width in tile columns (set per kernel by emit_kernel): 64 in the dense
+# family (16 KiB buffers, 128-byte staging rows, swizzle 128B); 32 in the fused family, whose
+# 16 KiB are two 8 KiB buffers (64-byte rows and swizzle 64B in the plain epilogue, half as
+# many 128-byte rows in the transposed one), so that a chunk's staging overlaps the previous
+# chunk's store instead of waiting for it to be read.
+EPI_COLS = 64
 AFF_SLICE = 2 * 256 * 4   # fused: one WG's wc and beta slices of a tile (256 fp32 each)
 
 FORMATS = {
@@ -359,7 +365,7 @@ def layout(fmt, stages):
     tslot = BN * CHUNK_K * 2
     t_off = (main + 1023) // 1024 * 1024
     wb_off = t_off + TSLOTS * tslot
-    wb = BM * 64 * 2
+    wb = BM * EPI_COLS * 2
     bar_off = wb_off + WB_STAGES * wb
     nbar = 2 * stages + 2 * TSLOTS + (2 * LORA_SLOTS if FUSED else 0) + (TSLOTS if TSPLIT else 0)
     total = bar_off + nbar * 8
@@ -457,6 +463,22 @@ def yt_doc():
 // each thread's two rows' values to all its accumulators.""" if FUSED else ".")
 
 
+def wb_doc(L):
+    """The header's line for the writeback staging."""
+    if YT:
+        what = f"{EPI_COLS} rows (tile columns) x {BM // 2} bf16 (a WG's tile rows) per WG"
+    else:
+        what = f"{BM} x {EPI_COLS} bf16"
+    return f"""//   [{L['wb']:6d} + b*{L['wbuf']}]  writeback staging, {WB_STAGES} buffers of {what}, swizzle {epi_swizzle()}
+//                                   ({CWG0}'s half at +0, {CWG1}'s at +{L['wbuf'] // 2})"""
+
+
+def epi_swizzle():
+    """The staging's swizzle (and the Y tensor map's: host/sm90a_gemm.c): its rows are
+    2 * EPI_COLS bytes, except in the transposed epilogue, whose rows are 64 bf16."""
+    return "128B" if YT or EPI_COLS == 64 else "64B"
+
+
 def transform_protocol_doc(L, stages, ka):
     """The header's barrier protocol and shared-memory map with the W transform."""
     return f"""// Barrier protocol (mbarriers in shared memory; phases tracked by parity bits):
@@ -477,8 +499,7 @@ def transform_protocol_doc(L, stages, ka):
 //   [{L['sfa']:6d} + s*{L['stage']}]  SFA       {ka} atom(s) x 1 row block           ({L['sfa_bytes']} B)
 //   [{L['sfw']:6d} + s*{L['stage']}]  SFW       {ka} atom(s) x 2 row blocks          ({L['sfw_bytes']} B)
 //   [{L['t']:6d} + t*{L['tslot']}]  W bf16 transform ring, {TSLOTS} slots of {BN} x 64, swizzle 128B
-//   [{L['wb']:6d} + b*{L['wbuf']}]  writeback staging, {WB_STAGES} buffers of {BM} x 64 bf16, swizzle 128B
-//                                   (rows 0-63 for {CWG0} at +0, rows 64-127 for {CWG1} at +8192)
+{wb_doc(L)}
 //   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{TSLOTS}], tempty[{TSLOTS}]{f", lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}]" if FUSED else ""}{f", tfull_hi[{TSLOTS}]" if TSPLIT else ""}{aff_doc(L)}
 """
 
@@ -501,8 +522,7 @@ def wpre_protocol_doc(L, stages):
 //   [{L['a']:6d} + s*{L['stage']}]  A fp4     {BM} x {BK//2} B, TMA swizzle 64B   ({BM*BK//2} B)
 //   [{L['sfa']:6d} + s*{L['stage']}]  SFA       {FORMATS["nvfp4" if F16 else "mxfp4"][1]} atom(s) x 1 row block           ({L['sfa_bytes']} B)
 //   [{L['t']:6d} + t*{L['tslot']}]  W ring, {TSLOTS} slots of {BN} x 64 prepared {"f16" if F16 else "bf16"}, TMA swizzle 128B
-//   [{L['wb']:6d} + b*{L['wbuf']}]  writeback staging, {WB_STAGES} buffers of {BM} x 64 bf16, swizzle 128B
-//                                   (rows 0-63 for {CWG0} at +0, rows 64-127 for {CWG1} at +8192)
+{wb_doc(L)}
 //   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{TSLOTS}], tempty[{TSLOTS}]{f", lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}]" if FUSED else ""}{aff_doc(L)}{xconv_map_doc(L)}
 """
 
@@ -604,13 +624,19 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     # the MXFP4 fused _x kernel (not _yt) spills 12 bytes with the first fill (its 56-register
     # warps, ptxas 13.0): it keeps the producer's first chunks there
     XSELF_ON = XSELF and xconv and not (fmt == "mxfp4" and family == "fused" and not yt)
+    global SKBULK_ON
+    # the MXFP4 fused _yt consumer spills 4 bytes with it (ptxas 13.0, 32-column epilogue
+    # chunks): the _x kernels but that one
+    SKBULK_ON = SKBULK and xconv and not (fmt == "mxfp4" and family == "fused" and yt)
     global XPRE_ON
     # MXFP4's converters (two conversion paths at 56 registers) spill with it: NVFP4 only
     XPRE_ON = XPRE and xconv and fmt == "nvfp4"
     global F16
     CL = cluster
     FUSED = family == "fused"
-    WB_STAGES = 1 if FUSED else 2
+    global EPI_COLS
+    WB_STAGES = 2
+    EPI_COLS = 32 if FUSED else 64
     TSLOTS = tslots
     F16 = fmt == "nvfp4" and "bf16" not in EXPERIMENTS
     # Measured on the H200 (flux-qkv NVFP4): c1 480 TFLOP/s, c2 with both CTAs converting
@@ -685,7 +711,7 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
 \t.reg .pred %psk;
 \t.reg .f32 %skf<32>;                               // a stream-K owner's partial loads
 """)
-    if SKBULK and XCONV:
+    if SKBULK_ON:
         e("\t.reg .b32 %skph;                                  // skbulk: the partial barrier's phase")
     if XCONV:
         e("""\t.reg .b64 %xflags, %xfa, %xg;                  // _x: item counts, a count's address, a store address
@@ -730,7 +756,7 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     if XSELF_ON and "xselfmbar" in EXPERIMENTS:
         assert L['xstage'] >= L['bar'] + 8 * (L['nbar'] + 1)
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_full+{8 * L['nbar']}], 8;   // xselfmbar: the first fill's hand-off")
-    if SKBULK and XCONV:
+    if SKBULK_ON:
         assert L['xstage'] >= L['bar'] + 8 * (L['nbar'] + 1) and TSLOTS * L['tslot'] == SK_SLOT
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_full+{8 * L['nbar']}], 1;   // skbulk: a peer's partial landed")
     for i in range(stages):
@@ -2743,6 +2769,7 @@ SK_BATCH = 2             # 16-byte partial loads in flight per owner thread
 # The ring is free then: an owner unit that does not reach its tile's end is the last unit of
 # its CTA's range, so no W chunk is in flight or still to come.
 SKBULK = "skbulk" in EXPERIMENTS
+SKBULK_ON = False   # set per kernel by emit_kernel
 SK_SLOT = 256 * 128 * 4    # one cluster rank's partial: 256 consumer threads x 128 fp32
 
 
@@ -2757,7 +2784,7 @@ def emit_stream_k_fixup(e, L):
     Workspace: G*CL slots of 128 KiB (thread t's accumulator i at slot + (i/4)*4096 +
     16t + 4(i%4): coalesced), then G*CL u32 flags."""
     skph_init = ("\tmov.u32 %skph, 0;                           // skbulk: this is the CTA's last unit, so once "
-                 "a launch\n" if SKBULK and XCONV else "")
+                 "a launch\n" if SKBULK_ON else "")
     e("\t// ---- stream-K: a unit that does not start its tile hands its sums to the tile's owner ----")
     sk_consts(e)
     unit_bounds(e, CUR)
@@ -2817,7 +2844,7 @@ L_sk_spin:
 \tnanosleep.u32 100;
 \tbra L_sk_spin;
 L_sk_ready:""")
-    if SKBULK and XCONV:
+    if SKBULK_ON:
         nb = 4
         e(f"""\t// skbulk: the peer's partial comes by bulk copies into the W ring (idle: the last unit)
 \tfence.proxy.async.shared::cta;              // a previous partial's ld.shared before the copy overwrites it
@@ -2876,40 +2903,59 @@ def epilogue_chunk_begin(e, q, L):
 \tadd.u32 %r53, %sbase, {L['wb'] + buf * L['wbuf']};
 \tmad.lo.u32 %r53, %r42, {L['wbuf'] // 2}, %r53;   // this WG's half
 \tadd.u32 %r54, %r53, %r49;""")
-    tline(e, 36 + q, TRANSFORM_THREADS, "%tl0")
+    per = epi_chunks() // 4   # the timeline's four chunk events: every per-th chunk
+    if q % per == 0:
+        tline(e, 36 + q // per, TRANSFORM_THREADS, "%tl0")
 
 
 def epilogue_chunk_store(e, q, coords):
     """Chunk q's staging written: make it visible to the async proxy, synchronise the WG,
-    and the WG's thread 0 issues its bulk tensor store at `coords` (%r58 = n0 + 64q)."""
+    and the WG's thread 0 issues its bulk tensor store at `coords` (%r58 = n0 + EPI_COLS q)."""
     e(f"""\tfence.proxy.async.shared::cta;
 \tbar.sync %r46, 128;
-\tadd.u32 %r58, %n0, {64 * q};
+\tadd.u32 %r58, %n0, {EPI_COLS * q};
 \t@%p2 cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%tmY, {{{coords}}}], [%r53];
 \t@%p2 cp.async.bulk.commit_group;""")
-    if q == 3:
+    if q == epi_chunks() - 1:
         tline(e, 40, TRANSFORM_THREADS, "%tl0")
+
+
+CHUNK_WORDS = {4: "Four", 8: "Eight"}
+
+
+def epi_chunks():
+    """The epilogue's chunks: the tile's 256 columns in EPI_COLS-column pieces."""
+    return BN // EPI_COLS
 
 
 def emit_epilogue(e, L):
     if YT:
         emit_epilogue_transposed(e, L)
         return
+    # the 16-byte unit u of staging row r sits at u ^ phase: 128B swizzle (128-byte rows)
+    # phase = r % 8; 64B swizzle (64-byte rows, four units) phase = (r / 2) % 4
+    if EPI_COLS == 64:
+        phase, rowshift = "\tand.b32 %r48, %r47, 7;                      // 128B swizzle phase", 7
+    else:
+        assert EPI_COLS == 32
+        phase = ("\tshr.u32 %r48, %r47, 1;\n"
+                 "\tand.b32 %r48, %r48, 3;                      // 64B swizzle phase: (row / 2) % 4")
+        rowshift = 6
     e(f"""\t// ---- epilogue: alpha * acc -> bf16 -> swizzled staging -> bulk tensor store ----
-\t// Four 64-column chunks; chunk q uses staging buffer q%{WB_STAGES} (this WG's 8 KiB half).
+\t// {CHUNK_WORDS[epi_chunks()]} {EPI_COLS}-column chunks; chunk q uses staging buffer q%{WB_STAGES} (this WG's {L['wbuf'] // 2 // 1024} KiB half).
 \t// Before writing a buffer the WG's issuing thread waits until the store that used it
 \t// last has finished reading (wait_group.read {WB_STAGES - 1}), then the WG synchronises.
 \tadd.u32 %r46, %r42, 1;                      // named barrier id 1 / 2
 \tand.b32 %r47, %r20, 63;                     // row inside the WG's 64 rows
-\tand.b32 %r48, %r47, 7;                      // 128B swizzle phase
-\tshl.b32 %r49, %r47, 7;                      // row * 128
+{phase}
+\tshl.b32 %r49, %r47, {rowshift};                      // row * {2 * EPI_COLS}
 \tshl.b32 %r50, %r21, 2;                      // 4c
 \tadd.u32 %r49, %r49, %r50;
 {EPI_WG_FIRST_ROW.format("first row of the WG's store")}""")
-    for q in range(4):
+    for q in range(epi_chunks()):
         epilogue_chunk_begin(e, q, L)
-        for j in range(8):
-            i = 32 * q + 4 * j
+        for j in range(EPI_COLS // 8):
+            i = EPI_COLS // 2 * q + 4 * j
             if FUSED:   # alpha was applied with the affine
                 e(f"""\tcvt.rn.bf16x2.f32 %r55, %acc{i+1}, %acc{i};
 \tcvt.rn.bf16x2.f32 %r56, %acc{i+3}, %acc{i+2};""")
@@ -2925,22 +2971,22 @@ def emit_epilogue(e, L):
 \tshl.b32 %r57, %r57, 4;
 \tadd.u32 %r57, %r57, %r54;
 \tst.shared.b32 [%r57], %r55;                 // row r
-\tst.shared.b32 [%r57+1024], %r56;            // row r+8 (same swizzle phase)""")
+\tst.shared.b32 [%r57+{16 * EPI_COLS}], %r56;            // row r+8 (same swizzle phase)""")
         epilogue_chunk_store(e, q, "%r58, %r51")
 
 
 def emit_epilogue_transposed(e, L):
     """The _yt kernels' epilogue: the tile C (this kernel's M x N) is Y^T, so chunk q of a
-    WG (its 64 C rows x C columns 64q..64q+63) is the 64 x 64 block of Y at rows n0 + 64q..,
-    columns m0 + 64 wg..  stmatrix .trans writes each 8 x 8 accumulator block transposed: a
+    WG (its 64 C rows x C columns cq..cq+c-1, c = EPI_COLS) is the c x 64 block of Y at rows
+    n0 + cq.., columns m0 + 64 wg..  stmatrix .trans writes each 8 x 8 accumulator block transposed: a
     staging row is a C column (a Y row), 128 bytes of 64 C rows (Y columns), 128-byte
     swizzled as the store's box wants.  Lane l of an x4 addresses row l%8 of matrix l/8:
     matrices 0-3 = (C columns 16p..+7, rows 16w..+7), (the same, rows 16w+8..), (columns
     16p+8.., rows 16w..), (16p+8.., 16w+8..); their fragments are the accumulators
     32q + 8p + {0,1}, {2,3}, {4,5}, {6,7} (row l/4, columns 2(l%4), +1)."""
     e(f"""\t// ---- epilogue (Y transposed): alpha * acc -> bf16 -> stmatrix.trans staging -> bulk tensor store ----
-\t// Four 64-column chunks of C (64-row blocks of Y); chunk q uses staging buffer q%{WB_STAGES} (this WG's
-\t// 8 KiB half), with the same wait_group.read / named-barrier protocol as the plain epilogue.
+\t// {CHUNK_WORDS[epi_chunks()]} {EPI_COLS}-column chunks of C ({EPI_COLS}-row blocks of Y); chunk q uses staging buffer q%{WB_STAGES} (this WG's
+\t// {L['wbuf'] // 2 // 1024} KiB half), with the same wait_group.read / named-barrier protocol as the plain epilogue.
 \tadd.u32 %r46, %r42, 1;                      // named barrier id 1 / 2
 \tshr.u32 %r47, %lane, 3;                     // m: the {"x2 matrix (lanes 16-31: as 0-15)" if FUSED else "x4 matrix"} whose row this lane addresses
 \tand.b32 %r48, %lane, 7;                     // rho: that row (a C column, a Y row)""")
@@ -2960,18 +3006,19 @@ def emit_epilogue_transposed(e, L):
 \tadd.u32 %r49, %r49, %r50;                   // this lane's row address in a chunk's buffer
 {EPI_WG_FIRST_ROW.format("the WG's first C row = first Y column of its store")}""")
     regs = ("%r55", "%r56", "%r57", "%r59")
-    for q in range(4):
+    for q in range(epi_chunks()):
         epilogue_chunk_begin(e, q, L)
         if FUSED:
             # alpha was applied with the affine; one x2 (rows r, r+8 of columns 8j..) at a
             # time: the fused consumer has no registers for four
-            for j in range(8):
-                i = 32 * q + 4 * j
+            for j in range(EPI_COLS // 8):
+                i = EPI_COLS // 2 * q + 4 * j
                 e(f"""\tcvt.rn.bf16x2.f32 %r55, %acc{i+1}, %acc{i};
 \tcvt.rn.bf16x2.f32 %r56, %acc{i+3}, %acc{i+2};
 \tstmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%r54+{1024 * j}], {{%r55, %r56}};""")
             epilogue_chunk_store(e, q, "%r51, %r58")
             continue
+        assert EPI_COLS == 64   # the dense family's four x4 matrices a chunk
         for p in range(4):
             for k, reg in enumerate(regs):
                 i = 32 * q + 8 * p + 2 * k
