@@ -27,7 +27,7 @@ EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "xself", "xself1", "xpre", "xselffence2", "xselfdelay", "xselfmbar",
-                     "xkeep", "skbulk"}
+                     "xkeep", "skbulk", "xstag", "xstagl"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -198,6 +198,13 @@ XSELF_KB = 1 if "xself1" in EXPERIMENTS else 2
 # latency a unit instead of two.  Measured with xself (same A/B): NVFP4 dense 0.994, fused
 # 1.000: not adopted.
 XPRE = "xpre" in EXPERIMENTS
+# Staggered start (FP4LR_GEN_EXPERIMENT=xstag, 1 us / xstagl, 2 us; the _x kernels): a
+# converter warp whose first unit is not among the launch's first XSTAG_UNITS (the first 16
+# items in the host's order: what the first wave needs first) waits that long before it, so
+# that the first units' loads, stores and releases do not queue behind the whole grid's
+# first round (the timeline: a unit's release waits 1.5-2 us for its stores).
+XSTAG_NS = 2000 if "xstagl" in EXPERIMENTS else 1000 if "xstag" in EXPERIMENTS else 0
+XSTAG_UNITS = 128
 XSELF_BATCH = 4   # chunks whose loads are issued together (all: one memory latency)
 XSELF_ON = False  # set per kernel by emit_kernel
 XPRE_ON = False   # likewise
@@ -1828,6 +1835,18 @@ L_xconv:""")
 \tmad.lo.u32 %xu, %xu, {XCONV_WARPS}, %xt;               // first unit
 \tmad.lo.u32 %xbase, %xt, {XCONV_STAGE}, %sbase;
 \tadd.u32 %xbase, %xbase, {L['xstage']};            // this warp's staging block""")
+    if XSTAG_NS:
+        e(f"""\t// xstag: a warp whose first unit comes after the first {XSTAG_UNITS} waits {XSTAG_NS} ns first
+\tsetp.lt.u32 %px, %xu, {XSTAG_UNITS};
+\t@%px bra L_xstag_done;
+\tmov.u64 %rd5, %globaltimer;
+L_xstag_wait:
+\tnanosleep.u32 128;
+\tmov.u64 %rd6, %globaltimer;
+\tsub.u64 %rd6, %rd6, %rd5;
+\tsetp.lt.u64 %px, %rd6, {XSTAG_NS};
+\t@%px bra L_xstag_wait;
+L_xstag_done:""")
     if TLINE:
         e("\t.reg .b32 %tlv;\n\tmov.u32 %tlv, 1;")
     e(f"""L_x_unit:
