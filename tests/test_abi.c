@@ -212,8 +212,8 @@ Test(abi, library_structs_follow_the_kernel_parameter_order)
 
 /* Fused NVFP4, M 300, N 520, K 512, r 32, wc and beta: KA = ceil(512/16/4) = 8, KS = 2;
  * the plan's low-rank chunk is 32 (rc = 32: swizzle 64B), one ring slot; 3 x 3 tiles;
- * 3 main stages beside 3 transform slots (one writeback buffer and the wc / beta slices in
- * the fused family). */
+ * 3 main stages beside 3 transform slots (the writeback's 16 KiB as two 32-column buffers and
+ * the wc / beta slices in the fused family). */
 Test(abi, fused_nvfp4_maps_scalars_and_launch)
 {
     tsupport_kparams l;

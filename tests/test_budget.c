@@ -320,7 +320,7 @@ Test(budget, transform_slots_are_2_or_3_on_sm90_only)
 /* ---- configuration 5: sm_90a MXFP4 256x256x256 c2 fused r=64 affine ---------
  * m_cta = 128, kb = 256/128 = 2: A = 128*128 = 16384; SFA = 1*2*512 = 1024;
  *   W = 256*128 = 32768 (whole in each CTA); SFW = 2*2*512 = 2048; per stage 52224
- *   W bf16 32768 x 2 = 65536; epilogue 16384 x 1 (one buffer in the sm_90a fused family);
+ *   W bf16 32768 x 2 = 65536; epilogue 8192 x 2 (two 32-column buffers in the sm_90a fused family);
  *   wc and beta slices, one pair per consumer warpgroup: 2 x 2 x 256 x 4 = 4096
  *   rc 64 (1 stage: L 16384 + U 32768 = 49152):
  *     (232448-1024-16384-65536-4096-49152)/52224 = 96256/52224 = 1 -> halve

@@ -393,7 +393,7 @@ Test(sm90a_instances, experiment_flags_are_checked)
 #define XSELF_CHECK "grep -q 'first fill (xself)' $f && " \
                     "test $(grep -c 'mbarrier.arrive.shared::cta.b64 _, \\[%bar_tfull+' $f) -eq 4 && " \
                     "grep -q 'xself: the consumers convert the first unit' $f"
-#define NOXSELF_CHECK "! grep -q 'xself' $f && ! grep -q 'xpre' $f && ! grep -q 'fp4lr_tline' $f"
+#define NOXSELF_CHECK "! grep -q 'xself' $f && ! grep -q 'xpre' $f && ! grep -q 'fp4lr_tline' $f && ! grep -q 'xstag' $f"
 #define XPRE_CHECK "case $f in *nvfp4*) grep -q 'xpre: pass 1.s loads now' $f;; *) ! grep -q 'xpre' $f;; esac"
 Test(sm90a_instances, committed_kernels_have_no_opt_in_experiment)
 {
@@ -433,6 +433,21 @@ Test(sm90a_instances, xself_variants_and_tline_experiments_build, .timeout = 240
         "grep -q '// tline: event 40$' $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx && "
         "sh tools/ptxas_gate.sh sm_90a $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx $D/b.cubin");
     cr_expect_eq(rc, 0, "xself, xself1 with xpre, or tline does not build (or lacks its code)");
+}
+
+/* xstag / xstagl (opt-in measurement): the _x kernels' converter warps past the first 128 units
+ * wait 1 / 2 us before their first; the NVFP4 _x kernels build clean with the wait (the MXFP4
+ * fused _yt kernel spills with it). */
+Test(sm90a_instances, xstag_experiment_builds, .timeout = 180)
+{
+    int rc = run_in_tmpdir(
+        "sh tools/experiment_build.sh xstagl $D/a '*nvfp4*_x4*' > /dev/null && "
+        "test $(ls $D/a/sm90a/*.cubin | wc -l) -eq 6 && "
+        "for f in $D/a/sm90a/*.ptx; do grep -q 'xstag: a warp whose first unit comes after the first 128 waits 2000 ns' $f "
+        "|| exit 1; done && FP4LR_GEN_EXPERIMENT=xstag python3 tools/gen_sm90a.py --outdir $D/b > /dev/null && "
+        "grep -q 'waits 1000 ns' $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4.ptx && "
+        "! grep -q xstag $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_w4.ptx");
+    cr_expect_eq(rc, 0, "the xstag experiment does not build (or lacks its code)");
 }
 
 /* The probes of xself's racecheck failure (xselffence2, xselfdelay; xselfmbar) build and pass

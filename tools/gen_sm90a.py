@@ -198,7 +198,8 @@ XSELF_KB = 1 if "xself1" in EXPERIMENTS else 2
 # latency a unit instead of two.  Measured with xself (same A/B): NVFP4 dense 0.994, fused
 # 1.000: not adopted.
 XPRE = "xpre" in EXPERIMENTS
-# Staggered start (FP4LR_GEN_EXPERIMENT=xstag, 1 us / xstagl, 2 us; the _x kernels): a
+# Staggered start (FP4LR_GEN_EXPERIMENT=xstag, 1 us / xstagl, 2 us; the _x kernels; the MXFP4
+# fused _yt kernel spills with it): a
 # converter warp whose first unit is not among the launch's first XSTAG_UNITS (the first 16
 # items in the host's order: what the first wave needs first) waits that long before it, so
 # that the first units' loads, stores and releases do not queue behind the whole grid's
@@ -219,11 +220,11 @@ CWG0, CWG1 = ("WG2", "WG3") if TW8 else ("WG1", "WG2")
 # entry name then ends in _t3.  Measured (H100, b739920, NVFP4 dense, same run): 3 slots with
 # 3 main stages +5 % against 2 slots with 4.
 TSLOTS = 2
-# Writeback staging: buffers of BM x 64 bf16 (16 KiB each), 2 in the dense family, 1 in the
-# fused family (set per kernel by emit_kernel; host/budget.c charges the same).  Measured on
-# the H200 (b739920, NVFP4, flux-qkv / qwen-fc1-r32 / flux-out / sana-mlp): one buffer costs
-# the dense kernel 0.5 % and the fused kernel nothing, and frees the 16 KiB that the wc / beta
-# slices and a third low-rank or main stage need.
+# Writeback staging: 2 buffers of BM x EPI_COLS bf16 (host/budget.c charges the same).  The
+# fused family had one 16 KiB buffer since b739920 (measured then, on the slower _t kernels:
+# one buffer cost the dense kernel 0.5 % and the fused kernel nothing), which frees the 16 KiB
+# that the wc / beta slices and a third low-rank or main stage need; since ed55e4c those
+# 16 KiB are two buffers of half the width (EPI_COLS, below).
 WB_STAGES = 2
 # The epilogue's chunk width in tile columns (set per kernel by emit_kernel): 64 in the dense
 # family (16 KiB buffers, 128-byte staging rows, swizzle 128B); 32 in the fused family, whose
