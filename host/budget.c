@@ -13,13 +13,14 @@
 
 /* Writeback: each CTA stages a 128-byte-wide column chunk of its rows in the
  * output type; the stores are tracked with bulk async-groups
- * (cp.async.bulk.wait_group.read), so the ring has no mbarriers.  Double-buffered.  The
- * sm_90a fused kernels keep the 16 KiB of one 64-column buffer, which leaves room for the
- * wc / beta slices (see size_objects), as two 32-column buffers (tools/gen_sm90a.py
- * EPI_COLS): with one buffer every chunk waited for the previous chunk's store to be read. */
+ * (cp.async.bulk.wait_group.read), so the ring has no mbarriers.  Double-buffered, except
+ * in the sm_90a fused kernels, which keep 16 KiB (room for the wc / beta slices, see
+ * size_objects): one 64-column buffer, or in the _x kernels (w_inline) two 32-column ones
+ * (tools/gen_sm90a.py WB_STAGES and EPI_COLS say what each measured). */
 #define WB_CHUNK_BYTES 128
-#define WB_CHUNK_BYTES_SM90A_FUSED 64
+#define WB_CHUNK_BYTES_SM90A_FUSED_X 64
 #define WB_STAGES 2
+#define WB_STAGES_SM90A_FUSED 1
 /* sm_90a: the transform warps dequantize W to bf16 64 K-columns at a time into a ring
  * of 3 slots when at least 3 main stages fit beside it, else 2 (the kernel's entry name
  * carries _t3 for the deep ring).  Measured (H100, b739920, NVFP4 dense, same run): 3 slots
@@ -261,8 +262,8 @@ static obj_sizes size_objects(const fp4lr_budget_req *r)
     const int64_t slice = 2 * (int64_t)r->tile_n * (int64_t)sizeof(float);
     const int64_t slices = sm100 ? 1 : s.m_cta / 64;
     s.affine = unsplit(r->family == FP4LR_FAMILY_FUSED ? slices * slice : 0);
-    const int narrow_wb = !sm100 && r->family == FP4LR_FAMILY_FUSED;
-    s.epilogue = unsplit((int64_t)s.m_cta * (narrow_wb ? WB_CHUNK_BYTES_SM90A_FUSED : WB_CHUNK_BYTES));
+    const int narrow_wb = !sm100 && r->family == FP4LR_FAMILY_FUSED && r->w_inline;
+    s.epilogue = unsplit((int64_t)s.m_cta * (narrow_wb ? WB_CHUNK_BYTES_SM90A_FUSED_X : WB_CHUNK_BYTES));
     return s;
 }
 
@@ -554,7 +555,8 @@ fp4lr_status fp4lr_budget_solve(const fp4lr_budget_req *req, fp4lr_budget *out)
 
     const obj_sizes s = size_objects(req);
     b->per_stage_main = s.a.cta + s.sfa.cta + s.w.cta + s.sfw.cta;
-    b->stages_wb = WB_STAGES;
+    b->stages_wb = req->arch == FP4LR_ARCH_SM90A && req->family == FP4LR_FAMILY_FUSED && !req->w_inline
+                       ? WB_STAGES_SM90A_FUSED : WB_STAGES;
     int64_t charged = 0;
     if (req->w_prep && !req->force_transform_stages) {
         /* the deepest ring that leaves 3 main stages (or the forced count) */

@@ -6,8 +6,8 @@
  *   SFA/W  UINT8 3-D view {256, 2*KA, ceil(rows/128)} of the 128x4 atom buffer
  *          (KA = atoms per 128-row block = ceil(K/block/4)); a box is the stage's
  *          atoms of one (A) or two (W) row blocks, as raw bytes.
- *   Y      BF16 {N, M}, box {64, 64}, 128-byte swizzle (fused: {32, 64}, 64-byte; swapped
- *          plans {64, 64} / fused {64, 32}, 128-byte); stores clip at the edges.
+ *   Y      BF16 {N, M}, box {64, 64}, 128-byte swizzle (fused _x: {32, 64}, 64-byte;
+ *          swapped plans {64, 64} / fused {64, 32}, 128-byte); stores clip at the edges.
  *   L, U   BF16 {r, M | N}, box {rc, 128 | 256}, swizzle of 2*rc bytes (fused): one
  *          low-rank chunk of the tile; ranks past r read 0.
  * Cluster 2: the pair computes a 256-row cluster tile; tiles_m counts cluster tiles and
@@ -21,7 +21,7 @@
 
 enum { TILE_M = 128, TILE_N = 256, TILE_K = 128 };
 /* the epilogue's chunk width in tile columns (tools/gen_sm90a.py EPI_COLS) */
-enum { SM90A_EPI_COLS = 64, SM90A_EPI_COLS_FUSED = 32 };
+enum { SM90A_EPI_COLS = 64, SM90A_EPI_COLS_FUSED_X = 32 };
 
 int fp4lr_sm90a_lora_chunk(const fp4lr_plan *plan) { return fp4lr_lowrank_chunk(plan); }
 
@@ -61,10 +61,12 @@ fp4lr_status fp4lr_sm90a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *pla
     memset(out, 0, sizeof *out);
     /* A and W: one 64-byte K stage per box row, 64-byte swizzle; each CTA loads all 256 W rows
      * (the pair multicasts them); Y: a consumer warpgroup's 64 rows x 64 columns of the tile
-     * a store (128-byte swizzle), in the fused family 64 x 32 (tools/gen_sm90a.py EPI_COLS:
-     * two 8 KiB buffers, 64-byte swizzle; transposed, 32 Y rows of 64 columns, 128-byte) */
-    const int fused = plan->family == FP4LR_FAMILY_FUSED, swap = plan->swap_ab;
-    const uint32_t cols = fused ? SM90A_EPI_COLS_FUSED : SM90A_EPI_COLS;
+     * a store (128-byte swizzle), in the fused _x kernels 64 x 32 (tools/gen_sm90a.py
+     * EPI_COLS: two 8 KiB buffers, 64-byte swizzle; transposed, 32 Y rows of 64 columns,
+     * 128-byte) */
+    const int swap = plan->swap_ab;
+    const uint32_t cols = plan->family == FP4LR_FAMILY_FUSED && plan->w_inline ? SM90A_EPI_COLS_FUSED_X
+                                                                               : SM90A_EPI_COLS;
     fp4lr_gemm_boxes boxes = {.tile_k = TILE_K, .a_rows = TILE_M, .w_rows = TILE_N,
                               .fp4_swizzle = CU_TENSOR_MAP_SWIZZLE_64B, .y_cols = swap ? 64 : cols,
                               .y_rows = swap ? cols : 64, .y_transposed = swap,

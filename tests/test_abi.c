@@ -212,8 +212,8 @@ Test(abi, library_structs_follow_the_kernel_parameter_order)
 
 /* Fused NVFP4, M 300, N 520, K 512, r 32, wc and beta: KA = ceil(512/16/4) = 8, KS = 2;
  * the plan's low-rank chunk is 32 (rc = 32: swizzle 64B), one ring slot; 3 x 3 tiles;
- * 3 main stages beside 3 transform slots (the writeback's 16 KiB as two 32-column buffers and
- * the wc / beta slices in the fused family). */
+ * 3 main stages beside 3 transform slots (one writeback buffer and the wc / beta slices in
+ * the fused family). */
 Test(abi, fused_nvfp4_maps_scalars_and_launch)
 {
     tsupport_kparams l;
@@ -228,8 +228,7 @@ Test(abi, fused_nvfp4_maps_scalars_and_launch)
     expect_map(&l, "p_tmW", DEV_W, (want_map){U8, 2, {256, 520}, {256}, {64, 256}, SW(64B), L2(L2_256B)});
     expect_map(&l, "p_tmSFA", DEV_SFA, (want_map){U8, 3, {256, 16, 3}, {256, 4096}, {256, 4, 1}, SW(NONE), L2(L2_256B)});
     expect_map(&l, "p_tmSFW", DEV_SFW, (want_map){U8, 3, {256, 16, 5}, {256, 4096}, {256, 4, 2}, SW(NONE), L2(L2_256B)});
-    /* the fused epilogue stores 32-column chunks from 64-byte staging rows */
-    expect_map(&l, "p_tmY", DEV_Y, (want_map){BF16, 2, {520, 300}, {1040}, {32, 64}, SW(64B), L2(NONE)});
+    expect_map(&l, "p_tmY", DEV_Y, (want_map){BF16, 2, {520, 300}, {1040}, {64, 64}, SW(128B), L2(NONE)});
     expect_map(&l, "p_tmL", DEV_L, (want_map){BF16, 2, {32, 300}, {64}, {32, 128}, SW(64B), L2(L2_128B)});
     expect_map(&l, "p_tmU", DEV_U, (want_map){BF16, 2, {32, 520}, {64}, {32, 256}, SW(64B), L2(L2_128B)});
     cr_expect_eq(tsupport_fake_nmaps(), 7);
@@ -257,7 +256,7 @@ Test(abi, fused_nvfp4_maps_scalars_and_launch)
     cr_expect_eq(rec.cfg.blockDimX, 512);
     cr_expect_eq(rec.cfg.blockDimY * rec.cfg.blockDimZ, 1);
     cr_expect_eq(rec.cfg.sharedMemBytes, 227328,
-                 "3 x 27648 main + 3 x 32768 transform + 2 x 8192 writeback + 1024 fixed + 4096 "
+                 "3 x 27648 main + 3 x 32768 transform + 16384 writeback + 1024 fixed + 4096 "
                  "wc/beta slices + 24576 L/U: %u", rec.cfg.sharedMemBytes);
     cr_expect_eq(rec.cfg.numAttrs, 0);
 }
@@ -277,7 +276,7 @@ Test(abi, fused_mxfp4_strided_lowrank_without_beta)
 
     expect_map(&l, "p_tmSFA", DEV_SFA, (want_map){U8, 3, {256, 4, 2}, {256, 1024}, {256, 2, 1}, SW(NONE), L2(L2_256B)});
     expect_map(&l, "p_tmSFW", DEV_SFW, (want_map){U8, 3, {256, 4, 3}, {256, 1024}, {256, 2, 2}, SW(NONE), L2(L2_256B)});
-    expect_map(&l, "p_tmY", DEV_Y, (want_map){BF16, 2, {264, 200}, {528}, {32, 64}, SW(64B), L2(NONE)});
+    expect_map(&l, "p_tmY", DEV_Y, (want_map){BF16, 2, {264, 200}, {528}, {64, 64}, SW(128B), L2(NONE)});
     expect_map(&l, "p_tmL", DEV_L, (want_map){BF16, 2, {128, 200}, {272}, {16, 128}, SW(32B), L2(L2_128B)});
     expect_map(&l, "p_tmU", DEV_U, (want_map){BF16, 2, {128, 264}, {256}, {16, 256}, SW(32B), L2(L2_128B)});
     cr_expect_eq(u32_at(&l, "p_num_k_stages"), 2);
@@ -292,8 +291,8 @@ Test(abi, fused_mxfp4_strided_lowrank_without_beta)
     cr_expect_eq(u32_at(&l, "p_lora_deschi"), 0xC0000010u);
     cr_expect_eq(rec.cfg.gridDimX, 4);
     cr_expect_eq(rec.cfg.sharedMemBytes, 223232,
-                 "3 stages of 26112 B + 512 B ring alignment + 3 x 32768 transform + 2 x 8192 writeback "
-                 "+ 1024 fixed + 4096 wc/beta slices + 2 x 12288 L/U: %u",
+                 "3 stages of 26112 B + 512 B ring alignment + 3 x 32768 transform + 16384 writeback "
+                 "(one buffer) + 1024 fixed + 4096 wc/beta slices + 2 x 12288 L/U: %u",
                  rec.cfg.sharedMemBytes);
 }
 

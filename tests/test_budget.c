@@ -320,7 +320,7 @@ Test(budget, transform_slots_are_2_or_3_on_sm90_only)
 /* ---- configuration 5: sm_90a MXFP4 256x256x256 c2 fused r=64 affine ---------
  * m_cta = 128, kb = 256/128 = 2: A = 128*128 = 16384; SFA = 1*2*512 = 1024;
  *   W = 256*128 = 32768 (whole in each CTA); SFW = 2*2*512 = 2048; per stage 52224
- *   W bf16 32768 x 2 = 65536; epilogue 8192 x 2 (two 32-column buffers in the sm_90a fused family);
+ *   W bf16 32768 x 2 = 65536; epilogue 16384 x 1 (one buffer in the sm_90a fused family);
  *   wc and beta slices, one pair per consumer warpgroup: 2 x 2 x 256 x 4 = 4096
  *   rc 64 (1 stage: L 16384 + U 32768 = 49152):
  *     (232448-1024-16384-65536-4096-49152)/52224 = 96256/52224 = 1 -> halve
@@ -346,7 +346,7 @@ Test(budget, sm90_mxfp4_pair_fused_split_equals_naive)
         expect_row(&b, FP4LR_OBJ_U, 8192, 8192, 3);
         cr_assert_eq(b.lora_chunk, 16);
         expect_row(&b, FP4LR_OBJ_AFFINE, 4096, 4096, 1);
-        expect_row(&b, FP4LR_OBJ_EPILOGUE, 8192, 8192, 2); /* two 32-column buffers */
+        expect_row(&b, FP4LR_OBJ_EPILOGUE, 16384, 16384, 1);
         cr_assert_null(fp4lr_budget_row_find(&b, FP4LR_OBJ_ALIGN));
         cr_assert_eq(b.total_bytes, 228352);
         cr_assert_eq(b.slack, 4096);
@@ -730,7 +730,7 @@ Test(arch, names_and_capacities)
  * sm_90a MXFP4 128x256x128: a stage is 8192 + 512 + 16384 + 1024 = 26112 B, half a
  * KiB short of 26 KiB, so odd stage counts leave 512 B before the 1024-aligned
  * transform ring.  Fused r = 1024 without the affine, 3 stages forced:
- *   78336 + 512 pad + 65536 + 16384 (two 8 KiB writeback buffers) + 1024 + 4096 (wc / beta
+ *   78336 + 512 pad + 65536 + 16384 (one writeback buffer) + 1024 + 4096 (wc / beta
  *   slices) = 165888 (the kernel's low-rank ring offset)
  *   + 2 low-rank stages of rc 32 (8192 + 16384) = 215040. */
 Test(budget, sm90_mxfp4_odd_stages_pad_the_main_ring)
@@ -766,7 +766,7 @@ static void expect_rings(const fp4lr_budget *b, int transform, int main, int chu
  * sm_90a NVFP4 fused r = 128, affine: L chunk 128 x rc x 2, U chunk 256 x rc x 2 (rc = 16:
  * 4096 + 8192 = 12288 a slot; rc = 32: 24576).  The solver alone takes 3 transform slots and
  * shrinks the chunk to 16 ranks so that 3 main stages fit beside them: room = 232448 - 1024
- * fixed - 2 x 8192 writeback - 98304 transform - 4096 wc/beta - 2 x 12288 = 88064 -> 3 main
+ * fixed - 16384 writeback - 98304 transform - 4096 wc/beta - 2 x 12288 = 88064 -> 3 main
  * stages (82944), 5120 left (no third low-rank slot); total 227328 (measured on the H200,
  * e36a593: NVFP4 fused r = 128 +3.3 % against 2 transform slots with 2 slots of 32 ranks).
  * Forced 2 transform slots: 3 main stages, 2 slots of a 32-rank chunk (219136 B).  The 3-slot

@@ -232,6 +232,18 @@ Test(wprep_plan, inline_conversion_plans)
     pl = plan_ok(fused, &in);
     cr_expect_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4");
     cr_expect_not_null(fp4lr_budget_row_find(&pl.budget, FP4LR_OBJ_XSTAGE));
+    /* the fused _x kernels' writeback: two 32-column buffers (8 KiB), where the other fused
+     * kernels have one of 64 columns (16 KiB) */
+    const fp4lr_budget_row *wb = fp4lr_budget_row_find(&pl.budget, FP4LR_OBJ_EPILOGUE);
+    cr_assert_not_null(wb);
+    cr_expect_eq(wb->bytes_cta, 8192);
+    cr_expect_eq(pl.budget.stages_wb, 2);
+    fp4lr_plan_opts on = {.w_prep = FP4LR_WPREP_ON};
+    const fp4lr_plan pw = plan_ok(fused, &on);
+    wb = fp4lr_budget_row_find(&pw.budget, FP4LR_OBJ_EPILOGUE);
+    cr_assert_not_null(wb);
+    cr_expect_eq(wb->bytes_cta, 16384, "%s", pw.entry);
+    cr_expect_eq(pw.budget.stages_wb, 1, "%s", pw.entry);
     fused.format = FP4LR_MXFP4;
     fused.r = 1024;
     cr_expect_str_eq(plan_ok(fused, &in).entry, "fp4lr_sm90a_mxfp4_fused_m128n256k128_c1_s3_x4");

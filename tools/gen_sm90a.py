@@ -220,17 +220,20 @@ CWG0, CWG1 = ("WG2", "WG3") if TW8 else ("WG1", "WG2")
 # entry name then ends in _t3.  Measured (H100, b739920, NVFP4 dense, same run): 3 slots with
 # 3 main stages +5 % against 2 slots with 4.
 TSLOTS = 2
-# Writeback staging: 2 buffers of BM x EPI_COLS bf16 (host/budget.c charges the same).  The
-# fused family had one 16 KiB buffer since b739920 (measured then, on the slower _t kernels:
-# one buffer cost the dense kernel 0.5 % and the fused kernel nothing), which frees the 16 KiB
-# that the wc / beta slices and a third low-rank or main stage need; since ed55e4c those
-# 16 KiB are two buffers of half the width (EPI_COLS, below).
+# Writeback staging: WB_STAGES buffers of BM x EPI_COLS bf16 (set per kernel by emit_kernel;
+# host/budget.c charges the same): two 64-column buffers in the dense family; in the fused
+# family 16 KiB, which leaves the room that the wc / beta slices and a third low-rank or main
+# stage need: one 64-column buffer (measured on the H200 at b739920, _t kernels: one buffer
+# cost the dense kernel 0.5 % and the fused kernel nothing), and in the fused _x kernels two
+# 32-column buffers (EPI_COLS below; A/B against one buffer, H200, 2 rounds, ed55e4c: r = 32
+# +1.0-1.5 % on the Qwen and flux-fc1 shapes, 1.003x over the 13 fused shapes, but r = 128,
+# whose plans take the _w kernels, 0.988-0.993x: so those keep one).
 WB_STAGES = 2
-# The epilogue's chunk width in tile columns (set per kernel by emit_kernel): 64 in the dense
-# family (16 KiB buffers, 128-byte staging rows, swizzle 128B); 32 in the fused family, whose
-# 16 KiB are two 8 KiB buffers (64-byte rows and swizzle 64B in the plain epilogue, half as
-# many 128-byte rows in the transposed one), so that a chunk's staging overlaps the previous
-# chunk's store instead of waiting for it to be read.
+# The epilogue's chunk width in tile columns (set per kernel by emit_kernel): 64 (16 KiB
+# buffers, 128-byte staging rows, swizzle 128B); 32 in the fused _x kernels, whose 16 KiB are
+# two 8 KiB buffers (64-byte rows and swizzle 64B in the plain epilogue, half as many 128-byte
+# rows in the transposed one), so that a chunk's staging overlaps the previous chunk's store
+# instead of waiting for it to be read.
 EPI_COLS = 64
 AFF_SLICE = 2 * 256 * 4   # fused: one WG's wc and beta slices of a tile (256 fp32 each)
 
@@ -477,7 +480,7 @@ def wb_doc(L):
         what = f"{EPI_COLS} rows (tile columns) x {BM // 2} bf16 (a WG's tile rows) per WG"
     else:
         what = f"{BM} x {EPI_COLS} bf16"
-    return f"""//   [{L['wb']:6d} + b*{L['wbuf']}]  writeback staging, {WB_STAGES} buffers of {what}, swizzle {epi_swizzle()}
+    return f"""//   [{L['wb']:6d} + b*{L['wbuf']}]  writeback staging, {WB_STAGES} buffer{"s" if WB_STAGES > 1 else ""} of {what}, swizzle {epi_swizzle()}
 //                                   ({CWG0}'s half at +0, {CWG1}'s at +{L['wbuf'] // 2})"""
 
 
@@ -643,8 +646,8 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     CL = cluster
     FUSED = family == "fused"
     global EPI_COLS
-    WB_STAGES = 2
-    EPI_COLS = 32 if FUSED else 64
+    WB_STAGES = 1 if FUSED and not xconv else 2
+    EPI_COLS = 32 if FUSED and xconv else 64
     TSLOTS = tslots
     F16 = fmt == "nvfp4" and "bf16" not in EXPERIMENTS
     # Measured on the H200 (flux-qkv NVFP4): c1 480 TFLOP/s, c2 with both CTAs converting
