@@ -393,7 +393,7 @@ Test(sm90a_instances, experiment_flags_are_checked)
 #define XSELF_CHECK "grep -q 'first fill (xself)' $f && " \
                     "test $(grep -c 'mbarrier.arrive.shared::cta.b64 _, \\[%bar_tfull+' $f) -eq 4 && " \
                     "grep -q 'xself: the consumers convert the first unit' $f"
-#define NOXSELF_CHECK "! grep -q 'xself' $f && ! grep -q 'xpre' $f && ! grep -q 'fp4lr_tline' $f && ! grep -q 'xstag' $f"
+#define NOXSELF_CHECK "! grep -q 'xself' $f && ! grep -q 'xpre' $f && ! grep -q 'fp4lr_tline' $f && ! grep -q 'xstag' $f && ! grep -q 'cstag' $f"
 #define XPRE_CHECK "case $f in *nvfp4*) grep -q 'xpre: pass 1.s loads now' $f;; *) ! grep -q 'xpre' $f;; esac"
 Test(sm90a_instances, committed_kernels_have_no_opt_in_experiment)
 {
@@ -448,6 +448,23 @@ Test(sm90a_instances, xstag_experiment_builds, .timeout = 180)
         "grep -q 'waits 1000 ns' $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4.ptx && "
         "! grep -q xstag $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_w4.ptx");
     cr_expect_eq(rc, 0, "the xstag experiment does not build (or lacks its code)");
+}
+
+/* cstag / cstagl (opt-in measurement): the second consumer warpgroup waits 1 / 2 us once, after
+ * its first W slot is full; every kernel but the MXFP4 fused _x (not _yt), which spills with it,
+ * builds clean and has the out-of-line wait and its one branch in the K loop. */
+Test(sm90a_instances, cstag_experiment_builds, .timeout = 180)
+{
+    int rc = run_in_tmpdir(
+        "sh tools/experiment_build.sh cstagl $D/a '*_x4*' > /dev/null && "
+        "test $(ls $D/a/sm90a/*.cubin | wc -l) -eq 12 && n=0 && "
+        "for f in $D/a/sm90a/*.ptx; do case $f in *mxfp4_fused*_x4.ptx) ! grep -q cstag $f || exit 1; continue;; esac; "
+        "grep -q 'cstag: 2000 ns once, after the first W slot is full' $f && "
+        "test $(grep -c '@%pcst bra L_cstag;' $f) -eq 1 && "
+        "grep -q 'setp.eq.u32 %pcst, %r42, 1;' $f || exit 1; n=$((n+1)); done && test $n -eq 10 && "
+        "FP4LR_GEN_EXPERIMENT=cstag python3 tools/gen_sm90a.py --outdir $D/b > /dev/null && "
+        "grep -q 'cstag: 1000 ns once' $D/b/fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_w4.ptx");
+    cr_expect_eq(rc, 0, "the cstag experiment does not build (or lacks its code)");
 }
 
 /* The probes of xself's racecheck failure (xselffence2, xselfdelay; xselfmbar) build and pass

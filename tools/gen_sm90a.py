@@ -27,7 +27,7 @@ EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "xself", "xself1", "xpre", "xselffence2", "xselfdelay", "xselfmbar",
-                     "xkeep", "skbulk", "xstag", "xstagl"}
+                     "xkeep", "skbulk", "xstag", "xstagl", "cstag", "cstagl"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -206,6 +206,19 @@ XPRE = "xpre" in EXPERIMENTS
 # first round (the timeline: a unit's release waits 1.5-2 us for its stores).
 XSTAG_NS = 2000 if "xstagl" in EXPERIMENTS else 1000 if "xstag" in EXPERIMENTS else 0
 XSTAG_UNITS = 128
+# Staggered consumers (FP4LR_GEN_EXPERIMENT=cstag, 1 us / cstagl, 2 us; every kernel): the
+# second consumer warpgroup waits that long after its first W slot is full, once a launch,
+# so that the two warpgroups run offset: one's epilogue (and, fused, affine and low-rank)
+# under the other's K loop, the tensor cores never idle for both at once.  Nothing else
+# changes: a slot or stage is released only when both warpgroups have used it, so the
+# leader runs at most TSLOTS - 1 chunks ahead (the ring bounds the offset).  Measured
+# (97ea1f1, H200, 7 shapes, 2 rounds): cstag 0.998-1.010, cstagl 0.991-1.002 (SANA -1.3 to
+# -3.2 %): the offset does not pay; opt-in (bench/results/experiments/README.md).
+CSTAG_NS = 2000 if "cstagl" in EXPERIMENTS else 1000 if "cstag" in EXPERIMENTS else 0
+CSTAG_ON = 0   # set per kernel by emit_kernel
+CSTAG_SETUP = ("\t.reg .pred %pcst;\n\t.reg .b64 %cst0, %cst1;\n"
+               "\tsetp.eq.u32 %pcst, %r42, 1;                // cstag: the second consumer WG waits once\n"
+               if CSTAG_NS else "")
 XSELF_BATCH = 4   # chunks whose loads are issued together (all: one memory latency)
 XSELF_ON = False  # set per kernel by emit_kernel
 XPRE_ON = False   # likewise
@@ -639,6 +652,9 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     # the MXFP4 fused _yt consumer spills 4 bytes with it (ptxas 13.0, 32-column epilogue
     # chunks): the _x kernels but that one
     SKBULK_ON = SKBULK and xconv and not (fmt == "mxfp4" and family == "fused" and yt)
+    # the MXFP4 fused _x kernel (not _yt) spills 8 bytes with cstag's predicate
+    global CSTAG_ON
+    CSTAG_ON = CSTAG_NS and not (fmt == "mxfp4" and family == "fused" and xconv and not yt)
     global XPRE_ON
     # MXFP4's converters (two conversion paths at 56 registers) spill with it: NVFP4 only
     XPRE_ON = XPRE and xconv and fmt == "nvfp4"
@@ -1842,15 +1858,9 @@ L_xconv:""")
     if XSTAG_NS:
         e(f"""\t// xstag: a warp whose first unit comes after the first {XSTAG_UNITS} waits {XSTAG_NS} ns first
 \tsetp.lt.u32 %px, %xu, {XSTAG_UNITS};
-\t@%px bra L_xstag_done;
-\tmov.u64 %rd5, %globaltimer;
-L_xstag_wait:
-\tnanosleep.u32 128;
-\tmov.u64 %rd6, %globaltimer;
-\tsub.u64 %rd6, %rd6, %rd5;
-\tsetp.lt.u64 %px, %rd6, {XSTAG_NS};
-\t@%px bra L_xstag_wait;
-L_xstag_done:""")
+\t@%px bra L_xstag_done;""")
+        spin_ns(e, "L_xstag_wait", XSTAG_NS, 128, "%rd5", "%rd6", "%px")
+        e("L_xstag_done:")
     if TLINE:
         e("\t.reg .b32 %tlv;\n\tmov.u32 %tlv, 1;")
     e(f"""L_x_unit:
@@ -2576,6 +2586,18 @@ L_lr_chunk:
 L_lr_done:""")
 
 
+def spin_ns(e, label, ns, nap, t0, t1, pred):
+    """Measurement flags' wait: spin on %globaltimer until `ns` nanoseconds have passed
+    (nanosleep `nap` between reads); leaves `pred` false."""
+    e(f"""\tmov.u64 {t0}, %globaltimer;
+{label}:
+\tnanosleep.u32 {nap};
+\tmov.u64 {t1}, %globaltimer;
+\tsub.u64 {t1}, {t1}, {t0};
+\tsetp.lt.u64 {pred}, {t1}, {ns};
+\t@{pred} bra {label};""")
+
+
 def emit_consumer(e, fmt, stages, L):
     xr = [f"%xr{i}" for i in range(8)]
     xq = [f"%xq{i}" for i in range(8)]
@@ -2595,7 +2617,7 @@ L_consumer:
     e(f"""\tld.param.f32 %alpha, [p_alpha];
 \tsub.u32 %r40, %thr, {TRANSFORM_THREADS};
 \tshr.u32 %r42, %r40, 7;                     // consumer WG index 0/1
-\tand.b32 %r43, %r40, 127;                   // thread in WG
+{CSTAG_SETUP if CSTAG_ON else ""}\tand.b32 %r43, %r40, 127;                   // thread in WG
 \tshr.u32 %r44, %r43, 5;                     // warp in WG
 \tshl.b32 %r20, %r42, 6;
 \tshl.b32 %r45, %r44, 4;
@@ -2680,6 +2702,8 @@ L_c_k:""")
         e("""\tmul.lo.u32 %r12, %t, 8;
 \tadd.u32 %r13, %bar_tfull, %r12;""")
         e.wait("%r13", "%tph", "tfull")
+        if h == 0 and CSTAG_ON:
+            e("\t@%pcst bra L_cstag;\nL_cstag_back:")
         if h == 0 and TLINE:
             tline(e, 1, TRANSFORM_THREADS, "%tlf")
             e("\tmov.u32 %tlf, 0;")
@@ -2751,8 +2775,13 @@ L_c_k:""")
     if TLINE:
         e("\tadd.u32 %tlu, %tlu, 4;\n\tmin.u32 %tlu, %tlu, 22;")
     unit_next(e, CUR, "c", bounds=True)
-    e("""\tbra L_c_tile;
-L_c_done:""")
+    e("\tbra L_c_tile;")
+    if CSTAG_ON:
+        e(f"""L_cstag:
+\t// cstag: {CSTAG_NS} ns once, after the first W slot is full (out of line: never falls through)""")
+        spin_ns(e, "L_cstag_wait", CSTAG_NS, 64, "%cst0", "%cst1", "%pcst")
+        e("\tbra L_cstag_back;")
+    e("L_c_done:")
     tline(e, 26, TRANSFORM_THREADS)
     e("""\t// the last bulk stores must finish reading shared memory before the CTA exits
 \tsetp.eq.u32 %p0, %r43, 0;
