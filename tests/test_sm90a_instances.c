@@ -290,10 +290,13 @@ Test(sm90a_instances, committed_kernels_have_the_measured_layout)
                     "grep -q 'fence.acq_rel.gpu;' $f && " \
                     "case $f in *mxfp4*) grep -q 'vote.sync.any.pred %pmx' $f;; *) ! grep -q 'pmx' $f;; esac"
 /* The _yt kernels are _x kernels whose epilogue stores the tile transposed: 4 stmatrix .trans
- * x4 a chunk of 64 columns (16; the fused family 4 x2 a chunk of 32 columns, 32) and the bulk
- * store's coordinates exchanged (4 stores; fused 8); no other kernel has either. */
+ * x4 a chunk of 64 columns (16; twice in NVFP4, whose chunks have the folded-alpha code and the
+ * two-multiply code for |alpha| >= 2^100; the fused family 4 x2 a chunk of 32 columns, 32) and
+ * the bulk store's coordinates exchanged (4 stores; fused 8); no other kernel has either. */
 #define YT_CHECK "case $f in *fused*) test $(grep -c 'stmatrix.sync.aligned.m8n8.x2.trans.shared.b16' $f) -eq 32 && " \
                  "test $(grep -c 'bulk_group \\[%tmY, {%r51, %r58}\\]' $f) -eq 8;; " \
+                 "*nvfp4*) test $(grep -c 'stmatrix.sync.aligned.m8n8.x4.trans.shared.b16' $f) -eq 32 && " \
+                 "test $(grep -c 'bulk_group \\[%tmY, {%r51, %r58}\\]' $f) -eq 4;; " \
                  "*) test $(grep -c 'stmatrix.sync.aligned.m8n8.x4.trans.shared.b16' $f) -eq 16 && " \
                  "test $(grep -c 'bulk_group \\[%tmY, {%r51, %r58}\\]' $f) -eq 4;; esac"
 #define NOYT_CHECK "! grep -q 'stmatrix' $f && ! grep -q '%tmY, {%r51, %r58}' $f"
@@ -465,6 +468,23 @@ Test(sm90a_instances, cstag_experiment_builds, .timeout = 180)
         "FP4LR_GEN_EXPERIMENT=cstag python3 tools/gen_sm90a.py --outdir $D/b > /dev/null && "
         "grep -q 'cstag: 1000 ns once' $D/b/fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_w4.ptx");
     cr_expect_eq(rc, 0, "the cstag experiment does not build (or lacks its code)");
+}
+
+/* The NVFP4 accumulators carry 2^-28: every NVFP4 GEMM kernel folds it into alpha where
+ * alpha * 2^28 is finite and keeps the two multiplies behind the test (one test and branch a
+ * 64-column epilogue chunk in the dense family, one before the affine in the fused); MXFP4
+ * (bf16 operands, no 2^-28) has neither the test nor a multiply by 2^28. */
+Test(sm90a_instances, alpha_fold_only_where_the_accumulators_carry_2_pow_minus_28)
+{
+    int rc = system(
+        "for f in ptx/sm90a/fp4lr_sm90a_*_m*.ptx; do "
+        "n=$(grep -c 'testp.finite.f32 %pafold, %alpha28;' $f); "
+        "case $f in *nvfp4_dense*) want=4;; *nvfp4_fused*) want=1;; *) want=0;; esac; "
+        "test $n -eq $want || { echo $f: $n fold tests, want $want >&2; exit 1; }; "
+        "test $(grep -c '@!%pafold bra L_' $f) -eq $want || { echo $f: branch >&2; exit 1; }; "
+        "case $f in *mxfp4*) ! grep -q '0f4D800000' $f || exit 1;; esac; "
+        "done");
+    cr_expect_eq(rc, 0, "the alpha fold is missing, misplaced or in a kernel without 2^-28 (above)");
 }
 
 /* The probes of xself's racecheck failure (xselffence2, xselfdelay; xselfmbar) build and pass

@@ -696,12 +696,16 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
         e(f".visible .global .align 8 .u64 fp4lr_tline[{TLINE_CTAS * TLINE_EVENTS}];\n")
     # the kernel's M x N result C is Y^T in the _yt kernels: Y's map has N rows of M
     ydoc = "{M, N} (Y = C^T: N rows of M)" if YT else "{N, M}"
+    # the store's box: one staging buffer's half (a WG's 64 rows by EPI_COLS columns; _yt:
+    # EPI_COLS Y rows of 64 columns, 128-byte staging rows)
+    ybox = (f"{{64, {EPI_COLS}}}, swizzle 128B" if YT else
+            f"{{{EPI_COLS}, 64}}, swizzle {'128B' if EPI_COLS == 64 else '64B'}")
     e(f""".visible .entry {name}(
 \t.param .align 128 .b8 p_tmA[128],     // A   UINT8 {{K/2, M}}, box {{64, {BM}}}, swizzle 64B
 \t.param .align 128 .b8 p_tmW[128],     {wparam_doc()}
 \t.param .align 128 .b8 p_tmSFA[128],   // SFA UINT8 {{256, 2*KA, ceil(M/128)}}, box {{256, {2*ka}, 1}}
 \t.param .align 128 .b8 p_tmSFW[128],   // SFW UINT8 {{256, 2*KA, ceil(N/128)}}, box {{256, {2*ka}, 2}}
-\t.param .align 128 .b8 p_tmY[128],     // Y   BF16  {ydoc}, box {{64, 64}}, swizzle 128B
+\t.param .align 128 .b8 p_tmY[128],     // Y   BF16  {ydoc}, box {ybox}
 \t.param .u32 p_num_k_stages,          // ceil(K / {BK})
 \t.param .f32 p_alpha,
 \t.param .u32 p_tiles_m,               // ceil(M / {BM * CL}): cluster tiles
@@ -738,6 +742,8 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
 \t.reg .pred %psk;
 \t.reg .f32 %skf<32>;                               // a stream-K owner's partial loads
 """)
+    if alpha_folds():
+        e("\t.reg .f32 %alpha28;                              // alpha * 2^28 (the epilogue's fold)\n\t.reg .pred %pafold;")
     if SKBULK_ON:
         e("\t.reg .b32 %skph;                                  // skbulk: the partial barrier's phase")
     if XCONV:
@@ -1238,6 +1244,45 @@ def unscale(i):
     if F16 and PLACED:
         return f"\tmul.f32 %acc{i}, %acc{i}, 0f4D800000;          // * 2^28 (placed f16 operands)\n"
     return ""
+
+
+# NVFP4 (f16 placed operands): the accumulators hold sum * 2^-28, so alpha * (acc * 2^28) is two
+# multiplies an accumulator.  alpha * 2^28 is exact whenever it is finite (|alpha| < 2^100):
+# then (alpha * 2^28) * acc is the same real number as alpha * (acc * 2^28) and rounds to the
+# same fp32, so one multiply by it gives the same bits.  The epilogue and the affine test it
+# once (alpha_fold_begin) and take the two-multiply code otherwise (alpha >= 2^100, inf, NaN).
+def alpha_folds():
+    """Whether this kernel's accumulators carry 2^-28 (then the alpha fold applies)."""
+    return F16 and PLACED
+
+
+def alpha_fold_begin(e, tag):
+    """%alpha28 = alpha * 2^28; branch to L_{tag}_slow unless it is finite (every thread
+    takes the same path: alpha is a parameter)."""
+    e(f"""\t// alpha * 2^28 once: exact while finite, then one multiply an accumulator gives the
+\t// bits of alpha * (acc * 2^28); otherwise (|alpha| >= 2^100, inf, NaN) the two multiplies
+\tmul.f32 %alpha28, %alpha, 0f4D800000;
+\ttestp.finite.f32 %pafold, %alpha28;
+\t@!%pafold bra L_{tag}_slow;""")
+
+
+def alpha_mul(i, dst, folded):
+    """dst = alpha * (acc_i * 2^28) (NVFP4) / alpha * acc_i: folded uses %alpha28."""
+    if folded:
+        return f"\tmul.f32 {dst}, %acc{i}, %alpha28;\n"
+    return f"{unscale(i)}\tmul.f32 {dst}, %acc{i}, %alpha;\n"
+
+
+def alpha_paths(e, tag, body):
+    """body(folded) emitted twice behind alpha_fold_begin where the fold applies, else once."""
+    if not alpha_folds():
+        body(False)
+        return
+    alpha_fold_begin(e, tag)
+    body(True)
+    e(f"\tbra L_{tag}_done;\nL_{tag}_slow:")
+    body(False)
+    e(f"L_{tag}_done:")
 
 
 def fp4x8_to(e, w, outs, tmp, undo=True):
@@ -2481,14 +2526,13 @@ L_lpf_done:
 \tbar.warp.sync 0xffffffff;""")
 
 
-def affine_group(e, jj):
+def affine_group(e, jj, folded):
     """acc = fma(alpha * acc, wc, beta) on accumulators 4jj..4jj+3 (columns n, n+1 for
-    rows r and r+8), wc in %f4/%f5, beta in %f6/%f7."""
+    rows r and r+8), wc in %f4/%f5, beta in %f6/%f7; folded: alpha * 2^28 in %alpha28."""
     for k in range(4):
         i = 4 * jj + k
         w, b = ("%f4", "%f6") if k % 2 == 0 else ("%f5", "%f7")
-        e(f"""{unscale(i)}\tmul.f32 %acc{i}, %acc{i}, %alpha;
-\tfma.rn.f32 %acc{i}, %acc{i}, {w}, {b};""")
+        e(f"""{alpha_mul(i, f"%acc{i}", folded)}\tfma.rn.f32 %acc{i}, %acc{i}, {w}, {b};""")
 
 
 def emit_affine_and_lowrank(e, L):
@@ -2512,18 +2556,22 @@ def emit_affine_and_lowrank(e, L):
 \tld.shared.f32 %f5, [%r50+32];
 \tld.shared.f32 %f6, [%r50+1024];
 \tld.shared.f32 %f7, [%r50+1056];""")
-        for i in range(128):
-            w, b = ("%f4", "%f6") if i % 4 < 2 else ("%f5", "%f7")
-            e(f"""{unscale(i)}\tmul.f32 %acc{i}, %acc{i}, %alpha;
-\tfma.rn.f32 %acc{i}, %acc{i}, {w}, {b};""")
+        def rows_body(folded):
+            for i in range(128):
+                w, b = ("%f4", "%f6") if i % 4 < 2 else ("%f5", "%f7")
+                e(f"""{alpha_mul(i, f"%acc{i}", folded)}\tfma.rn.f32 %acc{i}, %acc{i}, {w}, {b};""")
+        alpha_paths(e, "aff", rows_body)
     else:
         e(f"""\tshl.b32 %r51, %r21, 3;
 \tadd.u32 %r50, %r50, %r51;
 \tadd.u32 %r50, %r50, {L['aff']};                 // wc[2c] of the slice; beta at +1024""")
-        for jj in range(32):
-            e(f"""\tld.shared.v2.f32 {{%f4, %f5}}, [%r50+{32 * jj}];           // wc of columns 2c + 8*{jj}, +1
+
+        def cols_body(folded):
+            for jj in range(32):
+                e(f"""\tld.shared.v2.f32 {{%f4, %f5}}, [%r50+{32 * jj}];           // wc of columns 2c + 8*{jj}, +1
 \tld.shared.v2.f32 {{%f6, %f7}}, [%r50+{1024 + 32 * jj}];""")
-            affine_group(e, jj)
+                affine_group(e, jj, folded)
+        alpha_paths(e, "aff", cols_body)
     e("""\t// ---- low-rank: acc += L . U^T, chunk by chunk through the ring ----
 \tmov.u32 %r53, 0;                          // chunk
 \tmul.lo.u32 %r54, %r42, %lrowb;
@@ -3006,24 +3054,27 @@ def emit_epilogue(e, L):
 {EPI_WG_FIRST_ROW.format("first row of the WG's store")}""")
     for q in range(epi_chunks()):
         epilogue_chunk_begin(e, q, L)
-        for j in range(EPI_COLS // 8):
-            i = EPI_COLS // 2 * q + 4 * j
-            if FUSED:   # alpha was applied with the affine
-                e(f"""\tcvt.rn.bf16x2.f32 %r55, %acc{i+1}, %acc{i};
+
+        def chunk_body(folded, q=q):
+            for j in range(EPI_COLS // 8):
+                i = EPI_COLS // 2 * q + 4 * j
+                if FUSED:   # alpha was applied with the affine
+                    e(f"""\tcvt.rn.bf16x2.f32 %r55, %acc{i+1}, %acc{i};
 \tcvt.rn.bf16x2.f32 %r56, %acc{i+3}, %acc{i+2};""")
-            else:
-                e(f"""{unscale(i)}{unscale(i+1)}{unscale(i+2)}{unscale(i+3)}\tmul.f32 %f0, %acc{i}, %alpha;
-\tmul.f32 %f1, %acc{i+1}, %alpha;
-\tmul.f32 %f2, %acc{i+2}, %alpha;
-\tmul.f32 %f3, %acc{i+3}, %alpha;
-\tcvt.rn.bf16x2.f32 %r55, %f1, %f0;
+                else:
+                    e("".join(alpha_mul(i + k, f"%f{k}", folded) for k in range(4)) +
+                      """\tcvt.rn.bf16x2.f32 %r55, %f1, %f0;
 \tcvt.rn.bf16x2.f32 %r56, %f3, %f2;""")
-            e(f"""
+                e(f"""
 \txor.b32 %r57, %r48, {j};
 \tshl.b32 %r57, %r57, 4;
 \tadd.u32 %r57, %r57, %r54;
 \tst.shared.b32 [%r57], %r55;                 // row r
 \tst.shared.b32 [%r57+{16 * EPI_COLS}], %r56;            // row r+8 (same swizzle phase)""")
+        if FUSED:
+            chunk_body(False)
+        else:
+            alpha_paths(e, f"epi{q}", chunk_body)
         epilogue_chunk_store(e, q, "%r58, %r51")
 
 
@@ -3071,13 +3122,14 @@ def emit_epilogue_transposed(e, L):
             epilogue_chunk_store(e, q, "%r51, %r58")
             continue
         assert EPI_COLS == 64   # the dense family's four x4 matrices a chunk
-        for p in range(4):
-            for k, reg in enumerate(regs):
-                i = 32 * q + 8 * p + 2 * k
-                e(f"""{unscale(i)}{unscale(i+1)}\tmul.f32 %f{2*k}, %acc{i}, %alpha;
-\tmul.f32 %f{2*k+1}, %acc{i+1}, %alpha;
-\tcvt.rn.bf16x2.f32 {reg}, %f{2*k+1}, %f{2*k};""")
-            e(f"\tstmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%r54+{2048 * p}], {{{', '.join(regs)}}};")
+
+        def chunk_body(folded, q=q):
+            for p in range(4):
+                for k, reg in enumerate(regs):
+                    i = 32 * q + 8 * p + 2 * k
+                    e(f"""{alpha_mul(i, f"%f{2*k}", folded)}{alpha_mul(i + 1, f"%f{2*k+1}", folded)}\tcvt.rn.bf16x2.f32 {reg}, %f{2*k+1}, %f{2*k};""")
+                e(f"\tstmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%r54+{2048 * p}], {{{', '.join(regs)}}};")
+        alpha_paths(e, f"epi{q}", chunk_body)
         epilogue_chunk_store(e, q, "%r51, %r58")
 
 
