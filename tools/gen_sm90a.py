@@ -2556,6 +2556,7 @@ def emit_affine_and_lowrank(e, L):
 \tld.shared.f32 %f5, [%r50+32];
 \tld.shared.f32 %f6, [%r50+1024];
 \tld.shared.f32 %f7, [%r50+1056];""")
+
         def rows_body(folded):
             for i in range(128):
                 w, b = ("%f4", "%f6") if i % 4 < 2 else ("%f5", "%f7")
