@@ -43,6 +43,9 @@ void fp4lr_bench_usage(FILE *f)
             "                    kernel's idle warps convert W while it runs)\n"
             "  --swap S          sm_90a one-CTA rows (dense, fused): auto (default: on when M < %d <= N), on (the\n"
             "                    kernel computes Y^T = W.A^T, converting A once inside it: _yt) or off\n"
+            "  --tile-n W        sm_90a swapped rows: the kernel's tile width, auto (default: 160 where the\n"
+            "                    256-wide grid is under one wave of the GPU's SMs and the 160-wide one fits\n"
+            "                    in one), 256 or 160 (rows that do not swap refuse 160)\n"
             "  --sweep-stages    also run every main stage count from 1 to the solver's (dense, dense-c2,\n"
             "                    fused; on sm_90a at 2 transform slots when the solver's plan has 3, and\n"
             "                    the one-CTA rows with the W transform unless --w-prep on);\n"
@@ -195,6 +198,14 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
             if (sw < 0)
                 return bad(err, errlen, "--swap %s: expected auto, on or off", v);
             o->swap = (fp4lr_swap)sw, i++;
+        } else if (!strcmp(a, "--tile-n")) {
+            if (v && !strcmp(v, "auto"))
+                o->tile_n = 0;
+            else if (v && (!strcmp(v, "256") || !strcmp(v, "160")))
+                o->tile_n = atoi(v);
+            else
+                return bad(err, errlen, "--tile-n %s: expected auto, 256 or 160", v ? v : "(missing)");
+            i++;
         } else if (!strcmp(a, "--schedule")) {
             const int sch = fp4lr_schedule_parse(v);
             if (sch < 0)
@@ -432,7 +443,7 @@ static fp4lr_status variant_jobs(fp4lr_bench_jobs *j, const fp4lr_bench_opts *o,
     if (v == FP4LR_BENCH_DENSE || v == FP4LR_BENCH_FUSED)
         po.w_prep = o->sweep_stages && o->w_prep == FP4LR_WPREP_AUTO ? FP4LR_WPREP_OFF : o->w_prep;
     if ((v == FP4LR_BENCH_DENSE || v == FP4LR_BENCH_FUSED) && t->arch == FP4LR_ARCH_SM90A) /* one-CTA rows */
-        po.swap = o->swap;
+        po.swap = o->swap, po.tile_n = o->tile_n;
     if (t->arch == FP4LR_ARCH_SM90A)
         po.force_transform_stages = o->force_transform_slots;
     if (p.r > 0)

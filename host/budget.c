@@ -262,7 +262,9 @@ static obj_sizes size_objects(const fp4lr_budget_req *r)
     const int64_t slice = 2 * (int64_t)r->tile_n * (int64_t)sizeof(float);
     const int64_t slices = sm100 ? 1 : s.m_cta / 64;
     s.affine = unsplit(r->family == FP4LR_FAMILY_FUSED ? slices * slice : 0);
-    const int narrow_wb = !sm100 && r->family == FP4LR_FAMILY_FUSED && r->w_inline;
+    /* sm_90a: 32-column epilogue chunks in the fused _x kernels and wherever the tile width is
+     * no multiple of 64 (the narrow _yt tile, 160) */
+    const int narrow_wb = !sm100 && ((r->family == FP4LR_FAMILY_FUSED && r->w_inline) || r->tile_n % 64 != 0);
     s.epilogue = unsplit((int64_t)s.m_cta * (narrow_wb ? WB_CHUNK_BYTES_SM90A_FUSED_X : WB_CHUNK_BYTES));
     return s;
 }

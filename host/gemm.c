@@ -136,7 +136,7 @@ static fp4lr_status wprep_run(fp4lr_runtime *rt, const fp4lr_plan *plan, const f
     FP4LR_TRY(fp4lr_sm90a_wprep_launch(rt->ctx, k->fn, p, dev, rt->wprep.ptr, stream));
     /* recorded now too, so that a launch after a failure below still waits for this one */
     FP4LR_TRY(workspace_used(rt, &rt->wprep, stream));
-    return fp4lr_sm90a_wprep_tmap(rt->ctx, p, rt->wprep.ptr, tmW);
+    return fp4lr_sm90a_wprep_tmap(rt->ctx, p, rt->wprep.ptr, FP4LR_SM90A_TILE_N, tmW);
 }
 
 /* The _x launch's conversion order (sm90a_xorder.h): one of the runtime's
@@ -150,11 +150,14 @@ static fp4lr_status xorder_setup(fp4lr_runtime *rt, const fp4lr_plan *plan, CUst
     const int tn = (int)prm->tiles_n, nks = (int)prm->num_k_stages;
     const int band = fp4lr_sm90a_xorder_band(fp4lr_sm90a_grid(plan, prm, max_ctas), (int)prm->tiles_m,
                                              (int)prm->group, tn);
-    const size_t items = (size_t)tn * (size_t)nks;
+    /* the narrow tile's table has an entry a converter unit (sm90a_xorder.h); key band < 0 */
+    const int units = plan->tile_n == FP4LR_SM90A_TILE_N ? 1 : plan->tile_n / 32;
+    const int key2 = units == 1 ? band : -band;
+    const size_t items = (size_t)tn * (size_t)nks * (size_t)units;
     int slot = 0;
     for (int i = 0; i < FP4LR_RUNTIME_XORDER_SLOTS; i++) {
         const fp4lr_xorder_slot *x = &rt->xorder[i];
-        if (x->ws.epoch && x->key[0] == tn && x->key[1] == nks && x->key[2] == band) {
+        if (x->ws.epoch && x->key[0] == tn && x->key[1] == nks && x->key[2] == key2) {
             slot = i;
             break;
         }
@@ -167,12 +170,15 @@ static fp4lr_status xorder_setup(fp4lr_runtime *rt, const fp4lr_plan *plan, CUst
     prm->x_order = w->ptr;
     *used = w;
     x->last_use = ++rt->xorder_clock;
-    if (w->epoch && x->key[0] == tn && x->key[1] == nks && x->key[2] == band)
+    if (w->epoch && x->key[0] == tn && x->key[1] == nks && x->key[2] == key2)
         return fp4lr_ok();
     uint32_t *order = malloc(items * sizeof *order);
     if (!order)
         return fp4lr_fail(FP4LR_E_NOMEM, "host_alloc", "no host memory for the %zu-item conversion order", items);
-    fp4lr_sm90a_xorder_fill(order, tn, nks, band);
+    if (units == 1)
+        fp4lr_sm90a_xorder_fill(order, tn, nks, band);
+    else
+        fp4lr_sm90a_xorder_fill_units(order, tn, nks, band, units);
     const fp4lr_driver *drv = rt->ctx->drv;
     /* pageable source: staged before the call returns, so it can be freed at once */
     CUresult cr = drv->cuMemcpyHtoDAsync(w->ptr, order, items * sizeof *order, stream);
@@ -181,7 +187,7 @@ static fp4lr_status xorder_setup(fp4lr_runtime *rt, const fp4lr_plan *plan, CUst
     w->epoch = 1; /* the table is this key's */
     x->key[0] = tn;
     x->key[1] = nks;
-    x->key[2] = band;
+    x->key[2] = key2;
     return fp4lr_ok();
 }
 
@@ -216,7 +222,7 @@ static fp4lr_status xconv_setup(fp4lr_runtime *rt, const fp4lr_plan *plan, const
     prm->x_N = (uint32_t)p->N;
     prm->x_K = (uint32_t)p->K;
     FP4LR_TRY(xorder_setup(rt, plan, stream, max_ctas, prm, order));
-    return fp4lr_sm90a_wprep_tmap(rt->ctx, p, rt->wprep.ptr, &prm->tmW);
+    return fp4lr_sm90a_wprep_tmap(rt->ctx, p, rt->wprep.ptr, (uint32_t)plan->tile_n, &prm->tmW);
 }
 
 fp4lr_status fp4lr_runtime_plan(const fp4lr_runtime *rt, const fp4lr_problem *p,
@@ -233,6 +239,8 @@ fp4lr_status fp4lr_runtime_plan(const fp4lr_runtime *rt, const fp4lr_problem *p,
         memset(&o, 0, sizeof o);
     if (o.smem_capacity == 0)
         o.smem_capacity = rt->ctx->max_smem_optin;
+    if (o.sm_count == 0)
+        o.sm_count = rt->ctx->sm_count;
     o.family_target = strcmp(arch_name, "sm100f") == 0;
     return fp4lr_plan_make(p, arch, &o, out);
 }

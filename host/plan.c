@@ -29,6 +29,19 @@ fp4lr_problem fp4lr_problem_swapped(const fp4lr_problem *p)
     return s;
 }
 
+static fp4lr_status plan_kernel(const fp4lr_problem *p, fp4lr_arch arch, const fp4lr_plan_opts *o, int swapped,
+                                fp4lr_plan *out);
+
+int fp4lr_sm90a_narrow_fits(const fp4lr_problem *kp, int sm_count)
+{
+    if (sm_count < 1 || kp->M < 1 || kp->N < 1)
+        return 0;
+    const int64_t rows = (kp->M + 127) / 128;
+    const int64_t wide = rows * ((kp->N + FP4LR_SM90A_TILE_N - 1) / FP4LR_SM90A_TILE_N);
+    const int64_t narrow = rows * ((kp->N + FP4LR_SM90A_TILE_N_NARROW - 1) / FP4LR_SM90A_TILE_N_NARROW);
+    return wide < sm_count && narrow <= sm_count;
+}
+
 /* The swapped plan (plan.h, fp4lr_swap) of p into *out with out->swap_ab set; or, for AUTO
  * where it does not apply (or its kernel is not built, or the kernel's problem has no plan),
  * out->swap_ab = 0 and OK.  `one_cta_sm90a`: the plan's arch and cluster allow it. */
@@ -56,9 +69,18 @@ static fp4lr_status swapped_plan(const fp4lr_problem *p, fp4lr_arch arch, const 
     fp4lr_plan_opts os = *o;
     os.swap = FP4LR_SWAP_OFF;
     os.w_prep = FP4LR_WPREP_INLINE;
-    const fp4lr_status st = fp4lr_plan_make(&ps, arch, &os, out);
+    /* the tile width: the caller's, or AUTO's (plan.h), narrow only onto a built kernel */
+    os.tile_n = o->tile_n ? o->tile_n : fp4lr_sm90a_narrow_fits(&ps, o->sm_count) ? FP4LR_SM90A_TILE_N_NARROW
+                                                                                  : FP4LR_SM90A_TILE_N;
+    fp4lr_status st = plan_kernel(&ps, arch, &os, 1, out);
+    if (!o->tile_n && os.tile_n != FP4LR_SM90A_TILE_N &&
+        (st.code != FP4LR_OK ||
+         !fp4lr_sm90a_yt_built(out->family, out->tile_n, out->budget.stages_main, out->budget.stages_transform))) {
+        os.tile_n = FP4LR_SM90A_TILE_N;
+        st = plan_kernel(&ps, arch, &os, 1, out);
+    }
     const int take = st.code == FP4LR_OK && (o->swap == FP4LR_SWAP_ON ||
-                                             fp4lr_sm90a_yt_built(out->family, out->budget.stages_main,
+                                             fp4lr_sm90a_yt_built(out->family, out->tile_n, out->budget.stages_main,
                                                                   out->budget.stages_transform));
     if (!take) {
         memset(out, 0, sizeof *out);
@@ -74,6 +96,13 @@ static fp4lr_status swapped_plan(const fp4lr_problem *p, fp4lr_arch arch, const 
 
 fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4lr_plan_opts *opts,
                              fp4lr_plan *out)
+{
+    return plan_kernel(p, arch, opts, 0, out);
+}
+
+/* fp4lr_plan_make; `swapped`: p is a swapped plan's kernel problem (its narrow tile allowed). */
+static fp4lr_status plan_kernel(const fp4lr_problem *p, fp4lr_arch arch, const fp4lr_plan_opts *opts, int swapped,
+                                fp4lr_plan *out)
 {
     if (!out)
         return fp4lr_fail(FP4LR_E_INVALID, "NULL_POINTER", "output plan is NULL");
@@ -120,6 +149,13 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
             return fp4lr_ok();
         }
     }
+    /* sm_90a kernels are built 256 wide; a swapped plan's _x kernels also 160 (plan.h) */
+    if (arch == FP4LR_ARCH_SM90A && pl->tile_n != FP4LR_SM90A_TILE_N &&
+        !(pl->tile_n == FP4LR_SM90A_TILE_N_NARROW && swapped))
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "TILE_N",
+                          "sm_90a kernels are %d wide, and %d in a swapped plan (Y^T = W.A^T, _yt kernels); "
+                          "this plan is not swapped and asks tile_n = %d",
+                          FP4LR_SM90A_TILE_N, FP4LR_SM90A_TILE_N_NARROW, pl->tile_n);
     if (o->w_prep == FP4LR_WPREP_INLINE && !wprep_ok)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "W_PREP",
                           "W converted in the kernel (inline) exists for sm90a plans with one CTA; "
@@ -163,7 +199,7 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
     /* AUTO takes only the _x layouts that are built (another shared-memory capacity may solve
      * to one that is not): otherwise the preparation, whose layouts are */
     if (pl->w_inline && o->w_prep == FP4LR_WPREP_AUTO &&
-        !fp4lr_sm90a_xconv_built(pl->family, pl->budget.stages_main, pl->budget.stages_transform)) {
+        !fp4lr_sm90a_xconv_built(pl->family, pl->tile_n, pl->budget.stages_main, pl->budget.stages_transform)) {
         pl->w_inline = req.w_inline = 0;
         FP4LR_TRY(fp4lr_budget_solve(&req, &pl->budget));
     }
@@ -186,7 +222,7 @@ fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4l
     return fp4lr_ok();
 }
 
-int fp4lr_sm90a_xconv_built(fp4lr_family family, int stages_main, int stages_transform)
+int fp4lr_sm90a_xconv_built(fp4lr_family family, int tile_n, int stages_main, int stages_transform)
 {
     /* tools/gen_sm90a.py INSTANCES, the _x rows (tests/test_wprep_plan.c compares) */
     static const struct {
@@ -194,15 +230,19 @@ int fp4lr_sm90a_xconv_built(fp4lr_family family, int stages_main, int stages_tra
         int main, transform;
     } built[] = {{FP4LR_FAMILY_DENSE, 4, 4}, {FP4LR_FAMILY_FUSED, 4, 4}, {FP4LR_FAMILY_FUSED, 3, 4}};
     for (size_t i = 0; i < sizeof built / sizeof built[0]; i++)
-        if (built[i].family == family && built[i].main == stages_main && built[i].transform == stages_transform)
+        if (tile_n == FP4LR_SM90A_TILE_N && built[i].family == family && built[i].main == stages_main &&
+            built[i].transform == stages_transform)
             return 1;
     return 0;
 }
 
-int fp4lr_sm90a_yt_built(fp4lr_family family, int stages_main, int stages_transform)
+int fp4lr_sm90a_yt_built(fp4lr_family family, int tile_n, int stages_main, int stages_transform)
 {
-    /* tools/gen_sm90a.py INSTANCES, the _yt rows (tests/test_swap_plan.c compares): the _x ones */
-    return fp4lr_sm90a_xconv_built(family, stages_main, stages_transform);
+    /* tools/gen_sm90a.py INSTANCES, the _yt rows (tests/test_swap_plan.c compares): the _x ones,
+     * and the narrow tile's 4 main stages beside 5 W slots (both families) */
+    if (tile_n == FP4LR_SM90A_TILE_N_NARROW)
+        return stages_main == 4 && stages_transform == 5;
+    return fp4lr_sm90a_xconv_built(family, tile_n, stages_main, stages_transform);
 }
 
 const char *fp4lr_swap_name(fp4lr_swap s)

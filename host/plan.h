@@ -65,7 +65,7 @@ typedef enum fp4lr_wprep {
 #endif
 /* 1 when an _x kernel (both formats) is built for the family with these main stages and W
  * slots (AUTO takes no other; an explicit INLINE plan names its entry, built or not). */
-int fp4lr_sm90a_xconv_built(fp4lr_family family, int stages_main, int stages_transform);
+int fp4lr_sm90a_xconv_built(fp4lr_family family, int tile_n, int stages_main, int stages_transform);
 
 /* "auto", "on", "off", "inline" (NULL out of range) and back (-1 for an unknown name). */
 const char *fp4lr_wprep_name(fp4lr_wprep w);
@@ -92,11 +92,23 @@ typedef enum fp4lr_swap {
 #define FP4LR_SM90A_SWAP_AUTO_MAX_RANK FP4LR_RANK_MAX
 #endif
 
+/* sm_90a tile widths (the kernel's N).  Every plan takes 256 but a swapped one, which may
+ * take the narrow tile: opts.tile_n = 160, or AUTO (tile_n 0) where the 256-wide grid of the
+ * kernel's problem is under one wave of the device's SMs (opts.sm_count: then stream-K
+ * splits every tile) and the 160-wide grid is at most one wave (one whole tile a CTA), and
+ * its kernel is built; 256 when sm_count is 0 (not known).  sana-out (M = 1024, N = 2240):
+ * 72 tiles of 128 x 256 against 126 of 128 x 160 on 132 SMs. */
+#define FP4LR_SM90A_TILE_N 256
+#define FP4LR_SM90A_TILE_N_NARROW 160
+/* 1 when the narrow tile is AUTO's choice for the kernel's problem kp (M x N) on sm_count SMs. */
+int fp4lr_sm90a_narrow_fits(const fp4lr_problem *kp, int sm_count);
+
 /* "auto", "on", "off" (NULL out of range) and back (-1 for an unknown name). */
 const char *fp4lr_swap_name(fp4lr_swap s);
 int fp4lr_swap_parse(const char *name);
-/* 1 when a _yt kernel (both formats) is built for the family with these stages and W slots. */
-int fp4lr_sm90a_yt_built(fp4lr_family family, int stages_main, int stages_transform);
+/* 1 when a _yt kernel (both formats) is built for the family with this tile width, stages
+ * and W slots. */
+int fp4lr_sm90a_yt_built(fp4lr_family family, int tile_n, int stages_main, int stages_transform);
 /* The problem a swapped plan's kernel sees: M and N exchanged (ldY stays Y's own). */
 fp4lr_problem fp4lr_problem_swapped(const fp4lr_problem *p);
 
@@ -122,6 +134,9 @@ typedef struct fp4lr_plan_opts {
     fp4lr_wprep w_prep;
     /* sm_90a one CTA: the swapped plan (Y^T = W.A^T, _yt kernels); AUTO (0) by default */
     fp4lr_swap swap;
+    /* the device's SM count, for the swapped plan's AUTO tile width (0: not known, 256);
+     * fp4lr_runtime_plan sets it from the device */
+    int sm_count;
 } fp4lr_plan_opts;
 
 #define FP4LR_ENTRY_NAME_LEN 96

@@ -19,16 +19,17 @@
 #include "launch.h"
 #include "tmap_operands.h"
 
-enum { TILE_M = 128, TILE_N = 256, TILE_K = 128 };
-/* the epilogue's chunk width in tile columns (tools/gen_sm90a.py EPI_COLS) */
-enum { SM90A_EPI_COLS = 64, SM90A_EPI_COLS_FUSED_X = 32 };
+enum { TILE_M = 128, TILE_N = FP4LR_SM90A_TILE_N, TILE_K = 128 };
+/* the epilogue's chunk width in tile columns (tools/gen_sm90a.py EPI_COLS): 32 in the fused
+ * _x kernels and in the narrow tile (160 is no multiple of 64) */
+enum { SM90A_EPI_COLS = 64, SM90A_EPI_COLS_NARROW = 32 };
 
 int fp4lr_sm90a_lora_chunk(const fp4lr_plan *plan) { return fp4lr_lowrank_chunk(plan); }
 
 static fp4lr_status lowrank_params(const fp4lr_ctx *ctx, const fp4lr_plan *plan, const fp4lr_args *dev,
                                    fp4lr_sm90a_lora_params *lr)
 {
-    FP4LR_TRY(fp4lr_lowrank_params_fill(ctx, plan, dev, TILE_M, TILE_N, lr));
+    FP4LR_TRY(fp4lr_lowrank_params_fill(ctx, plan, dev, TILE_M, plan->tile_n, lr));
     if (plan->swap_ab) /* the _yt kernels' wc and beta index their rows: p_N is their M */
         lr->N = (uint32_t)plan->problem.M;
     /* wgmma descriptor: swizzle mode (bits 62-63: 1 = 128B, 2 = 64B, 3 = 32B), SBO = 8 rows */
@@ -47,13 +48,15 @@ fp4lr_status fp4lr_sm90a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *pla
     const fp4lr_problem *p = &plan->problem;
     if (plan->arch != FP4LR_ARCH_SM90A)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM90A_PLAN", "plan %s is not an sm_90a plan", plan->entry);
+    const int narrow = plan->tile_n == FP4LR_SM90A_TILE_N_NARROW && plan->cluster == 1 && plan->swap_ab &&
+                       plan->w_inline;
     if ((plan->cluster != 1 && plan->cluster != 2) || plan->tile_m != TILE_M * plan->cluster ||
-        plan->tile_n != TILE_N || plan->tile_k != TILE_K)
+        (plan->tile_n != TILE_N && !narrow) || plan->tile_k != TILE_K)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM90A_DENSE_TILE",
-                          "sm_90a dense kernels exist for tile %dx%dx%d (cluster 1) and %dx%dx%d (cluster 2); "
-                          "the plan asks %dx%dx%d, cluster %d",
-                          TILE_M, TILE_N, TILE_K, 2 * TILE_M, TILE_N, TILE_K, plan->tile_m, plan->tile_n,
-                          plan->tile_k, plan->cluster);
+                          "sm_90a dense kernels exist for tile %dx%dx%d (cluster 1; swapped also %dx%dx%d) and "
+                          "%dx%dx%d (cluster 2); the plan asks %dx%dx%d, cluster %d",
+                          TILE_M, TILE_N, TILE_K, TILE_M, FP4LR_SM90A_TILE_N_NARROW, TILE_K, 2 * TILE_M, TILE_N,
+                          TILE_K, plan->tile_m, plan->tile_n, plan->tile_k, plan->cluster);
     if (p->out != FP4LR_OUT_BF16)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM90A_DENSE_OUT",
                           "sm_90a dense kernels write bf16; %s output is not built yet", fp4lr_out_name(p->out));
@@ -65,9 +68,9 @@ fp4lr_status fp4lr_sm90a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *pla
      * EPI_COLS: two 8 KiB buffers, 64-byte swizzle; transposed, 32 Y rows of 64 columns,
      * 128-byte) */
     const int swap = plan->swap_ab;
-    const uint32_t cols = plan->family == FP4LR_FAMILY_FUSED && plan->w_inline ? SM90A_EPI_COLS_FUSED_X
-                                                                               : SM90A_EPI_COLS;
-    fp4lr_gemm_boxes boxes = {.tile_k = TILE_K, .a_rows = TILE_M, .w_rows = TILE_N,
+    const uint32_t cols = (plan->family == FP4LR_FAMILY_FUSED && plan->w_inline) || narrow ? SM90A_EPI_COLS_NARROW
+                                                                                            : SM90A_EPI_COLS;
+    fp4lr_gemm_boxes boxes = {.tile_k = TILE_K, .a_rows = TILE_M, .w_rows = (uint32_t)plan->tile_n,
                               .fp4_swizzle = CU_TENSOR_MAP_SWIZZLE_64B, .y_cols = swap ? 64 : cols,
                               .y_rows = swap ? cols : 64, .y_transposed = swap,
                               .y_swizzle = !swap && cols == 32 ? CU_TENSOR_MAP_SWIZZLE_64B
@@ -78,7 +81,7 @@ fp4lr_status fp4lr_sm90a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *pla
     out->num_k_stages = (uint32_t)((p->K + TILE_K - 1) / TILE_K);
     out->alpha = dev->alpha;
     out->tiles_m = (uint32_t)((p->M + plan->tile_m - 1) / plan->tile_m); /* cluster tiles */
-    out->tiles_n = (uint32_t)((p->N + TILE_N - 1) / TILE_N);
+    out->tiles_n = (uint32_t)((p->N + plan->tile_n - 1) / plan->tile_n);
     /* A prepared W tile is 8x an fp4 A tile's bytes: one raster group of every tile row,
      * so that the CTAs in flight share few W tiles (H200, flux-fc2 NVFP4: 630 against 560
      * TFLOP/s with groups of 8) */

@@ -7,7 +7,7 @@
 #include "launch.h"
 #include "tmap_operands.h"
 
-enum { WPREP_CHUNK = 64, WPREP_BOX_ROWS = 256 };
+enum { WPREP_CHUNK = 64 };
 
 const char *fp4lr_sm90a_wprep_entry(fp4lr_format f)
 {
@@ -39,11 +39,11 @@ fp4lr_status fp4lr_sm90a_wprep_launch(const fp4lr_ctx *ctx, CUfunction f, const 
     return fp4lr_launch(ctx, f, grid, block, 0, 1, stream, args);
 }
 
-fp4lr_status fp4lr_sm90a_wprep_tmap(const fp4lr_ctx *ctx, const fp4lr_problem *p, CUdeviceptr wp,
+fp4lr_status fp4lr_sm90a_wprep_tmap(const fp4lr_ctx *ctx, const fp4lr_problem *p, CUdeviceptr wp, uint32_t box_rows,
                                     CUtensorMap *out)
 {
     fp4lr_tmap_desc d = fp4lr_tmap_half(
-        (const void *)(uintptr_t)wp, p->format == FP4LR_NVFP4, p->K, p->N, p->K, WPREP_CHUNK, WPREP_BOX_ROWS,
+        (const void *)(uintptr_t)wp, p->format == FP4LR_NVFP4, p->K, p->N, p->K, WPREP_CHUNK, box_rows,
         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
     return fp4lr_tmap_encode(ctx, out, &d);
 }

@@ -34,8 +34,9 @@ fp4lr_status fp4lr_sm90a_wprep_check(const fp4lr_problem *p);
 fp4lr_status fp4lr_sm90a_wprep_launch(const fp4lr_ctx *ctx, CUfunction f, const fp4lr_problem *p,
                                       const fp4lr_args *dev, CUdeviceptr wp, CUstream stream);
 
-/* The W tensor map of a _w kernel: Wp as {K, N} 2-byte elements, box {64, 256}, 128B swizzle. */
-fp4lr_status fp4lr_sm90a_wprep_tmap(const fp4lr_ctx *ctx, const fp4lr_problem *p, CUdeviceptr wp,
+/* The W tensor map of a _w / _x kernel: Wp as {K, N} 2-byte elements, box {64, box_rows} (the
+ * kernel's tile width: 256, or 160 in the narrow _yt kernels), 128B swizzle. */
+fp4lr_status fp4lr_sm90a_wprep_tmap(const fp4lr_ctx *ctx, const fp4lr_problem *p, CUdeviceptr wp, uint32_t box_rows,
                                     CUtensorMap *out);
 
 #endif

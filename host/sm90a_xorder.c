@@ -22,3 +22,19 @@ void fp4lr_sm90a_xorder_fill(uint32_t *order, int tiles_n, int nks, int band)
                 order[rank++] = (uint32_t)kb * (uint32_t)tiles_n + (uint32_t)nt;
     }
 }
+
+void fp4lr_sm90a_xorder_fill_units(uint32_t *order, int tiles_n, int nks, int band, int units)
+{
+    if (tiles_n < 1 || nks < 1 || band < 1 || units < 1 || units > 8)
+        return;
+    const size_t items = (size_t)tiles_n * (size_t)nks;
+    /* the items' order first, in the table's tail, then spread into units from the front
+     * (entry i*units+b >= i: an item is read before its slot is overwritten) */
+    uint32_t *tail = order + items * (size_t)(units - 1);
+    fp4lr_sm90a_xorder_fill(tail, tiles_n, nks, band);
+    for (size_t i = 0; i < items; i++) {
+        const uint32_t item = tail[i];
+        for (int b = 0; b < units; b++)
+            order[i * (size_t)units + (size_t)b] = 8u * item + (uint32_t)b;
+    }
+}

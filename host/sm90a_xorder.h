@@ -23,4 +23,11 @@ int fp4lr_sm90a_xorder_band(int grid, int tiles_m, int group, int tiles_n);
  * increasing order.  Nothing is written for arguments below 1. */
 void fp4lr_sm90a_xorder_fill(uint32_t *order, int tiles_n, int nks, int band);
 
+/* The narrow tile's table (FP4LR_SM90A_TILE_N_NARROW: 5 converter units of 32 rows an item):
+ * one entry a unit, so that the converters need no division by 5.  Item by item in
+ * fp4lr_sm90a_xorder_fill's order, its units b = 0 .. units-1 as 8 * item + b (the unit's
+ * flag index: an item's flags stay 8 words apart).  tiles_n * nks * units entries; nothing
+ * is written for arguments below 1 or units above 8. */
+void fp4lr_sm90a_xorder_fill_units(uint32_t *order, int tiles_n, int nks, int band, int units);
+
 #endif

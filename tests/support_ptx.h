@@ -5,9 +5,10 @@
 
 #include "plan.h"
 
-/* Criterion expectations: built(family, main stages, W slots) is 1 exactly where both
- * formats' ptx/sm90a/fp4lr_sm90a_<fmt>_<family>_m128n256k128_c1_s<main>_x<slots><suffix>.ptx
- * exist (main 1..6, slots 2..6), and no configuration exists in one format only. */
-void tsupport_expect_xconv_table(int (*built)(fp4lr_family, int, int), const char *suffix);
+/* Criterion expectations: built(family, tile width, main stages, W slots) is 1 exactly where
+ * both formats' ptx/sm90a/fp4lr_sm90a_<fmt>_<family>_m128n<width>k128_c1_s<main>_x<slots><suffix>.ptx
+ * exist (width 256, 160, 128, 192; main 1..6, slots 2..6), and no configuration exists in one
+ * format only. */
+void tsupport_expect_xconv_table(int (*built)(fp4lr_family, int, int, int), const char *suffix);
 
 #endif

@@ -97,8 +97,8 @@ static const int64_t ranks[] = {0, 16, 32, 48, 64, 128, 256, 1024};
 
 Test(sm90a_instances, entries_match_the_solver)
 {
-    instance in[64];
-    int n = load_instances(in, 64);
+    instance in[96];
+    int n = load_instances(in, 96);
     cr_assert_geq(n, 2, "expected at least one NVFP4 and one MXFP4 instantiation");
     for (int i = 0; i < n; i++) {
         fp4lr_problem p = family_problem(in[i].format, in[i].fused, 0);
@@ -131,8 +131,8 @@ Test(sm90a_instances, entries_match_the_solver)
  * (o = NULL) or forced ones, has a built kernel whose low-rank ring fits the plan. */
 static void every_plan_is_built(const fp4lr_plan_opts *o)
 {
-    instance in[64];
-    int n = load_instances(in, 64);
+    instance in[96];
+    int n = load_instances(in, 96);
     for (int f = 0; f < 2; f++)
         for (int fused = 0; fused < 2; fused++)
             for (size_t k = 0; k < (fused ? 2 * sizeof ranks / sizeof ranks[0] : 1); k++) {
@@ -156,7 +156,7 @@ static void every_plan_is_built(const fp4lr_plan_opts *o)
                 int64_t rc = fp4lr_sm90a_lora_chunk(&plan);
                 int64_t slots = plan.budget.stages_lora < FP4LR_SM90A_LORA_SLOTS ? plan.budget.stages_lora
                                                                                   : FP4LR_SM90A_LORA_SLOTS;
-                int64_t need = in[found].lora_at + slots * (128 + 256) * rc * 2;
+                int64_t need = in[found].lora_at + slots * (128 + plan.tile_n) * rc * 2;
                 cr_expect_leq(need, plan.smem_bytes, "%s r=%lld affine %d: kernel needs %lld B, plan gives %lld B",
                               plan.entry, (long long)p.r, p.has_wc, (long long)need, (long long)plan.smem_bytes);
             }
@@ -170,8 +170,8 @@ Test(sm90a_instances, every_transform_plan_is_built)
 {
     fp4lr_plan_opts o = {.w_prep = FP4LR_WPREP_OFF};
     every_plan_is_built(&o);
-    instance in[64];
-    int n = load_instances(in, 64), wprep = 0;
+    instance in[96];
+    int n = load_instances(in, 96), wprep = 0;
     for (int i = 0; i < n; i++)
         wprep += in[i].wprep;
     cr_expect_geq(wprep, 2, "expected the W-prepared dense kernels of both formats");
@@ -238,10 +238,15 @@ static int experiment_builds(const char *flags, const char *check, const char *g
 
 /* Shell tests (on $f) of the default layout's four measured choices (tools/gen_sm90a.py: tw8,
  * prodrot, tprefetch, mxone) and of their opt-out flags' code. */
-#define TW8_CHECK "grep -q '^.maxntid 512, 1, 1' $f && " \
+/* (the narrow tile, 128 x 160: halves of m64n80k16, and 64 / 192 registers: its consumers hold
+ * 80 accumulators, and its MXFP4 fused converters spill at 56) */
+#define TW8_CHECK "grep -q '^.maxntid 512, 1, 1' $f && case $f in *_m128n160*) " \
+                  "grep -q 'setmaxnreg.dec.sync.aligned.u32 64;' $f && " \
+                  "grep -q 'setmaxnreg.inc.sync.aligned.u32 192;' $f && " \
+                  "grep -q 'wgmma.mma_async.sync.aligned.m64n80k16' $f && ! grep -q 'm64n128k16' $f;; *) " \
                   "grep -q 'setmaxnreg.dec.sync.aligned.u32 56;' $f && " \
                   "grep -q 'setmaxnreg.inc.sync.aligned.u32 200;' $f && " \
-                  "grep -q 'wgmma.mma_async.sync.aligned.m64n128k16' $f && ! grep -q 'm64n256k16' $f"
+                  "grep -q 'wgmma.mma_async.sync.aligned.m64n128k16' $f;; esac && ! grep -q 'm64n256k16' $f"
 #define TW4_CHECK "grep -q '^.maxntid 384, 1, 1' $f && " \
                   "grep -q 'setmaxnreg.dec.sync.aligned.u32 104;' $f && " \
                   "grep -q 'wgmma.mma_async.sync.aligned.m64n256k16' $f && ! grep -q 'm64n128k16' $f"
@@ -292,8 +297,16 @@ Test(sm90a_instances, committed_kernels_have_the_measured_layout)
 /* The _yt kernels are _x kernels whose epilogue stores the tile transposed: 4 stmatrix .trans
  * x4 a chunk of 64 columns (16; twice in NVFP4, whose chunks have the folded-alpha code and the
  * two-multiply code for |alpha| >= 2^100; the fused family 4 x2 a chunk of 32 columns, 32) and
- * the bulk store's coordinates exchanged (4 stores; fused 8); no other kernel has either. */
-#define YT_CHECK "case $f in *fused*) test $(grep -c 'stmatrix.sync.aligned.m8n8.x2.trans.shared.b16' $f) -eq 32 && " \
+ * the bulk store's coordinates exchanged (4 stores; fused 8); the narrow tile (160 columns)
+ * stores 32-column chunks in both families: 5 stores of 2 x4 (dense) or 4 x2 (fused); no other
+ * kernel has either. */
+#define YT_CHECK "case $f in *fused_m128n160*) test $(grep -c 'stmatrix.sync.aligned.m8n8.x2.trans.shared.b16' $f) -eq 20 && " \
+                 "test $(grep -c 'bulk_group \\[%tmY, {%r51, %r58}\\]' $f) -eq 5;; " \
+                 "*nvfp4_dense_m128n160*) test $(grep -c 'stmatrix.sync.aligned.m8n8.x4.trans.shared.b16' $f) -eq 20 && " \
+                 "test $(grep -c 'bulk_group \\[%tmY, {%r51, %r58}\\]' $f) -eq 5;; " \
+                 "*mxfp4_dense_m128n160*) test $(grep -c 'stmatrix.sync.aligned.m8n8.x4.trans.shared.b16' $f) -eq 10 && " \
+                 "test $(grep -c 'bulk_group \\[%tmY, {%r51, %r58}\\]' $f) -eq 5;; " \
+                 "*fused*) test $(grep -c 'stmatrix.sync.aligned.m8n8.x2.trans.shared.b16' $f) -eq 32 && " \
                  "test $(grep -c 'bulk_group \\[%tmY, {%r51, %r58}\\]' $f) -eq 8;; " \
                  "*nvfp4*) test $(grep -c 'stmatrix.sync.aligned.m8n8.x4.trans.shared.b16' $f) -eq 32 && " \
                  "test $(grep -c 'bulk_group \\[%tmY, {%r51, %r58}\\]' $f) -eq 4;; " \
@@ -422,7 +435,7 @@ Test(sm90a_instances, xself_variants_and_tline_experiments_build, .timeout = 240
     int rc = run_in_tmpdir(
         "FP4LR_GEN_EXPERIMENT=xself python3 tools/gen_sm90a.py --outdir $D/a > /dev/null && "
         "n=0; for f in $D/a/*_x[0-9].ptx $D/a/*_x[0-9]_yt.ptx; do "
-        "case $f in *mxfp4_fused*_x[0-9].ptx) ! grep -q 'xself' $f || exit 1; continue;; esac; "
+        "case $f in *mxfp4_fused*_x[0-9].ptx|*_m128n160*) ! grep -q 'xself' $f || exit 1; continue;; esac; "
         "{ " XSELF_CHECK "; } || { echo \"$f\" >&2; exit 1; }; n=$((n+1)); done; test $n -eq 10 && "
         "sh tools/ptxas_gate.sh sm_90a $D/a/fp4lr_sm90a_mxfp4_fused_m128n256k128_c1_s3_x4_yt.ptx $D/a.cubin && "
         "FP4LR_GEN_EXPERIMENT=xself1,xpre python3 tools/gen_sm90a.py --outdir $D/c > /dev/null && "
@@ -479,7 +492,7 @@ Test(sm90a_instances, alpha_fold_only_where_the_accumulators_carry_2_pow_minus_2
     int rc = system(
         "for f in ptx/sm90a/fp4lr_sm90a_*_m*.ptx; do "
         "n=$(grep -c 'testp.finite.f32 %pafold, %alpha28;' $f); "
-        "case $f in *nvfp4_dense*) want=4;; *nvfp4_fused*) want=1;; *) want=0;; esac; "
+        "case $f in *nvfp4_dense_m128n160*) want=5;; *nvfp4_dense*) want=4;; *nvfp4_fused*) want=1;; *) want=0;; esac; "
         "test $n -eq $want || { echo $f: $n fold tests, want $want >&2; exit 1; }; "
         "test $(grep -c '@!%pafold bra L_' $f) -eq $want || { echo $f: branch >&2; exit 1; }; "
         "case $f in *mxfp4*) ! grep -q '0f4D800000' $f || exit 1;; esac; "

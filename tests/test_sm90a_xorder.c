@@ -104,3 +104,33 @@ Test(sm90a_xorder, bad_arguments_write_nothing)
     for (int i = 0; i < 4; i++)
         cr_expect_eq(o[i], 7u);
 }
+
+/* The narrow tile's per-unit table: item by item in the plain order, units 0..4 of each as
+ * 8 item + b (built in place: the plain order first in the tail). */
+Test(sm90a_xorder, unit_table_spreads_each_item_over_its_units)
+{
+    static const int cases[][3] = {{7, 18, 7}, {7, 18, 3}, {1, 1, 1}, {4, 35, 2}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int tn = cases[c][0], nks = cases[c][1], band = cases[c][2];
+        for (int units = 1; units <= 8; units++) {
+            uint32_t *plain = order_of(tn, nks, band);
+            const size_t items = (size_t)tn * (size_t)nks;
+            uint32_t *u = malloc(items * (size_t)units * sizeof *u);
+            cr_assert(u);
+            fp4lr_sm90a_xorder_fill_units(u, tn, nks, band, units);
+            for (size_t i = 0; i < items; i++)
+                for (int b = 0; b < units; b++)
+                    cr_expect_eq(u[i * (size_t)units + (size_t)b], 8u * plain[i] + (uint32_t)b,
+                                 "tiles_n %d nks %d band %d units %d: entry %zu", tn, nks, band, units,
+                                 i * (size_t)units + (size_t)b);
+            free(u);
+            free(plain);
+        }
+    }
+    uint32_t o[4] = {7, 7, 7, 7};
+    fp4lr_sm90a_xorder_fill_units(o, 2, 2, 1, 0);
+    fp4lr_sm90a_xorder_fill_units(o, 2, 2, 1, 9);
+    fp4lr_sm90a_xorder_fill_units(o, 0, 2, 1, 1);
+    for (int i = 0; i < 4; i++)
+        cr_expect_eq(o[i], 7u);
+}

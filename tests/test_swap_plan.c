@@ -139,7 +139,7 @@ Test(swap_plan, auto_swaps_only_onto_built_kernels)
                 continue;
             if (pl.swap_ab) {
                 swapped++;
-                cr_expect(fp4lr_sm90a_yt_built(pl.family, pl.budget.stages_main, pl.budget.stages_transform),
+                cr_expect(fp4lr_sm90a_yt_built(pl.family, pl.tile_n, pl.budget.stages_main, pl.budget.stages_transform),
                           "%s at %d B", pl.entry, cap);
             } else {
                 kept++;
@@ -147,6 +147,69 @@ Test(swap_plan, auto_swaps_only_onto_built_kernels)
         }
     cr_expect_gt(swapped, 0, "the H200's capacity swaps");
     cr_expect_gt(kept, 0, "smaller capacities solve to unbuilt layouts and keep the plain plan");
+}
+
+/* The narrow tile (plan.h FP4LR_SM90A_TILE_N_NARROW): AUTO takes it where the 256-wide grid
+ * is under one wave of the device's SMs and the 160-wide one fits in one, only when the SM
+ * count is known; an explicit tile_n is taken as asked; non-swapped plans refuse it. */
+Test(swap_plan, auto_takes_the_narrow_tile_where_one_wave_holds_it)
+{
+    for (int f = 0; f < 2; f++) {
+        const fp4lr_format fmt = f ? FP4LR_MXFP4 : FP4LR_NVFP4;
+        const fp4lr_plan_opts h200 = {.sm_count = 132};
+        /* sana-out: 72 tiles of 256, 126 of 160 */
+        fp4lr_problem out = dense(1024, 2240, 2304, fmt);
+        fp4lr_plan pl = plan_of(out, &h200);
+        cr_expect_eq(pl.tile_n, 160, "%s", pl.entry);
+        cr_expect_str_eq(pl.entry, f ? "fp4lr_sm90a_mxfp4_dense_m128n160k128_c1_s4_x5_yt"
+                                     : "fp4lr_sm90a_nvfp4_dense_m128n160k128_c1_s4_x5_yt");
+        cr_expect_eq(pl.tiles, 18 * 7);
+        /* fused, every rank: the same kernel (its low-rank ring sized at run time) */
+        static const int64_t ranks[] = {0, 16, 32, 128, 1024};
+        for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++) {
+            fp4lr_problem fu = out;
+            fu.r = ranks[i];
+            fu.has_wc = fu.has_beta = 1;
+            fp4lr_plan fp = plan_of(fu, &h200);
+            if (!fp.swap_ab)
+                continue; /* beyond FP4LR_SM90A_SWAP_AUTO_MAX_RANK */
+            cr_expect_str_eq(fp.entry, f ? "fp4lr_sm90a_mxfp4_fused_m128n160k128_c1_s4_x5_yt"
+                                         : "fp4lr_sm90a_nvfp4_fused_m128n160k128_c1_s4_x5_yt", "r = %lld",
+                             (long long)fu.r);
+            cr_expect_eq(fp.budget.stages_lora >= 1, fu.r > 0, "r = %lld", (long long)fu.r);
+        }
+        /* unknown SM count, or a grid of a wave or more at 256 (sana-qkv: 216 tiles), or one
+         * that would not fit a wave at 160 (114 SMs: 126 tiles): 256 */
+        cr_expect_eq(plan_of(out, NULL).tile_n, 256);
+        if (fmt == FP4LR_NVFP4) {
+            cr_expect_eq(plan_of(dense(1024, 6912, 2240, fmt), &h200).tile_n, 256, "sana-qkv");
+            cr_expect_eq(plan_of(dense(1024, 11200, 2240, fmt), &h200).tile_n, 256, "sana-mlp");
+        }
+        const fp4lr_plan_opts pcie = {.sm_count = 114};
+        cr_expect_eq(plan_of(out, &pcie).tile_n, 256, "114 SMs");
+        /* asked: taken as asked, by AUTO's swap and by ON */
+        const fp4lr_plan_opts narrow = {.tile_n = 160}, wide = {.tile_n = 256, .sm_count = 132},
+                              on = {.tile_n = 160, .swap = FP4LR_SWAP_ON};
+        cr_expect_eq(plan_of(out, &narrow).tile_n, 160);
+        cr_expect_eq(plan_of(out, &wide).tile_n, 256);
+        cr_expect_eq(plan_of(dense(4608, 3072, 3072, fmt), &on).tile_n, 160);
+    }
+    /* refused: the narrow tile without the swap, and widths never built */
+    static const struct {
+        int64_t M;
+        int tile_n;
+        fp4lr_swap swap;
+    } bad[] = {{4608, 160, FP4LR_SWAP_AUTO}, {1024, 160, FP4LR_SWAP_OFF}, {1024, 192, FP4LR_SWAP_AUTO},
+               {1024, 128, FP4LR_SWAP_ON}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        fp4lr_problem p = dense(bad[i].M, 2240, 2304, FP4LR_NVFP4);
+        const fp4lr_plan_opts o = {.tile_n = bad[i].tile_n, .swap = bad[i].swap};
+        fp4lr_plan pl;
+        fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &o, &pl);
+        cr_expect_neq(st.code, FP4LR_OK, "M %lld tile_n %d swap %d", (long long)bad[i].M, bad[i].tile_n,
+                      (int)bad[i].swap);
+        cr_expect(!strcmp(st.rule, "TILE_N") || !strcmp(st.rule, "SM90A_TILE_N"), "rule %s: %s", st.rule, st.msg);
+    }
 }
 
 /* fp4lr_sm90a_yt_built names exactly the _yt kernels the generator writes (both formats). */

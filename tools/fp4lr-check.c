@@ -76,6 +76,9 @@ static void usage(FILE *f)
             "  --swap S            sm_90a, one CTA: auto (default: on when M < %d <= N), on (the\n"
             "                      kernel computes Y^T = W.A^T, converting A once inside the kernel,\n"
             "                      and stores its tiles transposed: the _yt kernels) or off\n"
+            "  --tile-n W          sm_90a swapped plans: the kernel's tile width, auto (default: 160 where\n"
+            "                      the 256-wide grid is under one wave of the GPU's SMs and the 160-wide\n"
+            "                      one fits in one; 256 without a GPU), 256 or 160 (other plans: 256)\n"
             "  --threads N         CPU threads of the reference (default: all)\n"
             "  --plan-only         print the plan and budget, then stop\n"
             "  --timeline FILE     after timing, one more launch whose per-CTA event times go to FILE\n"
@@ -202,6 +205,12 @@ static int parse(int argc, char **argv, opts *o)
             const int sw = fp4lr_swap_parse(v);
             if (sw < 0) return bad_arg(a, v, "swap must be auto, on or off");
             o->plan.swap = (fp4lr_swap)sw, i++;
+        } else if (!strcmp(a, "--tile-n")) {
+            if (v && !strcmp(v, "auto"))
+                x = 0;
+            else if (parse_int(v, 160, 256, &x) || (x != 160 && x != 256))
+                return bad_arg(a, v, "tile-n must be auto, 256 or 160");
+            o->plan.tile_n = (int)x, i++;
         } else if (!strcmp(a, "--cluster")) {
             if (parse_int(v, 1, 2, &x)) return bad_arg(a, v, "cluster must be 1 or 2");
             o->plan.cluster = (int)x, i++;

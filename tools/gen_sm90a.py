@@ -50,9 +50,16 @@ F16 = False   # set per kernel by emit_kernel
 PLACED = "lut" not in EXPERIMENTS
 OUTDIR = os.path.join(os.path.dirname(HERE), "ptx", "sm90a")
 
-# Tile of one CTA: 128 x 256 outputs, a K stage of 128 fp4 elements (64 bytes a row),
-# converted and multiplied 64 K at a time ("chunks").
+# Tile of one CTA: 128 x BN outputs, a K stage of 128 fp4 elements (64 bytes a row),
+# converted and multiplied 64 K at a time ("chunks").  BN is 256 but in the narrow _yt
+# kernels (BN_NARROW below), set per kernel by emit_kernel.
 BM, BN, BK, CHUNK_K = 128, 256, 128, 64
+# The narrow swapped tile: 128 x 160 (wgmma N = 80 a half), for small-M problems whose
+# 256-wide grid leaves SMs idle (sana-out: 72 tiles of 128 x 256 on 132 SMs, all split by
+# stream-K; 126 of 128 x 160, one whole tile a CTA).  Only the _x4 / _x5 _yt kernels are
+# built with it: the converters' units are 32 rows (BN / 32 of them an item), the W slots
+# BN x 64, and the epilogue stores 32-column chunks (BN is no multiple of 64).
+BN_NARROW = 160
 # setmaxnreg budget of the tw4 layout: 384 threads x 168 registers at entry = a pool of
 # 64512; WG0 (four transform warps, one of them the producer) 104, two consumer WGs 200
 # -> 128*(104 + 2*200) = 64512 (more would make setmaxnreg.inc wait forever).  The default
@@ -225,6 +232,12 @@ XPRE_ON = False   # likewise
 if TW8:
     THREADS, TRANSFORM_WARPS = 512, 8
     REG_WG0, REG_CONSUMER = 56, 200
+# The narrow tile's consumers hold 80 accumulators, not 128: 8 of their registers go to WG0 and
+# WG1 (128 * (2 * 64 + 2 * 192) = 65536), whose MXFP4 fused converters spill 4 bytes at 56
+# there (ptxas 13.0; at 80 / 176 the NVFP4 fused consumer spills instead; set per kernel by
+# emit_kernel)
+REG_NARROW = (64, 192)
+REG_WIDE = (REG_WG0, REG_CONSUMER)
 TRANSFORM_THREADS = 32 * TRANSFORM_WARPS
 # the consumer warpgroups' names in the kernels' comments (rows 0-63, rows 64-127)
 CWG0, CWG1 = ("WG2", "WG3") if TW8 else ("WG1", "WG2")
@@ -248,7 +261,7 @@ WB_STAGES = 2
 # rows in the transposed one), so that a chunk's staging overlaps the previous chunk's store
 # instead of waiting for it to be read.
 EPI_COLS = 64
-AFF_SLICE = 2 * 256 * 4   # fused: one WG's wc and beta slices of a tile (256 fp32 each)
+AFF_SLICE = 2 * 256 * 4   # fused: one WG's wc and beta slices of a tile (BN fp32 each; set per kernel)
 
 FORMATS = {
     # name: (scale block, K-atoms per stage, SFA bytes per stage, SFW bytes per stage)
@@ -338,15 +351,22 @@ INSTANCES = [
     ("nvfp4", "fused", 1, 3, 4, True, True, True),
     ("mxfp4", "fused", 1, 4, 4, True, True, True),
     ("mxfp4", "fused", 1, 3, 4, True, True, True),
+    # the narrow swapped tile (128 x 160, BN_NARROW): 20 KiB W slots leave the solver 4 main
+    # stages and 5 slots at every rank (the low-rank ring takes what is left); the host takes it
+    # where the 256-wide grid is under one wave and the 160-wide one fills at most one
+    ("nvfp4", "dense", 1, 4, 5, True, True, True, BN_NARROW),
+    ("mxfp4", "dense", 1, 4, 5, True, True, True, BN_NARROW),
+    ("nvfp4", "fused", 1, 4, 5, True, True, True, BN_NARROW),
+    ("mxfp4", "fused", 1, 4, 5, True, True, True, BN_NARROW),
     # the W preparation kernels of the _w kernels
     ("nvfp4", "wprep"),
     ("mxfp4", "wprep"),
 ]
 
 
-def entry_name(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False, yt=False):
+def entry_name(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False, yt=False, bn=256):
     deep = f"_x{tslots}" if xconv else f"_w{tslots}" if wpre else "_t3" if tslots == 3 else ""
-    return f"fp4lr_sm90a_{fmt}_{family}_m{BM * cluster}n{BN}k{BK}_c{cluster}_s{stages}{deep}{'_yt' if yt else ''}"
+    return f"fp4lr_sm90a_{fmt}_{family}_m{BM * cluster}n{bn}k{BK}_c{cluster}_s{stages}{deep}{'_yt' if yt else ''}"
 
 
 def prep_name(fmt):
@@ -371,7 +391,8 @@ XHEAD = 64         # _x flags workspace: the unit count (word 0), "all converted
 LORA_SLOTS = 4     # low-rank ring slots the kernel has barriers for (the host uses <= this)
 
 
-def acc_list(lo=0, hi=BN // 2):
+def acc_list(lo=0, hi=None):
+    hi = BN // 2 if hi is None else hi
     return "{" + ", ".join(f"%acc{i}" for i in range(lo, hi)) + "}"
 
 
@@ -407,7 +428,7 @@ def layout(fmt, stages):
 
 def header(e, fmt, family, cluster, stages, L):
     blk, ka, _, _ = FORMATS[fmt]
-    name = entry_name(fmt, family, cluster, stages, TSLOTS, WPRE, XCONV, YT)
+    name = entry_name(fmt, family, cluster, stages, TSLOTS, WPRE, XCONV, YT, BN)
     scale = "ue4m3 (e4m3 bits, sign 0)" if fmt == "nvfp4" else "ue8m0 (0xFF = NaN)"
     optype = "f16" if F16 else "bf16"
     optype_why = (": |value| in [2^-10, 2688], at most 6 significant bits" if F16 else
@@ -597,16 +618,16 @@ def prepared_roles_doc():
 def xconv_roles_doc():
     """The _x kernels' W producer and converter warps, in the header's warp roles."""
     return f"""//                       Before the first chunk of K block kb of N tile nt, unless word 1 of
-//                       p_x_flags ("all converted") already held p_x_epoch, it waits until the 8
+//                       p_x_flags ("all converted") already held p_x_epoch, it waits until the {upi()}
 //                       flags of item kb * tiles_n + nt (p_x_flags + {XHEAD} + 32 item) hold
 //                       p_x_epoch (relaxed loads), checks up to {XLOOK - 1} more K blocks of the N tile
 //                       without waiting, then fence.acq_rel.gpu and fence.proxy.async.global once
 //                       for them all (the converters wrote Wp through the generic proxy).
 //   WG0/WG1 warps 2-7   converters ({XCONV_WARPS} warps, {REG_WG0} regs): the launch's W conversion, with the
 //                       preparation kernel's code ({prep_name("nvfp4" if F16 else "mxfp4")}).  Item (kb, nt) = W rows
-//                       256 nt ..+255, K 128 kb ..+127, taken in the host's order p_x_order
+//                       {BN} nt ..+{BN - 1}, K 128 kb ..+127, taken in the host's order p_x_order
 //                       (rank -> item; host/sm90a_xorder.h: the order the tile walk first needs
-//                       them); unit of rank u = 8 i + b: block b of the item of rank i.  Converter
+//                       them); unit of rank u = {upi()} i + b: block b of the item of rank i.  Converter
 //                       warp c of CTA x takes ranks {XCONV_WARPS}x + c, + {XCONV_WARPS} * gridDim.x, ...: per unit two passes of 16 rows x
 //                       2 chunks, one chunk a lane, staged in the warp's 4 KiB and stored as 8
 //                       coalesced 512-byte pieces; then every lane fences (fence.proxy.async.global)
@@ -628,13 +649,20 @@ def wpre_roles_doc():
 //                       the prepared W chunk ({BN} rows x 64 {"f16" if F16 else "bf16"}, 128-byte swizzle) into slot t.
 {xconv_roles_doc() if XCONV else prepared_roles_doc()}//   {CWG0}, {CWG1}            consumers ({REG_CONSUMER} regs): {CWG0} owns tile rows 0-63, {CWG1} rows 64-127.
 //                       Each thread loads its A bytes, dequantizes them into the wgmma A
-//                       fragment registers and issues two m64n128k16 (columns 0-127, 128-255) RS wgmma on the slot; after
+//                       fragment registers and issues two m64n{BN // 2}k16 (columns 0-{BN // 2 - 1}, {BN // 2}-{BN - 1}) RS wgmma on the slot; after
 """
 
 
-def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False, yt=False):
-    global CL, SPLIT, FUSED, BULK, WB_STAGES, TSLOTS, WPRE, XCONV, YT
+def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False, yt=False, bn=256):
+    global CL, SPLIT, FUSED, BULK, WB_STAGES, TSLOTS, WPRE, XCONV, YT, BN, AFF_SLICE
     assert family in ("dense", "fused") and cluster in (1, 2)
+    # the narrow tile: the swapped _x kernels only (their wc / beta slices hold 64 rows, so a
+    # slice of 2 x BN fp32 has room for beta at +1024)
+    assert bn == 256 or (bn == BN_NARROW and yt and xconv and cluster == 1 and TW8)
+    BN = bn
+    AFF_SLICE = 2 * BN * 4
+    global REG_WG0, REG_CONSUMER
+    REG_WG0, REG_CONSUMER = REG_WIDE if BN == 256 else REG_NARROW
     # W prepared: one CTA, the 8-warp layout (its consumers are the _t kernels')
     assert not wpre or (cluster == 1 and TW8 and not ASSIST)
     # W converted in the kernel: a W-prepared kernel whose idle warps convert
@@ -647,11 +675,11 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     global XSELF_ON
     # the MXFP4 fused _x kernel (not _yt) spills 12 bytes with the first fill (its 56-register
     # warps, ptxas 13.0): it keeps the producer's first chunks there
-    XSELF_ON = XSELF and xconv and not (fmt == "mxfp4" and family == "fused" and not yt)
+    XSELF_ON = XSELF and xconv and not (fmt == "mxfp4" and family == "fused" and not yt) and BN == 256
     global SKBULK_ON
     # the MXFP4 fused _yt consumer spills 4 bytes with it (ptxas 13.0, 32-column epilogue
     # chunks): the _x kernels but that one
-    SKBULK_ON = SKBULK and xconv and not (fmt == "mxfp4" and family == "fused" and yt)
+    SKBULK_ON = SKBULK and xconv and not (fmt == "mxfp4" and family == "fused" and yt) and BN == 256
     # the MXFP4 fused _x kernel (not _yt) spills 8 bytes with cstag's predicate
     global CSTAG_ON
     CSTAG_ON = CSTAG_NS and not (fmt == "mxfp4" and family == "fused" and xconv and not yt)
@@ -663,7 +691,7 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     FUSED = family == "fused"
     global EPI_COLS
     WB_STAGES = 1 if FUSED and not xconv else 2
-    EPI_COLS = 32 if FUSED and xconv else 64
+    EPI_COLS = 32 if (FUSED and xconv) or BN % 64 else 64
     TSLOTS = tslots
     F16 = fmt == "nvfp4" and "bf16" not in EXPERIMENTS
     # Measured on the H200 (flux-qkv NVFP4): c1 480 TFLOP/s, c2 with both CTAs converting
@@ -685,7 +713,7 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     L = layout(fmt, stages)
     e = Emitter(CL)
     header(e, fmt, family, cluster, stages, L)
-    name = entry_name(fmt, family, cluster, stages, TSLOTS, WPRE, XCONV, YT)
+    name = entry_name(fmt, family, cluster, stages, TSLOTS, WPRE, XCONV, YT, BN)
     e(""".version 8.0
 .target sm_90a
 .address_size 64
@@ -711,7 +739,7 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
 \t.param .u32 p_tiles_m,               // ceil(M / {BM * CL}): cluster tiles
 \t.param .u32 p_tiles_n,               // ceil(N / {BN})
 \t.param .u32 p_group,                 // tile rows per raster group (>= 1)
-{fused_params() if FUSED else ""}{SK_PARAMS.replace("p_sk_epoch ", "p_sk_epoch,", 1) + X_PARAMS if XCONV else SK_PARAMS})
+{fused_params() if FUSED else ""}{SK_PARAMS.replace("p_sk_epoch ", "p_sk_epoch,", 1) + x_params() if XCONV else SK_PARAMS})
 .maxntid {THREADS}, 1, 1
 .minnctapersm 1
 {{""")
@@ -849,15 +877,16 @@ def cluster_setup():
 def aff_doc(L):
     if not FUSED:
         return ""
+    what = "wc of its rows m0 + 64g + i at +4i" if YT else f"wc[n0..n0+{BN - 1}] at +0"
     return f"""
-//   [{L['aff']:6d} + g*{AFF_SLICE}]  wc / beta slices of consumer WG g: wc[n0..n0+255] at +0, beta at +1024 (fp32)"""
+//   [{L['aff']:6d} + g*{AFF_SLICE}]  wc / beta slices of consumer WG g: {what}, beta at +1024 (fp32)"""
 
 
 def lora_doc(L):
     if not FUSED:
         return ""
     return f"""
-//   [{L['lora']:6d}]  low-rank ring at {L['lora']}: slots x (128 + 256) x rc x 2 bytes, set by the host"""
+//   [{L['lora']:6d}]  low-rank ring at {L['lora']}: slots x (128 + {BN}) x rc x 2 bytes, set by the host"""
 
 
 def fused_doc():
@@ -878,7 +907,7 @@ def fused_doc():
 // fp32, then accumulates the low-rank
 // term onto the same registers with SS wgmma (L from the slot rows of its warpgroup, U all
 // {BN} rows), then the usual epilogue.  Low-rank ring (after the barriers, its slot size set at
-// run time from the rank chunk rc): slot = L box(es) 128 x rc bf16, then U 256 x rc bf16,
+// run time from the rank chunk rc): slot = L box(es) 128 x rc bf16, then U {BN} x rc bf16,
 // one box per chunk (the host caps rc at 64), 2*rc-byte rows with the matching
 // 32/64/128-byte swizzle.
 //   lfull[j]  count 1  thread 0 of {CWG0} arms it with the chunk's bytes; TMA complete_tx.
@@ -1787,6 +1816,45 @@ def xconv_branch():
 XWAITS = [0]
 
 
+def upi():
+    """The converters' units (32-row blocks) of an item: BN / 32 (8, or 5 in the narrow tile);
+    an item's flags stay 8 words apart (32 bytes) either way."""
+    return BN // 32
+
+
+def order_entry(item):
+    """The unit %xu's item (kb * tiles_n + nt) into `item`, from the host's order p_x_order.
+    With 8 units an item the table holds one item a rank (rank u / 8, block u % 8, both taken
+    from %xu); in the narrow tile (5 units an item) one entry a unit, 8 item + b (the unit's
+    flag index: no division by 5 in the converters, whose 56 registers MXFP4 would spill),
+    and the item to %xt.  Then %xkb = the item's K block."""
+    load = f"""\tld.param.u64 %rd5, [p_x_order];
+\tcvta.to.global.u64 %rd5, %rd5;
+\tmul.wide.u32 %rd6, {item}, 4;
+\tadd.u64 %rd5, %rd5, %rd6;
+"""
+    if upi() == 8:
+        return (f"\tshr.u32 {item}, %xu, 3;                     // the item's rank in conversion order\n" + load +
+                f"\tld.global.nc.u32 {item}, [%rd5];            // the item kb * tiles_n + nt of that rank\n"
+                f"\tdiv.u32 %xkb, {item}, %tiles_n;\n")
+    return (f"\tmov.u32 {item}, %xu;\n" + load +
+            f"""\tld.global.nc.u32 {item}, [%rd5];            // 8 item + b of this unit
+\tshr.u32 %xt, {item}, 3;                     // the item kb * tiles_n + nt
+\tdiv.u32 %xkb, %xt, %tiles_n;
+""")
+
+
+def units_of(dst, items, why):
+    """dst = items * upi()."""
+    return (f"\tshl.b32 {dst}, {items}, 3;{why}" if upi() == 8 else
+            f"\tmul.lo.u32 {dst}, {items}, {upi()};{why}")
+
+
+def n_tile_of(dst, n0):
+    """dst = n0 / BN: the N tile whose first row is n0."""
+    return (f"\tshr.u32 {dst}, {n0}, 8;" if BN == 256 else f"\tdiv.u32 {dst}, {n0}, {BN};")
+
+
 def xconv_wait(e):
     """_x W producer, before K block %pks of N tile %pcn0/256: unless the item is in the range
     of K blocks [%xrk0, %xrk1) of N tile %xrn already known converted, wait until its 8 flags
@@ -1803,27 +1871,21 @@ def xconv_wait(e):
     XWAITS[0] += 1
 
     def flags_ready(item, miss):
-        """the 8 flags of item (a register) equal the epoch, else branch to `miss`"""
+        """the upi() flags of item (a register) equal the epoch, else branch to `miss`"""
+        n = upi()
+        assert n in (5, 8)
+        second = ("\tld.relaxed.gpu.global.v4.u32 {%xf4, %xf5, %xf6, %xf7}, " if n == 8 else
+                  "\tld.relaxed.gpu.global.u32 %xf4, ")
         e(f"""\tmul.wide.u32 %xfa, {item}, 32;
 \tadd.u64 %xfa, %xflags, %xfa;
 \tld.relaxed.gpu.global.v4.u32 {{%xf0, %xf1, %xf2, %xf3}}, [%xfa+{XHEAD}];
-\tld.relaxed.gpu.global.v4.u32 {{%xf4, %xf5, %xf6, %xf7}}, [%xfa+{XHEAD + 16}];
-\tand.b32 %xv, %xf0, %xf1;
-\tand.b32 %xv, %xv, %xf2;
-\tand.b32 %xv, %xv, %xf3;
-\tand.b32 %xv, %xv, %xf4;
-\tand.b32 %xv, %xv, %xf5;
-\tand.b32 %xv, %xv, %xf6;
-\tand.b32 %xv, %xv, %xf7;
-\tor.b32 %xf0, %xf0, %xf1;
-\tor.b32 %xf0, %xf0, %xf2;
-\tor.b32 %xf0, %xf0, %xf3;
-\tor.b32 %xf0, %xf0, %xf4;
-\tor.b32 %xf0, %xf0, %xf5;
-\tor.b32 %xf0, %xf0, %xf6;
-\tor.b32 %xf0, %xf0, %xf7;
-\tsetp.eq.u32 %px, %xv, %xepoch;             // every flag has all the epoch's bits ...
-\tsetp.eq.and.u32 %px, %xf0, %xepoch, %px;   // ... and no other: all eight equal it
+{second}[%xfa+{XHEAD + 16}];""")
+        for i in range(1, n):
+            e(f"\tand.b32 %xv, {'%xf0' if i == 1 else '%xv'}, %xf{i};")
+        for i in range(1, n):
+            e(f"\tor.b32 %xf0, %xf0, %xf{i};")
+        e(f"""\tsetp.eq.u32 %px, %xv, %xepoch;             // every flag has all the epoch's bits ...
+\tsetp.eq.and.u32 %px, %xf0, %xepoch, %px;   // ... and no other: all {"eight" if n == 8 else "five"} equal it
 \t@!%px bra {miss};""")
 
     e(f"""\t// _x: every item converted (seen once, fenced), or this one known converted (in the range)?
@@ -1838,7 +1900,7 @@ L_xw{n}:
 \tld.relaxed.gpu.global.u32 %xv, [%xflags+4];  // the launch's "all converted" word
 \tsetp.eq.u32 %px, %xv, %xepoch;
 \t@%px bra L_xa{n};
-\tshr.u32 %xitem, %pcn0, 8;
+{n_tile_of("%xitem", "%pcn0")}
 \tmad.lo.u32 %xitem, %pks, %tiles_n, %xitem;   // item ks * tiles_n + nt""")
     flags_ready("%xitem", f"L_xs{n}")
     e(f"""\tbra L_xr{n};
@@ -1858,7 +1920,7 @@ L_xr{n}:
 L_xe{n}:
 \tsetp.ge.u32 %px, %xrk1, %xlim;
 \t@%px bra L_xf{n};
-\tshr.u32 %xitem, %pcn0, 8;
+{n_tile_of("%xitem", "%pcn0")}
 \tmad.lo.u32 %xitem, %xrk1, %tiles_n, %xitem;""")
     flags_ready("%xitem", f"L_xf{n}")
     e(f"""\tadd.u32 %xrk1, %xrk1, 1;
@@ -1878,9 +1940,9 @@ def emit_xconv(e, fmt, L):
     run with the producers' {REG_WG0} registers, so across a chunk's conversion only the unit
     (%xu), its K block and first row, the staging block, K and the W / SFW addresses stay
     live; everything else is recomputed or reloaded from the parameters."""
-    e("""
+    e(f"""
 // =====================================================================================
-// Converters (warps 2-7).  Unit of rank u = 8 i + b: W rows 256 nt + 32 b ..+31 x K 128 kb
+// Converters (warps 2-7).  Unit of rank u = {upi()} i + b: W rows {BN} nt + 32 b ..+31 x K 128 kb
 // ..+127 of item p_x_order[i] = kb * tiles_n + nt, flag 8 p_x_order[i] + b.  Two passes of
 // 16 rows: lane l converts row 16p + l/2, chunk 2kb + l%2 (clamped to the last row / chunk,
 // then not stored) into its staging row;
@@ -1910,23 +1972,24 @@ L_xconv:""")
         e("\t.reg .b32 %tlv;\n\tmov.u32 %tlv, 1;")
     e(f"""L_x_unit:
 \tmul.lo.u32 %xt, %tiles_n, %nks;
-\tshl.b32 %xt, %xt, 3;                       // units: 8 row blocks an item
+{units_of("%xt", "%xt", f"                       // units: {upi()} row blocks an item")}
 \tsetp.ge.u32 %px, %xu, %xt;
 \t@%px bra L_exit;
-\tshr.u32 %xitem, %xu, 3;                     // the item's rank in conversion order
-\tld.param.u64 %rd5, [p_x_order];
-\tcvta.to.global.u64 %rd5, %rd5;
-\tmul.wide.u32 %rd6, %xitem, 4;
-\tadd.u64 %rd5, %rd5, %rd6;
-\tld.global.nc.u32 %xitem, [%rd5];            // the item kb * tiles_n + nt of that rank
-\tdiv.u32 %xkb, %xitem, %tiles_n;""")
+{order_entry("%xitem").rstrip()}""")
     tline(e, 32, 64, "%tlv", dep="%xkb")
-    e(f"""\tmul.lo.u32 %xt, %xkb, %tiles_n;
+    if upi() == 8:
+        e("""\tmul.lo.u32 %xt, %xkb, %tiles_n;
 \tsub.u32 %xt, %xitem, %xt;                  // N tile
 \tshl.b32 %xrow0, %xt, 8;
 \tand.b32 %xt, %xu, 7;                       // row block
 \tshl.b32 %xt, %xt, 5;
 \tadd.u32 %xrow0, %xrow0, %xt;              // the unit's first row""")
+    else:   # %xitem holds 8 item + b (order_entry), %xt the item
+        e(f"""\tmul.lo.u32 %xrow0, %xkb, %tiles_n;
+\tsub.u32 %xrow0, %xt, %xrow0;              // N tile
+\tand.b32 %xt, %xitem, 7;                    // row block b
+\tshl.b32 %xt, %xt, 5;
+\tmad.lo.u32 %xrow0, %xrow0, {BN}, %xt;        // the unit's first row: {BN} nt + 32 b""")
     def pass_chunk(p):
         """%r5, %r7, %r8: the chunk lane l converts in pass p"""
         e(f"""\tld.param.u32 %xN, [p_x_N];
@@ -2019,17 +2082,20 @@ L_xconv:""")
                if "xkeep" in EXPERIMENTS else
                "\tshr.u32 %xt, %xu, 3;\n\tld.param.u64 %rd5, [p_x_order];\n\tcvta.to.global.u64 %rd5, %rd5;\n"
                "\tmul.wide.u32 %rd6, %xt, 4;\n\tadd.u64 %rd5, %rd5, %rd6;\n"
-               "\tld.global.nc.u32 %xt, [%rd5];              // the item again (reloaded: nothing more stays live)\n")
+               "\tld.global.nc.u32 %xt, [%rd5];              // the item again (reloaded: nothing more stays live)\n"
+               "\tshl.b32 %xt, %xt, 3;\n\tand.b32 %xv, %xu, 7;\n\tadd.u32 %xt, %xt, %xv;                     // flag 8 item + b\n")
+    if upi() != 8:   # the per-unit table holds the flag index itself
+        assert "xkeep" not in EXPERIMENTS
+        XRELOAD = ("\tld.param.u64 %rd5, [p_x_order];\n\tcvta.to.global.u64 %rd5, %rd5;\n"
+                   "\tmul.wide.u32 %rd6, %xu, 4;\n\tadd.u64 %rd5, %rd5, %rd6;\n"
+                   "\tld.global.nc.u32 %xt, [%rd5];              // flag 8 item + b, again (reloaded: nothing more stays live)\n")
     e(f"""\t// ---- publish the unit: the writes ordered for the bulk copies, then its flag ----
 \tfence.proxy.async.global;
 \tbar.warp.sync 0xffffffff;
 \tsetp.eq.u32 %px, %lane, 0;
 \tld.param.u64 %xfa, [p_x_flags];
 \tcvta.to.global.u64 %xfa, %xfa;
-{XRELOAD}\tshl.b32 %xt, %xt, 3;
-\tand.b32 %xv, %xu, 7;
-\tadd.u32 %xt, %xt, %xv;                     // flag 8 item + b
-\tmul.wide.u32 %rd5, %xt, 4;
+{XRELOAD}\tmul.wide.u32 %rd5, %xt, 4;
 \tadd.u64 %rd5, %xfa, %rd5;
 \tld.param.u32 %xv, [p_x_epoch];
 \t@%px st.release.gpu.global.u32 [%rd5+{XHEAD}], %xv;
@@ -2039,7 +2105,7 @@ L_xconv:""")
 \t@%px atom.acq_rel.gpu.global.add.u32 %xt, [%xfa], 1;
 \tadd.u32 %xt, %xt, 1;
 \tmul.lo.u32 %xv, %tiles_n, %nks;
-\tshl.b32 %xv, %xv, 3;                       // units (as at L_x_unit)
+{units_of("%xv", "%xv", "                       // units (as at L_x_unit)")}
 \tsetp.eq.and.u32 %px, %xt, %xv, %px;        // this was the last unit
 \t@%px st.relaxed.gpu.global.u32 [%xfa], 0;
 \tld.param.u32 %xv, [p_x_epoch];
@@ -2229,11 +2295,12 @@ def load_a_chunk(e, fmt, h, xr, xq, L):
 
 
 def wgmma_half(e, xr, xq, j, half, desc, pred):
-    """One m64n128k16 RS wgmma of k16 step j on columns 128*half.. (slot rows 128*half..,
+    """One m64n(BN/2)k16 RS wgmma of k16 step j on columns BN/2*half.. (slot rows BN/2*half..,
     descriptor `desc`)."""
     ab = "f16.f16" if F16 else "bf16.bf16"
     frag = f"{{{xr[2*j]}, {xq[2*j]}, {xr[2*j+1]}, {xq[2*j+1]}}}"
-    e(f"\twgmma.mma_async.sync.aligned.m64n128k16.f32.{ab} {acc_list(64 * half, 64 * half + 64)}, "
+    q = BN // 4   # accumulators of a half
+    e(f"\twgmma.mma_async.sync.aligned.m64n{BN // 2}k16.f32.{ab} {acc_list(q * half, q * half + q)}, "
       f"{frag}, {desc}, {pred}, 1, 1, 0;")
 
 
@@ -2270,9 +2337,10 @@ def wgmma_chunk(e, xr, xq, first_pred):
         pred = first_pred if j == 0 else "%ptrue"
         if TW8:
             # columns 0-127 on slot rows 0-127, columns 128-255 on rows 128-255
-            # (+16384 bytes: +1024 in the descriptor's start field)
+            # (+16384 bytes: +1024 in the descriptor's start field; BN/2 rows of 128 bytes
+            # in the narrow tile)
             wgmma_half(e, xr, xq, j, 0, "%rd1", pred)
-            e("\tadd.s64 %rd15, %rd1, 1024;")
+            e(f"\tadd.s64 %rd15, %rd1, {BN // 2 * 128 // 16};")
             wgmma_half(e, xr, xq, j, 1, "%rd15", pred)
             continue
         ab = "f16.f16" if F16 else "bf16.bf16"
@@ -2314,7 +2382,7 @@ def fused_params():
     """Kernel parameters of the fused family (after the dense ones)."""
     n = "M" if YT else "N"   # _yt: wc and beta index this kernel's rows (Y's columns)
     return f"""\t.param .align 128 .b8 p_tmL[128],     // L   BF16 {{r, M}}, box {{wk, 128}}, swizzle 2*wk bytes
-\t.param .align 128 .b8 p_tmU[128],     // U   BF16 {{r, N}}, box {{wk, 256}}, swizzle 2*wk bytes
+\t.param .align 128 .b8 p_tmU[128],     // U   BF16 {{r, N}}, box {{wk, {BN}}}, swizzle 2*wk bytes
 \t.param .u64 p_wc,                    // fp32 [{n}] or 0 (absent: 1)
 \t.param .u64 p_beta,                  // fp32 [{n}] or 0 (absent: 0)
 \t.param .u32 p_N,{"                     // M: the length of wc and beta" if YT else ""}
@@ -2356,9 +2424,15 @@ def lora_consts(e):
     e("""\t// ---- fused: low-rank ring geometry, affine operands (from the parameters) ----
 """ + ptxgen.LOWRANK_PARAMS + """\tshl.b32 %lrowb, %lwk, 1;                   // bytes per row of a box
 \tshl.b32 %lsub_l, %lwk, 8;                  // L box: 128 rows * 2*wk bytes
-\tshl.b32 %lsub_u, %lwk, 9;                  // U box: 256 rows * 2*wk bytes
-\tmul.lo.u32 %lbytes_l, %lsub_l, %lsub;
+""" + u_box_bytes() + """\tmul.lo.u32 %lbytes_l, %lsub_l, %lsub;
 \tmul.lo.u32 %lbytes_u, %lsub_u, %lsub;""")
+
+
+def u_box_bytes():
+    """%lsub_u: the bytes of a U box, BN rows of 2*wk bytes."""
+    if BN == 256:
+        return "\tshl.b32 %lsub_u, %lwk, 9;                  // U box: 256 rows * 2*wk bytes\n"
+    return f"\tmul.lo.u32 %lsub_u, %lwk, {2 * BN};              // U box: {BN} rows * 2*wk bytes\n"
 
 
 def aff_copies(e, second, guard):
@@ -2558,7 +2632,7 @@ def emit_affine_and_lowrank(e, L):
 \tld.shared.f32 %f7, [%r50+1056];""")
 
         def rows_body(folded):
-            for i in range(128):
+            for i in range(BN // 2):
                 w, b = ("%f4", "%f6") if i % 4 < 2 else ("%f5", "%f7")
                 e(f"""{alpha_mul(i, f"%acc{i}", folded)}\tfma.rn.f32 %acc{i}, %acc{i}, {w}, {b};""")
         alpha_paths(e, "aff", rows_body)
@@ -2607,14 +2681,17 @@ L_lr_chunk:
             if TW8:
                 # columns 128-255: U rows 128-255 (the A fragments are free after the main
                 # loop; %xr0 holds the second half's address)
-                e(f"""\twgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {acc_list(0, 64)}, %rd4, %rd5, %ptrue, 1, 1, 0, 0;
-\tshl.b32 %xr0, %lrowb, 7;
+                half_rows = ("\tshl.b32 %xr0, %lrowb, 7;" if BN == 256 else
+                             f"\tmul.lo.u32 %xr0, %lrowb, {BN // 2};             // U rows {BN // 2}..: + {BN // 2} rows")
+                q = BN // 4
+                e(f"""\twgmma.mma_async.sync.aligned.m64n{BN // 2}k16.f32.bf16.bf16 {acc_list(0, q)}, %rd4, %rd5, %ptrue, 1, 1, 0, 0;
+{half_rows}
 \tadd.u32 %xr0, %xr0, %r56;
 \tadd.u32 %xr0, %xr0, {32 * kk};
 \tshr.u32 %xr0, %xr0, 4;
 \tand.b32 %xr0, %xr0, 0x3FFF;
 \tmov.b64 %rd15, {{%xr0, %ldeschi}};
-\twgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {acc_list(64, 128)}, %rd4, %rd15, %ptrue, 1, 1, 0, 0;""")
+\twgmma.mma_async.sync.aligned.m64n{BN // 2}k16.f32.bf16.bf16 {acc_list(q, 2 * q)}, %rd4, %rd15, %ptrue, 1, 1, 0, 0;""")
                 continue
             e(f"\twgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {acc_list()}, %rd4, %rd5, %ptrue, 1, 1, 0, 0;")
         e("\twgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 0;")
@@ -2846,6 +2923,14 @@ L_c_k:""")
 
 
 # The _x kernels' own parameters, after the stream-K ones (ptx/ABI.md).
+def x_params():
+    """The _x kernels' parameters; the narrow tile's order table has an entry a unit."""
+    if upi() == 8:
+        return X_PARAMS
+    return X_PARAMS.replace("tiles_n * nks u32, rank -> item kb * tiles_n + nt",
+                            f"tiles_n * nks * {upi()} u32, unit -> 8 item + b")
+
+
 X_PARAMS = """\t.param .u64 p_x_W,                    // W: N x K e2m1, K/2 bytes a row (the converters' source)
 \t.param .u64 p_x_SFW,                  // W's scale atoms (128x4 layout)
 \t.param .u64 p_x_Wp,                   // the prepared W the converters write and p_tmW maps
@@ -2898,7 +2983,7 @@ def emit_stream_k_fixup(e, L):
 \tadd.s64 %rd6, %rd6, %skws;
 \tmul.wide.u32 %rd7, %r11, 16;
 \tadd.s64 %rd6, %rd6, %rd7;""")
-    for j in range(32):
+    for j in range(BN // 8):
         e(f"\tst.global.v4.f32 [%rd6+{4096 * j}], {{%acc{4*j}, %acc{4*j+1}, %acc{4*j+2}, %acc{4*j+3}}};")
     e(f"""\t// every consumer thread stored: one release of the flag publishes the slot
 \tbar.sync 4, 256;
@@ -2974,7 +3059,7 @@ L_sk_ready:""")
         e(f"""\tmul.wide.u32 %rd6, %r10, {SK_SLOT};
 \tadd.s64 %rd6, %rd6, %skws;
 \tadd.s64 %rd6, %rd6, %rd9;""")
-        for b in range(32 // SK_BATCH):
+        for b in range(BN // 8 // SK_BATCH):
             for j in range(SK_BATCH):
                 jj = SK_BATCH * b + j
                 e(f"\tld.global.v4.f32 {{%skf{4*j}, %skf{4*j+1}, %skf{4*j+2}, %skf{4*j+3}}}, [%rd6+{4096 * jj}];")
@@ -3021,11 +3106,11 @@ def epilogue_chunk_store(e, q, coords):
         tline(e, 40, TRANSFORM_THREADS, "%tl0")
 
 
-CHUNK_WORDS = {4: "Four", 8: "Eight"}
+CHUNK_WORDS = {4: "Four", 5: "Five", 8: "Eight"}
 
 
 def epi_chunks():
-    """The epilogue's chunks: the tile's 256 columns in EPI_COLS-column pieces."""
+    """The epilogue's chunks: the tile's BN columns in EPI_COLS-column pieces."""
     return BN // EPI_COLS
 
 
@@ -3122,12 +3207,12 @@ def emit_epilogue_transposed(e, L):
 \tstmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%r54+{1024 * j}], {{%r55, %r56}};""")
             epilogue_chunk_store(e, q, "%r51, %r58")
             continue
-        assert EPI_COLS == 64   # the dense family's four x4 matrices a chunk
+        # the dense family: EPI_COLS / 16 x4 stores a chunk (four, or two in the narrow tile)
 
         def chunk_body(folded, q=q):
-            for p in range(4):
+            for p in range(EPI_COLS // 16):
                 for k, reg in enumerate(regs):
-                    i = 32 * q + 8 * p + 2 * k
+                    i = EPI_COLS // 2 * q + 8 * p + 2 * k
                     e(f"""{alpha_mul(i, f"%f{2*k}", folded)}{alpha_mul(i + 1, f"%f{2*k+1}", folded)}\tcvt.rn.bf16x2.f32 {reg}, %f{2*k+1}, %f{2*k};""")
                 e(f"\tstmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%r54+{2048 * p}], {{{', '.join(regs)}}};")
         alpha_paths(e, f"epi{q}", chunk_body)
