@@ -261,7 +261,10 @@ static obj_sizes size_objects(const fp4lr_budget_req *r)
      * pair when the tile starts, so that the affine after the K loop reads shared memory. */
     const int64_t slice = 2 * (int64_t)r->tile_n * (int64_t)sizeof(float);
     const int64_t slices = sm100 ? 1 : s.m_cta / 64;
-    s.affine = unsplit(r->family == FP4LR_FAMILY_FUSED ? slices * slice : 0);
+    /* sm_90a: the low-rank ring after the slices starts 1024-byte aligned (its swizzled boxes),
+     * so the slices take whole KiB (tile_n = 160: 2560 bytes of slices, 3072 charged) */
+    const int64_t affine = sm100 ? slices * slice : (slices * slice + 1023) / 1024 * 1024;
+    s.affine = unsplit(r->family == FP4LR_FAMILY_FUSED ? affine : 0);
     /* sm_90a: 32-column epilogue chunks in the fused _x kernels and wherever the tile width is
      * no multiple of 64 (the narrow _yt tile, 160) */
     const int narrow_wb = !sm100 && ((r->family == FP4LR_FAMILY_FUSED && r->w_inline) || r->tile_n % 64 != 0);

@@ -164,6 +164,44 @@ static void every_plan_is_built(const fp4lr_plan_opts *o)
 
 Test(sm90a_instances, every_default_plan_is_built) { every_plan_is_built(NULL); }
 
+/* The narrow swapped tile (AUTO on 132 SMs for sana-out's shape), every rank with and without
+ * the affine, both formats: a built kernel whose low-rank ring, 1024-byte aligned after the
+ * wc / beta slices, ends inside the plan's shared memory. */
+Test(sm90a_instances, every_narrow_plan_is_built_and_its_ring_fits)
+{
+    instance in[96];
+    int n = load_instances(in, 96);
+    const fp4lr_plan_opts o = {.sm_count = 132};
+    const size_t nr = sizeof ranks / sizeof ranks[0];
+    for (int f = 0; f < 2; f++)
+        for (size_t k = 0; k < 2 * nr; k++) {
+            fp4lr_problem p = {.M = 1024, .N = 2240, .K = 2304, .r = ranks[k % nr], .format = (fp4lr_format)f,
+                               .out = FP4LR_OUT_BF16, .has_wc = k < nr, .has_beta = k < nr};
+            fp4lr_plan plan;
+            fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &o, &plan);
+            cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+            if (!plan.swap_ab)
+                continue; /* beyond FP4LR_SM90A_SWAP_AUTO_MAX_RANK */
+            cr_expect_eq(plan.tile_n, 160, "%s", plan.entry);
+            int found = -1;
+            for (int i = 0; i < n; i++)
+                if (strcmp(in[i].entry, plan.entry) == 0)
+                    found = i;
+            cr_expect(found >= 0, "the plan %s (r = %lld) has no built kernel", plan.entry, (long long)p.r);
+            if (found < 0 || plan.family != FP4LR_FAMILY_FUSED)
+                continue;
+            cr_expect_leq(in[found].smem_total, plan.smem_bytes, "%s", plan.entry);
+            if (p.r == 0)
+                continue;
+            int64_t rc = fp4lr_sm90a_lora_chunk(&plan);
+            int64_t slots = plan.budget.stages_lora < FP4LR_SM90A_LORA_SLOTS ? plan.budget.stages_lora
+                                                                              : FP4LR_SM90A_LORA_SLOTS;
+            int64_t need = in[found].lora_at + slots * (128 + plan.tile_n) * rc * 2;
+            cr_expect_leq(need, plan.smem_bytes, "%s r=%lld affine %d: kernel needs %lld B, plan gives %lld B",
+                          plan.entry, (long long)p.r, p.has_wc, (long long)need, (long long)plan.smem_bytes);
+        }
+}
+
 /* The same with the W transform forced (w_prep off): the dense plans of large M then take
  * the _t kernels, and the solver's unforced W-prepared plans (the default above) the _w. */
 Test(sm90a_instances, every_transform_plan_is_built)
