@@ -439,6 +439,7 @@ static fp4lr_status variant_jobs(fp4lr_bench_jobs *j, const fp4lr_bench_opts *o,
     fp4lr_plan solver;
     fp4lr_plan_opts po = fp4lr_bench_variant_opts(v, t->smem_capacity, 0);
     po.schedule = o->schedule;
+    po.sm_count = t->sm_count;
     /* the stage sweep runs the transform kernels (their main ring holds W) unless asked */
     if (v == FP4LR_BENCH_DENSE || v == FP4LR_BENCH_FUSED)
         po.w_prep = o->sweep_stages && o->w_prep == FP4LR_WPREP_AUTO ? FP4LR_WPREP_OFF : o->w_prep;

@@ -124,6 +124,7 @@ int fp4lr_bench_stage_points(const fp4lr_bench_opts *o, fp4lr_bench_variant v, i
 typedef struct fp4lr_bench_target {
     fp4lr_arch arch;
     int64_t smem_capacity;    /* 0: the architecture's default */
+    int sm_count;             /* the device's SMs (the swapped plans' AUTO width); 0: not known */
     const char *kernel_dir;   /* NULL: as fp4lr_kernel_dir ($FP4LR_KERNEL_DIR, build/ptx) */
 } fp4lr_bench_target;
 

@@ -454,7 +454,8 @@ static int measure(const fp4lr_bench_opts *o, fp4lr_ctx *ctx, fp4lr_run_info *ru
         return 3;
     }
     snprintf(run->arch, sizeof run->arch, "%s", fp4lr_arch_name(arch));
-    fp4lr_bench_target t = {.arch = arch, .smem_capacity = ctx->max_smem_optin, .kernel_dir = b.rt.kernel_dir};
+    fp4lr_bench_target t = {.arch = arch, .smem_capacity = ctx->max_smem_optin, .sm_count = ctx->sm_count,
+                            .kernel_dir = b.rt.kernel_dir};
     st = fp4lr_bench_jobs_make(o, &t, &b.jobs);
     if (st.code != FP4LR_OK) {
         say_status("jobs", st);
