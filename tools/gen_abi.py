@@ -288,7 +288,11 @@ def params_section(fams):
         out.append("")
         if k.tile:
             xnote = " W converted in the kernel (`_x<n>`, §4.2)." if k.variant else ""
-            out.append(f"Tile {k.tile[0]}x{k.tile[1]}x{k.tile[2]}; built: {family_instances(ks)}.{xnote}")
+            by_tile = {}
+            for x in ks:   # the same parameters at every tile width (the narrow _yt tile: 160)
+                by_tile.setdefault(x.tile, []).append(x)
+            out.append("; ".join(f"Tile {t[0]}x{t[1]}x{t[2]}: built {family_instances(xs)}"
+                                 for t, xs in sorted(by_tile.items(), key=lambda kv: -kv[0][1])) + f".{xnote}")
         else:
             out.append(f"The W preparation of the `_w` kernels (§4.1); built: "
                        f"{', '.join(x.format for x in ks)}.")
