@@ -26,7 +26,7 @@ EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 # every flag the generator reads (a misspelt one would silently build the default kernels)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
-                     "xnowait", "xnoconv", "tline", "xself", "xself1", "xpre", "xselffence2", "xselfdelay", "xselfmbar",
+                     "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre",
                      "xkeep", "skbulk", "xstag", "xstagl", "cstag", "cstagl"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
@@ -184,21 +184,23 @@ def tline(e, ev, thread, cond=None, dep=None):
 \t}}""")
 
 
-# First fill (FP4LR_GEN_EXPERIMENT=xself; opt-in): in the _x kernels the consumers convert
-# their first unit's first XSELF_KB K blocks of W straight into the W slots (emit_self_fill),
-# so the first wgmmas wait for one load of fp4 W, not for the launch's conversion to reach
-# global memory, be flagged, seen and copied back.  Measured on the H200 (18bf623,
-# tools/ab_kernels.sh, 2 rounds, 5 shapes, bench/results/experiments), xself with xpre
-# (below) against neither: NVFP4 dense +1.0 %, fused +1.4 %, MXFP4 dense +1.8 %, fused +0.1 %
-# (sana-out +2.4-3.9 %); xpre on top of xself 0.994 / 1.000 (NVFP4 dense / fused).  Every GPU
-# suite passed with it and 300 stream-K launches were bitwise stable, but under
-# compute-sanitizer racecheck the dense _x4 kernel gave a wrong Y (max err/mag 0.38, twice
-# out of two; 0 hazards reported) on --mnk 1000x1300x640 --dense --w-prep inline --schedule
-# sk, where the kernel without it is right: not the default until that is understood.
-# xself1 converts one K block instead of two (0.99x of two on SANA).  xselffence2,
-# xselfdelay and xselfmbar are probes of the racecheck failure (a second proxy fence, a pause,
-# the transform warps' mbarrier hand-off): each still fails it (bench/results/experiments).
-XSELF = "xself" in EXPERIMENTS or "xself1" in EXPERIMENTS
+# First fill (the default since 2026-12-04; FP4LR_GEN_EXPERIMENT=noxself emits the kernels
+# before it): in the _x kernels the consumers convert their first unit's first XSELF_KB K
+# blocks of W straight into the W slots (emit_self_fill), so the first wgmmas wait for one load
+# of fp4 W, not for the launch's conversion to reach global memory, be flagged, seen and
+# copied back.  Measured on the H200 (079d726+1, tools/ab_kernels.sh, 2 rounds, 6 shapes,
+# bench/results/experiments): 1.000-1.024, never below (sana-out MXFP4 dense +2.4 %, NVFP4
+# +1.2 %; the FLUX and Qwen shapes +0.0-0.8 %).  Until 2026-12-04 it was opt-in: under
+# compute-sanitizer racecheck the _x kernels gave a wrong Y (max err/mag 0.28-0.52, 0 hazards
+# reported) on stream-K cases such as --mnk 1000x1300x640 --dense --w-prep inline --schedule
+# sk.  The cause: when a CTA's first unit has one K block, slots 2 and 3 belong to the W
+# producer's copy of the next unit, but the consumers still stored the first unit's second K
+# block there (the check that should have skipped it sat where the four-chunk load batch never
+# reached it); racecheck's slowdown let those stores land after the bulk copy.  With the check
+# in the conversion loop every suite and all three sanitizers pass (the old kernels fail 3 of
+# 5 such cases under racecheck, the new ones none).  xself1 converts one K block instead of
+# two (0.99x of two on SANA).
+XSELF = "noxself" not in EXPERIMENTS
 XSELF_KB = 1 if "xself1" in EXPERIMENTS else 2
 # Converter prefetch (FP4LR_GEN_EXPERIMENT=xpre, NVFP4 only: MXFP4's converters spill with
 # it): a converter warp issues both passes' fp4 loads before converting pass 0, one memory
@@ -675,7 +677,10 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     global XSELF_ON
     # the MXFP4 fused _x kernel (not _yt) spills 12 bytes with the first fill (its 56-register
     # warps, ptxas 13.0): it keeps the producer's first chunks there
-    XSELF_ON = XSELF and xconv and not (fmt == "mxfp4" and family == "fused" and not yt) and BN == 256
+    # ... and the measurement flags tline / cstag build the 256-wide _x kernels without it
+    # (with both, their consumers spill at 200 registers; the narrow ones keep it)
+    XSELF_ON = XSELF and xconv and not (fmt == "mxfp4" and family == "fused" and not yt) \
+        and not ((TLINE or CSTAG_NS) and bn == 256)
     global SKBULK_ON
     # the MXFP4 fused _yt consumer spills 4 bytes with it (ptxas 13.0, 32-column epilogue
     # chunks): the _x kernels but that one
@@ -814,9 +819,6 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
 \tsetp.ne.u32 %p0, %thr, 0;
 \t@%p0 bra L_init_done;""")
     tline(e, 0, 0)
-    if XSELF_ON and "xselfmbar" in EXPERIMENTS:
-        assert L['xstage'] >= L['bar'] + 8 * (L['nbar'] + 1)
-        e(f"\tmbarrier.init.shared::cta.b64 [%bar_full+{8 * L['nbar']}], 8;   // xselfmbar: the first fill's hand-off")
     if SKBULK_ON:
         assert L['xstage'] >= L['bar'] + 8 * (L['nbar'] + 1) and TSLOTS * L['tslot'] == SK_SLOT
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_full+{8 * L['nbar']}], 1;   // skbulk: a peer's partial landed")
@@ -2132,6 +2134,9 @@ def emit_self_fill(e, fmt, L):
     nch = 2 * XSELF_KB
     done = e.label("cself_done")
     one = e.label("cself_one")
+    # the narrow tile's slots hold BN rows: consumer threads BN.. convert nothing
+    narrow_rows = ("" if BN == 256 else
+                   f"\n\tsetp.ge.u32 %p5, %r3, {BN};\n\t@%p5 bra {one};                      // no slot row {BN}.. in the narrow tile")
     e(f"""\t// ---- first fill (xself): the first unit's first {XSELF_KB} K blocks, converted here ----
 \tsetp.eq.u32 %p5, %cself, 0;
 \t@%p5 bra {done};
@@ -2146,17 +2151,13 @@ def emit_self_fill(e, fmt, L):
 \tcvta.to.global.u64 %rd1, %rd1;
 \tld.param.u32 %r2, [p_x_N];
 \tsub.u32 %r2, %r2, 1;
-\tsub.u32 %r3, %thr, {TRANSFORM_THREADS};                   // consumer thread = the slot row it converts
+\tsub.u32 %r3, %thr, {TRANSFORM_THREADS};                   // consumer thread = the slot row it converts{narrow_rows}
 \tadd.u32 %r7, %n0, %r3;
 \tmin.u32 %r7, %r7, %r2;                     // W row (rows past N: the last row's values, never stored)
 \tshr.u32 %r4, %r1, 6;                       // K/64: chunks a row
 \tsub.u32 %r6, %r4, 1;""")
     for b0 in range(0, nch, XSELF_BATCH):
         batch = range(b0, min(nch, b0 + XSELF_BATCH))
-        if b0 == 2:
-            e(f"""\tsub.u32 %r2, %ke, %kb;
-\tsetp.lt.u32 %p5, %r2, 2;
-\t@%p5 bra {one};                      // a one-K-block unit: the producer brings the rest""")
         for c in batch:
             s, h = divmod(c, 2)
             e(f"""\t// chunk {c}: K block kb + {s}, half {h} (clamped into K for the load)
@@ -2168,6 +2169,14 @@ def emit_self_fill(e, fmt, L):
             chunk_load(e, fmt, [f"%sw{8 * (c - b0) + i}" for i in range(8)], f"%ss{c - b0}")
         for c in batch:
             s, h = divmod(c, 2)
+            if c == 2:
+                # (loaded with the others, harmless) a one-K-block unit's slots 2 and 3 are
+                # the producer's, for the next unit's first K block: nothing may be stored
+                # there.  (Until 2026-12-04 this check sat where the four-chunk batch never
+                # reached it: under racecheck the late stores overwrote the producer's copy.)
+                e(f"""\tsub.u32 %r2, %ke, %kb;
+\tsetp.lt.u32 %p5, %r2, 2;
+\t@%p5 bra {one};                      // a one-K-block unit: the producer brings the rest""")
             e(f"\t// chunk {c} -> slot {c}, row = consumer thread")
             for i in range(8):
                 e(f"\tmov.b32 %wi{i}, %sw{8 * (c - b0) + i};")
@@ -2187,31 +2196,10 @@ def emit_self_fill(e, fmt, L):
 \tsetp.ge.u32 %p6, %r8, %r4;               // past K: zeros (as the bulk copy reads them)""")
                 for q in range(8):
                     e(f"\txor.b32 %r23, %r21, {q << 4};\n\t@%p6 st.shared.v4.b32 [%r23], {{0, 0, 0, 0}};")
-    # measurement probes of the racecheck failure (bench/results/experiments): a second proxy
-    # fence after the barrier, or a pause before the hand-off
-    XSELF_PROBE = ("\tfence.proxy.async.shared::cta;              // xselffence2: again after the barrier\n"
-                   if "xselffence2" in EXPERIMENTS else "") + \
-                  ("\tnanosleep.u32 200000;                       // xselfdelay: a pause before the hand-off\n"
-                   if "xselfdelay" in EXPERIMENTS else "")
-    if "xselfmbar" in EXPERIMENTS:
-        # probe: the transform warps' hand-off (each writing warp arrives on an mbarrier of
-        # count 8 in the barrier area's slack, everyone waits on it) instead of bar.sync
-        e(f"""{one}:
-\tfence.proxy.async.shared::cta;              // the slots' writes before the wgmmas read them
-\tbar.warp.sync 0xffffffff;
-\tadd.u32 %r9, %bar_full, {8 * L['nbar']};     // xselfmbar: the fill's barrier (count 8)
-\tsetp.eq.u32 %p5, %lane, 0;
-\t@%p5 mbarrier.arrive.shared::cta.b64 _, [%r9];
-\tmov.u32 %r10, 0;""")
-        e.wait("%r9", "%r10", "xfill")
-        e("""\tsetp.eq.u32 %p5, %r3, 0;
-\tsub.u32 %r2, %ke, %kb;
-\tsetp.ge.u32 %p6, %r2, 2;""")
-    else:
-        e(f"""{one}:
+    e(f"""{one}:
 \tfence.proxy.async.shared::cta;              // the slots' writes before the wgmmas read them
 \tbar.sync 4, 256;
-{XSELF_PROBE}\tsetp.eq.u32 %p5, %r3, 0;
+\tsetp.eq.u32 %p5, %r3, 0;
 \tsub.u32 %r2, %ke, %kb;
 \tsetp.ge.u32 %p6, %r2, 2;""")
     for c in range(nch):
