@@ -22,6 +22,12 @@ typedef fp4lr_lowrank_params fp4lr_sm90a_lora_params;
 /* Stream-K (plan.h, fp4lr_schedule): AUTO splits when the whole-tile walk keeps fewer than
  * this fraction of the CTAs' tile slots busy, tiles / (ceil(tiles / G) * G). */
 #define FP4LR_SM90A_SK_AUTO_EFFICIENCY 0.90
+/* How many of the last waves' tiles stream-K splits: 2 (G <= split tiles < 2G, all of them
+ * below 2G: the default) or 1 (only the last partial wave's tiles, the rest whole; a
+ * measurement build, -DFP4LR_SM90A_SK_SPLIT_WAVES=1). */
+#ifndef FP4LR_SM90A_SK_SPLIT_WAVES
+#define FP4LR_SM90A_SK_SPLIT_WAVES 2
+#endif
 /* One CTA's partial sums in the workspace: 256 consumer threads x 128 fp32. */
 #define FP4LR_SM90A_SK_SLOT_BYTES (256u * 128u * 4u)
 
