@@ -22,8 +22,10 @@
 #define FP4LR_SM100A_THREADS 256
 
 /* The sm_90a tile walk.  DP: every CTA takes whole tiles (b, b+G, ...).  SK (stream-K):
- * the tiles of the last one or two waves are split along K so that every CTA gets the
- * same number of K iterations; a tile's partial sums meet in a workspace the runtime owns.
+ * the tiles of the last partial wave (or, where that would deal each CTA fewer than
+ * FP4LR_SM90A_SK_MIN_ITERS K iterations, of the last one or two waves) are split along K so
+ * that every CTA gets the same number of K iterations; a tile's partial sums meet in a
+ * workspace the runtime owns.
  * AUTO: stream-K when whole tiles would leave SMs idle (FP4LR_SM90A_SK_AUTO_EFFICIENCY). */
 typedef enum fp4lr_schedule {
     FP4LR_SCHEDULE_AUTO = 0,

@@ -125,9 +125,12 @@ fp4lr_status fp4lr_sm90a_schedule(fp4lr_schedule mode, int64_t tiles, int64_t k_
     out->dp_tiles = (uint32_t)(tiles > UINT32_MAX ? UINT32_MAX : tiles);
     if (mode == FP4LR_SCHEDULE_DP || (mode == FP4LR_SCHEDULE_AUTO && out->dp_efficiency >= FP4LR_SM90A_SK_AUTO_EFFICIENCY))
         return fp4lr_ok();
-    /* split the last one or two waves' worth: G <= split tiles < 2G (all of them below G) */
-    const int64_t full = tiles / g,
-                  dp = FP4LR_SM90A_SK_SPLIT_WAVES == 1 ? full * g : full >= 1 ? (full - 1) * g : 0;
+    /* split the last partial wave when it deals every cluster enough K iterations, else the
+     * last one or two waves' worth: G <= split tiles < 2G (all of them below G); sm90a_gemm.h */
+    const int64_t full = tiles / g, rest = tiles - full * g;
+    const int one_wave = FP4LR_SM90A_SK_SPLIT_WAVES ? FP4LR_SM90A_SK_SPLIT_WAVES == 1
+                                                   : rest * k_stages >= (int64_t)FP4LR_SM90A_SK_MIN_ITERS * g;
+    const int64_t dp = full >= 1 && one_wave && rest > 0 ? full * g : full >= 1 ? (full - 1) * g : 0;
     const int64_t t = (tiles - dp) * k_stages;
     if (t > INT32_MAX) {
         if (mode == FP4LR_SCHEDULE_AUTO)

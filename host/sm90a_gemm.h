@@ -22,11 +22,16 @@ typedef fp4lr_lowrank_params fp4lr_sm90a_lora_params;
 /* Stream-K (plan.h, fp4lr_schedule): AUTO splits when the whole-tile walk keeps fewer than
  * this fraction of the CTAs' tile slots busy, tiles / (ceil(tiles / G) * G). */
 #define FP4LR_SM90A_SK_AUTO_EFFICIENCY 0.90
-/* How many of the last waves' tiles stream-K splits: 2 (G <= split tiles < 2G, all of them
- * below 2G: the default) or 1 (only the last partial wave's tiles, the rest whole; a
- * measurement build, -DFP4LR_SM90A_SK_SPLIT_WAVES=1). */
+/* Which tiles stream-K splits.  With at least one full wave: only the last partial wave's
+ * (the rest whole) when that still deals every cluster FP4LR_SM90A_SK_MIN_ITERS K iterations
+ * or more, else the last one or two waves' worth (G <= split tiles < 2G); below one wave,
+ * all.  Same-run A/B on the H200 (b1b66ff, bench/results/experiments/README.md, "Stream-K:
+ * split one wave or two"): one wave against two, sana-qkv 1.04-1.05, sana-mlp 1.02-1.03,
+ * flux-fc2 1.02-1.03 (11.5, 12 and 26 iterations a cluster), flux-out 0.97-0.98 (6.5).
+ * -DFP4LR_SM90A_SK_SPLIT_WAVES=1 or 2 forces one or two waves (measurement builds). */
+#define FP4LR_SM90A_SK_MIN_ITERS 8
 #ifndef FP4LR_SM90A_SK_SPLIT_WAVES
-#define FP4LR_SM90A_SK_SPLIT_WAVES 2
+#define FP4LR_SM90A_SK_SPLIT_WAVES 0
 #endif
 /* One CTA's partial sums in the workspace: 256 consumer threads x 128 fp32. */
 #define FP4LR_SM90A_SK_SLOT_BYTES (256u * 128u * 4u)

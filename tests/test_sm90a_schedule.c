@@ -103,6 +103,17 @@ Test(sm90a_schedule, auto_splits_a_ragged_last_wave)
     cr_expect_eq(w.q, 9);
     cr_expect_eq(w.r, 108);
     check_walk(&w, 72, 18);
+    /* sana-qkv: 54 x 4 = 216 tiles, 1.64 waves; the last partial wave (84 tiles x 18 stages)
+     * deals 11.5 iterations a cluster (>= FP4LR_SM90A_SK_MIN_ITERS): 1 wave whole, 84 split */
+    cr_assert_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_AUTO, 216, 18, 132, &w).code, FP4LR_OK);
+    cr_expect_eq(w.split, 1);
+    cr_expect_eq(w.dp_tiles, 132);
+    cr_expect_eq((uint64_t)w.q * 132 + w.r, 84 * 18);
+    check_walk(&w, 216, 18);
+    /* flux-fc2: 432 tiles of 96 stages: 3 waves whole, the last 36 tiles split (26 a cluster) */
+    cr_assert_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_AUTO, 432, 96, 132, &w).code, FP4LR_OK);
+    cr_expect_eq(w.dp_tiles, 396);
+    check_walk(&w, 432, 96);
     /* too little work to deal out: whole tiles */
     cr_assert_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_AUTO, 3, 2, 132, &w).code, FP4LR_OK);
     cr_expect_eq(w.split, 0);
@@ -133,11 +144,11 @@ Test(sm90a_schedule, bad_arguments_are_refused)
     cr_expect_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_AUTO, 4, 0, 132, &w).code, FP4LR_E_INVALID);
     cr_expect_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_AUTO, 4, 4, 0, &w).code, FP4LR_E_INVALID);
     cr_expect_eq(fp4lr_sm90a_schedule((fp4lr_schedule)7, 4, 4, 132, &w).code, FP4LR_E_INVALID);
-    st = fp4lr_sm90a_schedule(FP4LR_SCHEDULE_SK, 200, 20000000, 132, &w);
+    st = fp4lr_sm90a_schedule(FP4LR_SCHEDULE_SK, 200, 40000000, 132, &w);
     cr_expect_eq(st.code, FP4LR_E_UNSUPPORTED);
     cr_expect_str_eq(st.rule, "SK_RANGE");
     /* auto falls back to whole tiles instead */
-    cr_expect_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_AUTO, 200, 20000000, 132, &w).code, FP4LR_OK);
+    cr_expect_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_AUTO, 200, 40000000, 132, &w).code, FP4LR_OK);
     cr_expect_eq(w.split, 0);
     cr_expect_eq(fp4lr_schedule_parse("sk"), FP4LR_SCHEDULE_SK);
     cr_expect_eq(fp4lr_schedule_parse("stream-k"), -1);
