@@ -1281,3 +1281,39 @@ Test(bench_cli, swap_takes_the_dense_rows)
     cr_expect_neq(PARSE(&o, err, "--swap", "yes"), 0);
     cr_expect(strstr(err, "expected auto, on or off") != NULL, "%s", err);
 }
+
+/* --tile-n and the device's SM count: sana-out's one-CTA rows take the narrow swapped tile on
+ * 132 SMs (AUTO) and with --tile-n 160, the wide one with --tile-n 256 or an unknown SM count;
+ * a bad width names the choices. */
+Test(bench_cli, tile_n_and_the_sm_count_pick_the_narrow_rows)
+{
+    fp4lr_bench_opts o;
+    char err[256];
+    char dir[] = "/tmp/fp4lr-bench-kernels-XXXXXX";
+    fake_kernels(dir, NULL, 0);
+    static struct {
+        char tile_n[5];
+        int sm_count;
+        int narrow;
+    } cases[] = {{"auto", 132, 1}, {"auto", 0, 0}, {"160", 0, 1}, {"256", 132, 0}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        cr_assert_eq(PARSE(&o, err, "--shape", "sana-out", "--format", "nvfp4", "--variants", "dense,fused",
+                           "--tile-n", cases[c].tile_n),
+                     0, "%s", err);
+        fp4lr_bench_target t = {.arch = FP4LR_ARCH_SM90A, .sm_count = cases[c].sm_count, .kernel_dir = dir};
+        fp4lr_bench_jobs j;
+        fp4lr_status st = fp4lr_bench_jobs_make(&o, &t, &j);
+        cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+        cr_assert_eq(j.n, 2);
+        cr_expect_str_eq(j.job[0].plan.entry, cases[c].narrow ? "fp4lr_sm90a_nvfp4_dense_m128n160k128_c1_s4_x5_yt"
+                                                              : "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt",
+                         "--tile-n %s, %d SMs", cases[c].tile_n, cases[c].sm_count);
+        cr_expect_str_eq(j.job[1].plan.entry, cases[c].narrow ? "fp4lr_sm90a_nvfp4_fused_m128n160k128_c1_s4_x5_yt"
+                                                              : "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4_yt",
+                         "--tile-n %s, %d SMs", cases[c].tile_n, cases[c].sm_count);
+        fp4lr_bench_jobs_free(&j);
+    }
+    remove_dir(dir);
+    cr_expect_neq(PARSE(&o, err, "--tile-n", "192"), 0);
+    cr_expect(strstr(err, "expected auto, 256 or 160") != NULL, "%s", err);
+}

@@ -38,6 +38,24 @@ Test(check_cli, swap_plans)
     cr_expect(strstr(out, "[FP4LR_E_UNSUPPORTED SWAP]") != NULL, "%s", out);
 }
 
+/* --tile-n and --sm-count: sana-out planned for 132 SMs takes the narrow swapped tile (126
+ * tiles of 128 x 160), --tile-n 256 keeps the wide one, a plan that does not swap refuses 160
+ * by its rule, and bad values are refused. */
+Test(check_cli, narrow_tile_plans)
+{
+    static char out[16384];
+    cr_assert_eq(check("--shape sana-out --plan-only --sm-count 132", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "entry: fp4lr_sm90a_nvfp4_fused_m128n160k128_c1_s4_x5_yt") != NULL, "%s", out);
+    cr_expect(strstr(out, "126 tiles of 128x160") != NULL, "%s", out);
+    cr_assert_eq(check("--shape sana-out --plan-only --sm-count 132 --tile-n 256", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "entry: fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4_yt") != NULL, "%s", out);
+    cr_expect_eq(check("--shape flux-qkv --plan-only --tile-n 160", out, sizeof out), 3, "%s", out);
+    cr_expect(strstr(out, "[FP4LR_E_UNSUPPORTED TILE_N]") != NULL, "%s", out);
+    cr_expect_eq(check("--shape sana-out --plan-only --tile-n 192", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "tile-n must be auto, 256 or 160") != NULL, "%s", out);
+    cr_expect_eq(check("--shape sana-out --plan-only --sm-count 0", out, sizeof out), 2, "%s", out);
+}
+
 Test(check_cli, plan_only_prints_the_plan)
 {
     static char out[16384];

@@ -79,6 +79,8 @@ static void usage(FILE *f)
             "  --tile-n W          sm_90a swapped plans: the kernel's tile width, auto (default: 160 where\n"
             "                      the 256-wide grid is under one wave of the GPU's SMs and the 160-wide\n"
             "                      one fits in one; 256 without a GPU), 256 or 160 (other plans: 256)\n"
+            "  --sm-count N        plan for a GPU of N SMs (AUTO's tile width; default: the GPU's, or\n"
+            "                      none without one), e.g. 132 (H100 SXM, H200) with --plan-only\n"
             "  --threads N         CPU threads of the reference (default: all)\n"
             "  --plan-only         print the plan and budget, then stop\n"
             "  --timeline FILE     after timing, one more launch whose per-CTA event times go to FILE\n"
@@ -211,6 +213,9 @@ static int parse(int argc, char **argv, opts *o)
             else if (parse_int(v, 160, 256, &x) || (x != 160 && x != 256))
                 return bad_arg(a, v, "tile-n must be auto, 256 or 160");
             o->plan.tile_n = (int)x, i++;
+        } else if (!strcmp(a, "--sm-count")) {
+            if (parse_int(v, 1, 1024, &x)) return bad_arg(a, v, "sm-count must be 1..1024");
+            o->plan.sm_count = (int)x, i++;
         } else if (!strcmp(a, "--cluster")) {
             if (parse_int(v, 1, 2, &x)) return bad_arg(a, v, "cluster must be 1 or 2");
             o->plan.cluster = (int)x, i++;
