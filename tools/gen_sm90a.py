@@ -891,6 +891,15 @@ def lora_doc(L):
 //   [{L['lora']:6d}]  low-rank ring at {L['lora']}: slots x (128 + {BN}) x rc x 2 bytes, set by the host"""
 
 
+def wc_what():
+    """What a WG's wc / beta slice holds (fused_doc)."""
+    return "its 64 rows' values (Y transposed: wc / beta index the kernel's rows)" if YT else f"the tile's {BN} columns"
+
+
+def wc_who():
+    return "lane 0 of each row's four threads: rows r and r + 8" if YT else "thread t: columns 2t, 2t+1"
+
+
 def fused_doc():
     pair_note = " (both CTAs'\n//                      warps arrive on both CTAs' lempty, as for `empty`)" if CL == 2 else ""
     pair_u = ("\n// Pair: each CTA loads its own L rows; rank 0 multicasts the U box to both CTAs (each\n"
@@ -916,8 +925,8 @@ def fused_doc():
 //   lempty[j] count {8 * CL:<2d} one arrive per consumer warp after its low-rank wgmmas of the slot{pair_note}.
 // Thread 0 of {CWG0} requests a tile's first chunks when the tile starts (they land during the
 // K loop) and each later chunk as soon as a slot frees (ranks beyond the ring stream).
-// wc and beta: when a unit starts a tile, each consumer WG copies the tile's 256 columns of
-// both into its own slice (thread t: columns 2t, 2t+1; cp.async, zero past N; 1 and 0 written
+// wc and beta: when a unit starts a tile, each consumer WG copies {wc_what()} of
+// both into its own slice ({wc_who()}; cp.async, zero past {"M" if YT else "N"}; 1 and 0 written
 // when absent), so the affine after the K loop reads shared memory (cp.async.wait_group, then
 // the WG's named barrier) instead of waiting on global loads at the tile's end (measured:
 // those loads cost the fused kernel 5 % at K = 3072).  The epilogue's first WG barrier
@@ -926,7 +935,7 @@ def fused_doc():
 
 def cluster_doc():
     if CL == 1:
-        return "// Cluster: none (one CTA per 128x256 tile)."
+        return f"// Cluster: none (one CTA per {BM}x{BN} tile)."
     if not SPLIT:
         return """// Cluster of two: the pair computes a 256x256 tile, rank v rows 128v..128v+127.  Rank 0
 // loads W and SFW once and multicasts them to both CTAs; each CTA converts all of W for
