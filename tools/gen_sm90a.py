@@ -26,7 +26,7 @@ EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 # every flag the generator reads (a misspelt one would silently build the default kernels)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
-                     "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre",
+                     "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
                      "xkeep", "skbulk", "xstag", "xstagl", "cstag", "cstagl"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
@@ -2100,8 +2100,12 @@ L_xconv:""")
         XRELOAD = ("\tld.param.u64 %rd5, [p_x_order];\n\tcvta.to.global.u64 %rd5, %rd5;\n"
                    "\tmul.wide.u32 %rd6, %xu, 4;\n\tadd.u64 %rd5, %rd5, %rd6;\n"
                    "\tld.global.nc.u32 %xt, [%rd5];              // flag 8 item + b, again (reloaded: nothing more stays live)\n")
+    # FP4LR_GEN_EXPERIMENT=xnofence (timing only, not correct in principle): no proxy fence
+    # before the release, to time what the fence costs the publication (with tline)
+    pfence = ("\t// xnofence: no fence.proxy.async.global (timing only)" if "xnofence" in EXPERIMENTS
+              else "\tfence.proxy.async.global;")
     e(f"""\t// ---- publish the unit: the writes ordered for the bulk copies, then its flag ----
-\tfence.proxy.async.global;
+{pfence}
 \tbar.warp.sync 0xffffffff;
 \tsetp.eq.u32 %px, %lane, 0;
 \tld.param.u64 %xfa, [p_x_flags];
