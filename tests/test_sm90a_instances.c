@@ -127,6 +127,30 @@ Test(sm90a_instances, entries_match_the_solver)
     }
 }
 
+/* The index of the plan's entry among the n instances (a Criterion expectation that there is
+ * one), or -1. */
+static int built_instance(const instance *in, int n, const fp4lr_plan *plan, const fp4lr_problem *p)
+{
+    int found = -1;
+    for (int i = 0; i < n; i++)
+        if (strcmp(in[i].entry, plan->entry) == 0)
+            found = i;
+    cr_expect(found >= 0, "the plan %s (r = %lld) has no built kernel", plan->entry, (long long)p->r);
+    return found;
+}
+
+/* The kernel's low-rank ring, as the host sizes it (a slot of 128 L rows and tile_n U rows
+ * at the kernel's ring offset), fits the plan's shared memory. */
+static void expect_ring_fits(const instance *k, const fp4lr_plan *plan, const fp4lr_problem *p)
+{
+    int64_t rc = fp4lr_sm90a_lora_chunk(plan);
+    int64_t slots = plan->budget.stages_lora < FP4LR_SM90A_LORA_SLOTS ? plan->budget.stages_lora
+                                                                       : FP4LR_SM90A_LORA_SLOTS;
+    int64_t need = k->lora_at + slots * (128 + plan->tile_n) * rc * 2;
+    cr_expect_leq(need, plan->smem_bytes, "%s r=%lld affine %d: kernel needs %lld B, plan gives %lld B", plan->entry,
+                  (long long)p->r, p->has_wc, (long long)need, (long long)plan->smem_bytes);
+}
+
 /* Every plan of the family over ranks x affine x formats, with the host's default options
  * (o = NULL) or forced ones, has a built kernel whose low-rank ring fits the plan. */
 static void every_plan_is_built(const fp4lr_plan_opts *o)
@@ -144,21 +168,10 @@ static void every_plan_is_built(const fp4lr_plan_opts *o)
                 fp4lr_plan plan;
                 fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, o, &plan);
                 cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
-                int found = -1;
-                for (int i = 0; i < n; i++)
-                    if (strcmp(in[i].entry, plan.entry) == 0)
-                        found = i;
-                cr_expect(found >= 0, "the plan %s (r = %lld) has no built kernel", plan.entry,
-                          (long long)p.r);
+                int found = built_instance(in, n, &plan, &p);
                 if (found < 0 || !fused || p.r == 0)
                     continue;
-                /* the kernel's low-rank ring, as the host sizes it, fits the plan's shared memory */
-                int64_t rc = fp4lr_sm90a_lora_chunk(&plan);
-                int64_t slots = plan.budget.stages_lora < FP4LR_SM90A_LORA_SLOTS ? plan.budget.stages_lora
-                                                                                  : FP4LR_SM90A_LORA_SLOTS;
-                int64_t need = in[found].lora_at + slots * (128 + plan.tile_n) * rc * 2;
-                cr_expect_leq(need, plan.smem_bytes, "%s r=%lld affine %d: kernel needs %lld B, plan gives %lld B",
-                              plan.entry, (long long)p.r, p.has_wc, (long long)need, (long long)plan.smem_bytes);
+                expect_ring_fits(&in[found], &plan, &p);
             }
 }
 
@@ -183,22 +196,12 @@ Test(sm90a_instances, every_narrow_plan_is_built_and_its_ring_fits)
             if (!plan.swap_ab)
                 continue; /* beyond FP4LR_SM90A_SWAP_AUTO_MAX_RANK */
             cr_expect_eq(plan.tile_n, 160, "%s", plan.entry);
-            int found = -1;
-            for (int i = 0; i < n; i++)
-                if (strcmp(in[i].entry, plan.entry) == 0)
-                    found = i;
-            cr_expect(found >= 0, "the plan %s (r = %lld) has no built kernel", plan.entry, (long long)p.r);
+            int found = built_instance(in, n, &plan, &p);
             if (found < 0 || plan.family != FP4LR_FAMILY_FUSED)
                 continue;
             cr_expect_leq(in[found].smem_total, plan.smem_bytes, "%s", plan.entry);
-            if (p.r == 0)
-                continue;
-            int64_t rc = fp4lr_sm90a_lora_chunk(&plan);
-            int64_t slots = plan.budget.stages_lora < FP4LR_SM90A_LORA_SLOTS ? plan.budget.stages_lora
-                                                                              : FP4LR_SM90A_LORA_SLOTS;
-            int64_t need = in[found].lora_at + slots * (128 + plan.tile_n) * rc * 2;
-            cr_expect_leq(need, plan.smem_bytes, "%s r=%lld affine %d: kernel needs %lld B, plan gives %lld B",
-                          plan.entry, (long long)p.r, p.has_wc, (long long)need, (long long)plan.smem_bytes);
+            if (p.r > 0)
+                expect_ring_fits(&in[found], &plan, &p);
         }
 }
 
