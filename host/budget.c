@@ -15,8 +15,10 @@
  * output type; the stores are tracked with bulk async-groups
  * (cp.async.bulk.wait_group.read), so the ring has no mbarriers.  Double-buffered, except
  * in the sm_90a fused kernels, which keep 16 KiB (room for the wc / beta slices, see
- * size_objects): one 64-column buffer, or in the _x kernels (w_inline) two 32-column ones
- * (tools/gen_sm90a.py WB_STAGES and EPI_COLS say what each measured). */
+ * size_objects): one 64-column buffer (in the 256-wide _x kernels, w_inline, the converters'
+ * staging becomes the second once they have converted their last unit: charged once, in
+ * its own row), or in the narrow _x tile two 32-column ones (tools/gen_sm90a.py WB_STAGES,
+ * EPI_COLS and XDBUF say what each measured). */
 #define WB_CHUNK_BYTES 128
 #define WB_CHUNK_BYTES_SM90A_FUSED_X 64
 #define WB_STAGES 2
@@ -265,9 +267,9 @@ static obj_sizes size_objects(const fp4lr_budget_req *r)
      * so the slices take whole KiB (tile_n = 160: 2560 bytes of slices, 3072 charged) */
     const int64_t affine = sm100 ? slices * slice : (slices * slice + 1023) / 1024 * 1024;
     s.affine = unsplit(r->family == FP4LR_FAMILY_FUSED ? affine : 0);
-    /* sm_90a: 32-column epilogue chunks in the fused _x kernels and wherever the tile width is
-     * no multiple of 64 (the narrow _yt tile, 160) */
-    const int narrow_wb = !sm100 && ((r->family == FP4LR_FAMILY_FUSED && r->w_inline) || r->tile_n % 64 != 0);
+    /* sm_90a: 32-column epilogue chunks wherever the tile width is no multiple of 64 (the
+     * narrow _yt tile, 160) */
+    const int narrow_wb = !sm100 && r->tile_n % 64 != 0;
     s.epilogue = unsplit((int64_t)s.m_cta * (narrow_wb ? WB_CHUNK_BYTES_SM90A_FUSED_X : WB_CHUNK_BYTES));
     return s;
 }
@@ -488,7 +490,9 @@ static void build_rows(const fp4lr_budget_req *r, const obj_sizes *s, fp4lr_budg
                                          : "barriers, tile queue",
             unsplit(b->fixed), "fixed", 1, 1);
     if (s->xstage.cta)
-        add_row(b, FP4LR_OBJ_XSTAGE, "W converter staging", s->xstage, "convert", 1, 1);
+        add_row(b, FP4LR_OBJ_XSTAGE,
+                b->stages_wb == 1 ? "W converter staging (then writeback 2)" : "W converter staging", s->xstage,
+                "convert", 1, 1);
     b->slack = b->capacity - b->total_bytes;
 }
 
@@ -560,7 +564,8 @@ fp4lr_status fp4lr_budget_solve(const fp4lr_budget_req *req, fp4lr_budget *out)
 
     const obj_sizes s = size_objects(req);
     b->per_stage_main = s.a.cta + s.sfa.cta + s.w.cta + s.sfw.cta;
-    b->stages_wb = req->arch == FP4LR_ARCH_SM90A && req->family == FP4LR_FAMILY_FUSED && !req->w_inline
+    b->stages_wb = req->arch == FP4LR_ARCH_SM90A && req->family == FP4LR_FAMILY_FUSED &&
+                           (!req->w_inline || req->tile_n % 64 == 0)
                        ? WB_STAGES_SM90A_FUSED : WB_STAGES;
     int64_t charged = 0;
     if (req->w_prep && !req->force_transform_stages) {

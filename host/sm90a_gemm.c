@@ -20,8 +20,8 @@
 #include "tmap_operands.h"
 
 enum { TILE_M = 128, TILE_N = FP4LR_SM90A_TILE_N, TILE_K = 128 };
-/* the epilogue's chunk width in tile columns (tools/gen_sm90a.py EPI_COLS): 32 in the fused
- * _x kernels and in the narrow tile (160 is no multiple of 64) */
+/* the epilogue's chunk width in tile columns (tools/gen_sm90a.py EPI_COLS): 32 in the narrow
+ * tile (160 is no multiple of 64) */
 enum { SM90A_EPI_COLS = 64, SM90A_EPI_COLS_NARROW = 32 };
 
 int fp4lr_sm90a_lora_chunk(const fp4lr_plan *plan) { return fp4lr_lowrank_chunk(plan); }
@@ -64,12 +64,11 @@ fp4lr_status fp4lr_sm90a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *pla
     memset(out, 0, sizeof *out);
     /* A and W: one 64-byte K stage per box row, 64-byte swizzle; each CTA loads all 256 W rows
      * (the pair multicasts them); Y: a consumer warpgroup's 64 rows x 64 columns of the tile
-     * a store (128-byte swizzle), in the fused _x kernels 64 x 32 (tools/gen_sm90a.py
+     * a store (128-byte swizzle), in the narrow tile's 64 x 32 (tools/gen_sm90a.py
      * EPI_COLS: two 8 KiB buffers, 64-byte swizzle; transposed, 32 Y rows of 64 columns,
      * 128-byte) */
     const int swap = plan->swap_ab;
-    const uint32_t cols = (plan->family == FP4LR_FAMILY_FUSED && plan->w_inline) || narrow ? SM90A_EPI_COLS_NARROW
-                                                                                            : SM90A_EPI_COLS;
+    const uint32_t cols = narrow ? SM90A_EPI_COLS_NARROW : SM90A_EPI_COLS;
     fp4lr_gemm_boxes boxes = {.tile_k = TILE_K, .a_rows = TILE_M, .w_rows = (uint32_t)plan->tile_n,
                               .fp4_swizzle = CU_TENSOR_MAP_SWIZZLE_64B, .y_cols = swap ? 64 : cols,
                               .y_rows = swap ? cols : 64, .y_transposed = swap,

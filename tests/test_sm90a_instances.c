@@ -280,11 +280,16 @@ static int experiment_builds(const char *flags, const char *check, const char *g
 /* Shell tests (on $f) of the default layout's four measured choices (tools/gen_sm90a.py: tw8,
  * prodrot, tprefetch, mxone) and of their opt-out flags' code. */
 /* (the narrow tile, 128 x 160: halves of m64n80k16, and 64 / 192 registers: its consumers hold
- * 80 accumulators, and its MXFP4 fused converters spill at 56) */
+ * 80 accumulators, and its MXFP4 fused converters spill at 56; so do those of the 256-wide
+ * MXFP4 fused _x kernel with its 64-column epilogue, XDBUF) */
 #define TW8_CHECK "grep -q '^.maxntid 512, 1, 1' $f && case $f in *_m128n160*) " \
                   "grep -q 'setmaxnreg.dec.sync.aligned.u32 64;' $f && " \
                   "grep -q 'setmaxnreg.inc.sync.aligned.u32 192;' $f && " \
-                  "grep -q 'wgmma.mma_async.sync.aligned.m64n80k16' $f && ! grep -q 'm64n128k16' $f;; *) " \
+                  "grep -q 'wgmma.mma_async.sync.aligned.m64n80k16' $f && ! grep -q 'm64n128k16' $f;; " \
+                  "*mxfp4_fused_m128n256k128_c1_s[0-9]_x[0-9].ptx) " \
+                  "grep -q 'setmaxnreg.dec.sync.aligned.u32 64;' $f && " \
+                  "grep -q 'setmaxnreg.inc.sync.aligned.u32 192;' $f && " \
+                  "grep -q 'wgmma.mma_async.sync.aligned.m64n128k16' $f;; *) " \
                   "grep -q 'setmaxnreg.dec.sync.aligned.u32 56;' $f && " \
                   "grep -q 'setmaxnreg.inc.sync.aligned.u32 200;' $f && " \
                   "grep -q 'wgmma.mma_async.sync.aligned.m64n128k16' $f;; esac && ! grep -q 'm64n256k16' $f"
@@ -337,8 +342,8 @@ Test(sm90a_instances, committed_kernels_have_the_measured_layout)
                     "case $f in *mxfp4*) grep -q 'vote.sync.any.pred %pmx' $f;; *) ! grep -q 'pmx' $f;; esac"
 /* The _yt kernels are _x kernels whose epilogue stores the tile transposed: 4 stmatrix .trans
  * x4 a chunk of 64 columns (16; twice in NVFP4, whose chunks have the folded-alpha code and the
- * two-multiply code for |alpha| >= 2^100; the fused family 4 x2 a chunk of 32 columns, 32) and
- * the bulk store's coordinates exchanged (4 stores; fused 8); the narrow tile (160 columns)
+ * two-multiply code for |alpha| >= 2^100; the fused family 8 x2 a chunk of 64 columns, 32) and
+ * the bulk store's coordinates exchanged (4 stores); the narrow tile (160 columns)
  * stores 32-column chunks in both families: 5 stores of 2 x4 (dense) or 4 x2 (fused); no other
  * kernel has either. */
 #define YT_CHECK "case $f in *fused_m128n160*) test $(grep -c 'stmatrix.sync.aligned.m8n8.x2.trans.shared.b16' $f) -eq 20 && " \
@@ -348,18 +353,23 @@ Test(sm90a_instances, committed_kernels_have_the_measured_layout)
                  "*mxfp4_dense_m128n160*) test $(grep -c 'stmatrix.sync.aligned.m8n8.x4.trans.shared.b16' $f) -eq 10 && " \
                  "test $(grep -c 'bulk_group \\[%tmY, {%r51, %r58}\\]' $f) -eq 5;; " \
                  "*fused*) test $(grep -c 'stmatrix.sync.aligned.m8n8.x2.trans.shared.b16' $f) -eq 32 && " \
-                 "test $(grep -c 'bulk_group \\[%tmY, {%r51, %r58}\\]' $f) -eq 8;; " \
+                 "test $(grep -c 'bulk_group \\[%tmY, {%r51, %r58}\\]' $f) -eq 4;; " \
                  "*nvfp4*) test $(grep -c 'stmatrix.sync.aligned.m8n8.x4.trans.shared.b16' $f) -eq 32 && " \
                  "test $(grep -c 'bulk_group \\[%tmY, {%r51, %r58}\\]' $f) -eq 4;; " \
                  "*) test $(grep -c 'stmatrix.sync.aligned.m8n8.x4.trans.shared.b16' $f) -eq 16 && " \
                  "test $(grep -c 'bulk_group \\[%tmY, {%r51, %r58}\\]' $f) -eq 4;; esac"
+/* XDBUF: the 256-wide fused _x kernels' converter warps arrive on xdone when they leave and
+ * each epilogue tests it once a WG (their second writeback buffer); no other kernel has it. */
+#define XDBUF_CHECK "case $f in *fused_m128n256k128_c1_s[0-9]_x[0-9]*) grep -q '^L_x_leave:' $f && " \
+                    "test $(grep -c 'mbarrier.test_wait.parity.shared::cta.b64 %pxd' $f) -eq 1 && " \
+                    "grep -q 'xdone: the converters left' $f;; *) ! grep -q 'xdone' $f;; esac"
 #define NOYT_CHECK "! grep -q 'stmatrix' $f && ! grep -q '%tmY, {%r51, %r58}' $f"
 Test(sm90a_instances, wprep_layout_is_the_measured_one)
 {
     int rc = system("for f in ptx/sm90a/*_w[0-9].ptx; do { " WPRE_CHECK "; } || { echo \"$f\" >&2; exit 1; }; done && "
-                    "for f in ptx/sm90a/*_x[0-9].ptx; do { " WPRE_CHECK " && " XCONV_CHECK " && " NOYT_CHECK "; } || "
+                    "for f in ptx/sm90a/*_x[0-9].ptx; do { " WPRE_CHECK " && " XCONV_CHECK " && " NOYT_CHECK " && " XDBUF_CHECK "; } || "
                     "{ echo \"$f\" >&2; exit 1; }; done && "
-                    "for f in ptx/sm90a/*_x[0-9]_yt.ptx; do { " WPRE_CHECK " && " XCONV_CHECK " && " YT_CHECK "; } || "
+                    "for f in ptx/sm90a/*_x[0-9]_yt.ptx; do { " WPRE_CHECK " && " XCONV_CHECK " && " YT_CHECK " && " XDBUF_CHECK "; } || "
                     "{ echo \"$f\" >&2; exit 1; }; done && "
                     "for f in ptx/sm90a/*_wprep.ptx; do { " WPREP_CHECK "; } || { echo \"$f\" >&2; exit 1; }; done");
     cr_expect_eq(rc, 0, "a W-prepared kernel or a preparation kernel lacks its layout (file above)");

@@ -232,12 +232,18 @@ Test(wprep_plan, inline_conversion_plans)
     pl = plan_ok(fused, &in);
     cr_expect_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4");
     cr_expect_not_null(fp4lr_budget_row_find(&pl.budget, FP4LR_OBJ_XSTAGE));
-    /* the fused _x kernels' writeback: two 32-column buffers (8 KiB), where the other fused
-     * kernels have one of 64 columns (16 KiB) */
+    /* the fused _x kernels' writeback: one 64-column buffer (16 KiB) of their own, like the
+     * other fused kernels, and the converters' staging as the second once they are done
+     * (tools/gen_sm90a.py XDBUF): that row must hold a whole buffer */
     const fp4lr_budget_row *wb = fp4lr_budget_row_find(&pl.budget, FP4LR_OBJ_EPILOGUE);
     cr_assert_not_null(wb);
-    cr_expect_eq(wb->bytes_cta, 8192);
-    cr_expect_eq(pl.budget.stages_wb, 2);
+    cr_expect_eq(wb->bytes_cta, 16384);
+    cr_expect_eq(pl.budget.stages_wb, 1);
+    const fp4lr_budget_row *xs = fp4lr_budget_row_find(&pl.budget, FP4LR_OBJ_XSTAGE);
+    cr_expect_geq(xs->bytes_cta, wb->bytes_cta);
+    cr_expect_str_eq(xs->name, "W converter staging (then writeback 2)");
+    cr_expect_eq(pl.smem_bytes, 3 * 9216 + 4 * 32768 + 8192 + 16384 + 4096 + 16384 + 1024 + 6 * 4096,
+                 "3 stages, W ring, L + U at r = 32, wc / beta, writeback, barriers, converters");
     fp4lr_plan_opts on = {.w_prep = FP4LR_WPREP_ON};
     const fp4lr_plan pw = plan_ok(fused, &on);
     wb = fp4lr_budget_row_find(&pw.budget, FP4LR_OBJ_EPILOGUE);

@@ -27,7 +27,7 @@ EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
-                     "xkeep", "skbulk", "xstag", "xstagl", "cstag", "cstagl"}
+                     "xkeep", "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -252,17 +252,31 @@ TSLOTS = 2
 # host/budget.c charges the same): two 64-column buffers in the dense family; in the fused
 # family 16 KiB, which leaves the room that the wc / beta slices and a third low-rank or main
 # stage need: one 64-column buffer (measured on the H200 at b739920, _t kernels: one buffer
-# cost the dense kernel 0.5 % and the fused kernel nothing), and in the fused _x kernels two
-# 32-column buffers (EPI_COLS below; A/B against one buffer, H200, 2 rounds, ed55e4c: r = 32
-# +1.0-1.5 % on the Qwen and flux-fc1 shapes, 1.003x over the 13 fused shapes, but r = 128,
-# whose plans take the _w kernels, 0.988-0.993x: so those keep one).
+# cost the dense kernel 0.5 % and the fused kernel nothing); the 256-wide fused _x kernels add
+# a second one when they can (XDBUF below), the narrow fused _x tile has two 32-column buffers
+# (EPI_COLS below; A/B against one buffer, H200, 2 rounds, ed55e4c, then in all the fused _x
+# kernels: r = 32 +1.0-1.5 % on the Qwen and flux-fc1 shapes, 1.003x over the 13 fused
+# shapes, but r = 128, whose plans take the _w kernels, 0.988-0.993x: so those keep one).
 WB_STAGES = 2
 # The epilogue's chunk width in tile columns (set per kernel by emit_kernel): 64 (16 KiB
-# buffers, 128-byte staging rows, swizzle 128B); 32 in the fused _x kernels, whose 16 KiB are
-# two 8 KiB buffers (64-byte rows and swizzle 64B in the plain epilogue, half as many 128-byte
-# rows in the transposed one), so that a chunk's staging overlaps the previous chunk's store
-# instead of waiting for it to be read.
+# buffers, 128-byte staging rows, swizzle 128B); 32 in the narrow fused _x tile (and in every
+# fused _x kernel with noxdbuf), whose 16 KiB are two 8 KiB buffers (64-byte rows and swizzle
+# 64B in the plain epilogue, half as many 128-byte rows in the transposed one), so that a
+# chunk's staging overlaps the previous chunk's store instead of waiting for it to be read.
 EPI_COLS = 64
+# The fused 256-wide _x kernels' second writeback buffer (XDBUF, set per kernel by emit_kernel;
+# FP4LR_GEN_EXPERIMENT=noxdbuf emits the two 32-column buffers again): one 64-column buffer
+# of their own (the same 16 KiB) and, once the CTA's converter warps have converted their
+# last unit, their 24 KiB of staging as the second (they arrive on mbarrier `xdone` when they
+# leave; each WG's issuing thread tests it when an epilogue starts and tells its WG through
+# a word in shared memory, so the WG's threads agree on the buffers for the whole epilogue).
+# Why: with the rank-32 low-rank ring a second 64-column buffer does not fit (the 2 x 16 KiB
+# of the dense kernels).  Measured on the H200 (2c74018, tools/ab_kernels.sh, 2 rounds,
+# NVFP4, r = 0 so that both fit): two 64-column buffers against two 32-column ones
+# 1.006-1.018 (flux-qkv 1.010, sana-mlp 1.018, flux-out 1.017, 8192^3 1.006); one
+# 64-column buffer against two 32-column ones 0.989-1.005 (r = 32, 5 shapes, 0.997); 4 main
+# stages with one 32-column buffer against 3 with two 0.980-0.990 (r = 32, 7 shapes).
+XDBUF = False
 AFF_SLICE = 2 * 256 * 4   # fused: one WG's wc and beta slices of a tile (BN fp32 each; set per kernel)
 
 FORMATS = {
@@ -516,8 +530,11 @@ def wb_doc(L):
         what = f"{EPI_COLS} rows (tile columns) x {BM // 2} bf16 (a WG's tile rows) per WG"
     else:
         what = f"{BM} x {EPI_COLS} bf16"
+    second = (f"""
+//                                   a second buffer (XDBUF): the converters' staging at {L['xstage']} once
+//                                   they all left (xdone), the same halves""" if XDBUF else "")
     return f"""//   [{L['wb']:6d} + b*{L['wbuf']}]  writeback staging, {WB_STAGES} buffer{"s" if WB_STAGES > 1 else ""} of {what}, swizzle {epi_swizzle()}
-//                                   ({CWG0}'s half at +0, {CWG1}'s at +{L['wbuf'] // 2})"""
+//                                   ({CWG0}'s half at +0, {CWG1}'s at +{L['wbuf'] // 2}){second}"""
 
 
 def epi_swizzle():
@@ -562,7 +579,7 @@ def wpre_protocol_doc(L, stages):
 //   tfull[t]  count 1  W producer arrive.expect_tx({L['tslot']}); TMA complete_tx.  Waited by the
 //                      consumers (the bulk copy wrote slot t through the async proxy, so no fence).{xself_doc()}
 //   tempty[t] count 8  one arrive per consumer warp once the wgmma reading slot t completed
-//                      (wgmma.wait_group).  Waited by the W producer.
+//                      (wgmma.wait_group).  Waited by the W producer.{xdone_doc(L)}
 //   Named barriers 1 and 2: the 128 threads of {CWG0} / {CWG1} around the writeback staging.
 //
 // Shared memory map (dynamic, 1024-byte aligned), {stages} main stages:
@@ -583,6 +600,19 @@ def xself_doc():
 //                      after every consumer thread converted its row of the first unit's first
 //                      {XSELF_KB} K blocks into those slots, fenced them (fence.proxy.async) and passed
 //                      named barrier 4; the W producer skips those K blocks."""
+
+
+def xdone_doc(L):
+    """XDBUF's barrier, in the header's protocol."""
+    if not XDBUF:
+        return ""
+    return f"""
+//   xdone     count {XCONV_WARPS}  (at mbarriers + {xdone_off(L)}) one arrive per converter warp when it has no unit left
+//                      (its staging then free).  Never waited: when an epilogue starts, each
+//                      WG's issuing thread tests phase 0 and writes the result to its WG's word
+//                      (+{xdone_off(L) + 8} + 4 wg), which the WG reads after the chunk's barrier: the whole
+//                      epilogue then takes chunks 1, 3, .. from the converters' staging (two
+//                      buffers, wait_group.read 1) or from the own buffer (one, read 0)."""
 
 
 def xconv_map_doc(L):
@@ -695,8 +725,14 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     CL = cluster
     FUSED = family == "fused"
     global EPI_COLS
-    WB_STAGES = 1 if FUSED and not xconv else 2
-    EPI_COLS = 32 if (FUSED and xconv) or BN % 64 else 64
+    global XDBUF
+    XDBUF = FUSED and xconv and BN % 64 == 0 and "noxdbuf" not in EXPERIMENTS
+    if XDBUF and fmt == "mxfp4" and not yt:
+        # its converters spill 4 bytes at 56 registers with the 64-column epilogue (ptxas
+        # 13.0); at 64 / 192 neither role spills
+        REG_WG0, REG_CONSUMER = REG_NARROW
+    WB_STAGES = 1 if FUSED and (not xconv or XDBUF) else 2
+    EPI_COLS = 32 if (FUSED and xconv and not XDBUF) or BN % 64 else 64
     TSLOTS = tslots
     F16 = fmt == "nvfp4" and "bf16" not in EXPERIMENTS
     # Measured on the H200 (flux-qkv NVFP4): c1 480 TFLOP/s, c2 with both CTAs converting
@@ -804,6 +840,8 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
 \t.reg .b32 %bar_lfull, %bar_lempty, %lbase, %lchunks, %lslots, %lsub, %lksteps, %lbytes_l, %lbytes_u;
 \t.reg .b32 %lsub_l, %lsub_u, %lrowb, %ldeschi, %lwk, %ncols, %ls, %lph, %li, %lis, %liph;
 \t.reg .pred %pwc, %pbeta, %plissue;""")
+        if XDBUF:
+            e("\t.reg .pred %pxd;                           // XDBUF: the epilogue's buffers")
     e(f"""\t// ---- setup: thread identity, tensor-map addresses, shared-memory addresses ----
 \tmov.u32 %thr, %tid.x;
 \tshr.u32 %warp, %thr, 5;
@@ -837,6 +875,8 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
         else:
             e(f"\tmbarrier.init.shared::cta.b64 [%bar_tfull+{8*i}], {(2 if SPLIT and not BULK else 1) * TRANSFORM_WARPS + (8 if ASSIST else 0)};")
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_tempty+{8*i}], {(2 if SPLIT else 1) * 8};")
+    if XDBUF:
+        e(f"\tmbarrier.init.shared::cta.b64 [%bar_full+{xdone_off(L)}], {XCONV_WARPS};   // xdone: the converters left")
     sync = ("""\tbarrier.cluster.arrive.release.aligned;      // both CTAs' barriers initialised
 \tbarrier.cluster.wait.acquire.aligned;""" if CL == 2 else "\tbar.sync 0;")
     e(f"""\tfence.mbarrier_init.release.cluster;
@@ -1985,7 +2025,7 @@ L_xconv:""")
 \tmul.lo.u32 %xt, %tiles_n, %nks;
 {units_of("%xt", "%xt", f"                       // units: {upi()} row blocks an item")}
 \tsetp.ge.u32 %px, %xu, %xt;
-\t@%px bra L_exit;
+\t@%px bra {"L_x_leave" if XDBUF else "L_exit"};
 {order_entry("%xitem").rstrip()}""")
     tline(e, 32, 64, "%tlv", dep="%xkb")
     if upi() == 8:
@@ -2132,6 +2172,15 @@ L_xconv:""")
     e(f"""\tmov.u32 %xt, %nctaid.x;
 \tmad.lo.u32 %xu, %xt, {XCONV_WARPS}, %xu;               // the next unit of this warp
 \tbra L_x_unit;""")
+    if XDBUF:
+        e(f"""L_x_leave:
+\t// no unit left: this warp's staging block is free for the epilogues (XDBUF); every lane's
+\t// last staging read happened before the warp barrier, the elected lane's arrive releases them
+\tbar.warp.sync -1;
+\telect.sync _|%px, -1;                      // one lane (nothing live through the loop for this)
+\tmov.u32 %xt, smem;
+\t@%px mbarrier.arrive.shared::cta.b64 _, [%xt+{L['bar'] + xdone_off(L)}];
+\tbra L_exit;""")
 
 
 def emit_self_fill(e, fmt, L):
@@ -2409,6 +2458,15 @@ def tfull_doc():
 def tsplit_setup(L):
     """tsplit: the tfull_hi barriers sit after every other barrier."""
     return f"\tadd.u32 %bar_tfullhi, %sbase, {L['bar'] + 8 * (L['nbar'] - TSLOTS)};   // tfull_hi[{TSLOTS}]\n"
+
+
+def xdone_off(L):
+    """XDBUF: mbarrier `xdone` at %bar_full + this, after the kernel's barriers and skbulk's
+    (nbar + 1); the two WGs' epilogue mode words follow it (+8 + 4 wg), all inside the
+    barriers' 1024 bytes, before the converters' staging."""
+    off = 8 * (L['nbar'] + 1)
+    assert L['xstage'] >= L['bar'] + off + 16
+    return off
 
 
 def fused_setup(L, stages):
@@ -3084,7 +3142,37 @@ def epilogue_chunk_begin(e, q, L):
     """Chunk q of an epilogue: wait until the bulk store that last read its staging buffer
     has read it, synchronise the WG, %r53 = the WG's half of the buffer, %r54 = + %r49."""
     buf = q % WB_STAGES
-    e(f"""\t// chunk {q}
+    if XDBUF and q == 0:
+        # the WG's issuing thread picks the epilogue's buffers: two once the converters left
+        # (xdone's phase 0 complete); its word tells the WG (read after this chunk's barrier;
+        # the previous epilogue's reads were before its last barrier).  Everything this thread
+        # stored last tile was read long ago: wait for all.
+        e(f"""\t// chunk 0 (XDBUF: the WG's word = 0, one buffer; or the converters' staging - own buffer, two)
+\t@%p2 mbarrier.test_wait.parity.shared::cta.b64 %pxd, [%bar_full+{xdone_off(L)}], 0;
+\t@%p2 selp.u32 %r54, {L['xstage'] - L['wb']}, 0, %pxd;
+\tmad.lo.u32 %r53, %r42, 4, %bar_full;
+\t@%p2 st.shared.u32 [%r53+{xdone_off(L) + 8}], %r54;
+\t@%p2 cp.async.bulk.wait_group.read 0;
+\tbar.sync %r46, 128;
+\tadd.u32 %r53, %sbase, {L['wb']};
+\tmad.lo.u32 %r53, %r42, {L['wbuf'] // 2}, %r53;   // this WG's half
+\tadd.u32 %r54, %r53, %r49;""")
+    elif XDBUF:
+        # the word is read where it is used (a register live through the epilogue spills the
+        # consumer).  Two buffers: chunk q - 1 used the other, so at most one store may still
+        # read; one buffer: none may
+        e(f"""\t// chunk {q} (XDBUF: {"the second buffer if two" if q % 2 else "the own buffer"})
+\tmad.lo.u32 %r53, %r42, 4, %bar_full;
+\tld.shared.u32 %r53, [%r53+{xdone_off(L) + 8}];   // the WG's word
+\tsetp.eq.and.u32 %pxd, %r53, 0, %p2;
+\t@%pxd cp.async.bulk.wait_group.read 0;
+\t@%p2 cp.async.bulk.wait_group.read 1;
+\tbar.sync %r46, 128;""" + ("\n\tadd.u32 %r53, %r53, %sbase;\n\tadd.u32 %r53, %r53, " + str(L['wb']) + ";" if q % 2 else
+                            "\n\tadd.u32 %r53, %sbase, " + str(L['wb']) + ";") + f"""
+\tmad.lo.u32 %r53, %r42, {L['wbuf'] // 2}, %r53;   // this WG's half
+\tadd.u32 %r54, %r53, %r49;""")
+    else:
+        e(f"""\t// chunk {q}
 \t@%p2 cp.async.bulk.wait_group.read {WB_STAGES - 1};
 \tbar.sync %r46, 128;
 \tadd.u32 %r53, %sbase, {L['wb'] + buf * L['wbuf']};
@@ -3110,6 +3198,15 @@ def epilogue_chunk_store(e, q, coords):
 CHUNK_WORDS = {4: "Four", 5: "Five", 8: "Eight"}
 
 
+def epi_buffers_doc(L):
+    """Which staging buffer an epilogue chunk uses, for the epilogue's comment."""
+    half = f"this WG's {L['wbuf'] // 2 // 1024} KiB half"
+    if XDBUF:
+        return (f"chunk q uses the own buffer ({half}), odd chunks\n\t// the converters' staging "
+                "instead once they have left (xdone; two buffers)")
+    return f"chunk q uses staging buffer q%{WB_STAGES} ({half})"
+
+
 def epi_chunks():
     """The epilogue's chunks: the tile's BN columns in EPI_COLS-column pieces."""
     return BN // EPI_COLS
@@ -3129,9 +3226,9 @@ def emit_epilogue(e, L):
                  "\tand.b32 %r48, %r48, 3;                      // 64B swizzle phase: (row / 2) % 4")
         rowshift = 6
     e(f"""\t// ---- epilogue: alpha * acc -> bf16 -> swizzled staging -> bulk tensor store ----
-\t// {CHUNK_WORDS[epi_chunks()]} {EPI_COLS}-column chunks; chunk q uses staging buffer q%{WB_STAGES} (this WG's {L['wbuf'] // 2 // 1024} KiB half).
+\t// {CHUNK_WORDS[epi_chunks()]} {EPI_COLS}-column chunks; {epi_buffers_doc(L)}.
 \t// Before writing a buffer the WG's issuing thread waits until the store that used it
-\t// last has finished reading (wait_group.read {WB_STAGES - 1}), then the WG synchronises.
+\t// last has finished reading (wait_group.read {"1, or 0 with one buffer" if XDBUF else WB_STAGES - 1}), then the WG synchronises.
 \tadd.u32 %r46, %r42, 1;                      // named barrier id 1 / 2
 \tand.b32 %r47, %r20, 63;                     // row inside the WG's 64 rows
 {phase}
@@ -3175,8 +3272,8 @@ def emit_epilogue_transposed(e, L):
     16p+8.., rows 16w..), (16p+8.., 16w+8..); their fragments are the accumulators
     32q + 8p + {0,1}, {2,3}, {4,5}, {6,7} (row l/4, columns 2(l%4), +1)."""
     e(f"""\t// ---- epilogue (Y transposed): alpha * acc -> bf16 -> stmatrix.trans staging -> bulk tensor store ----
-\t// {CHUNK_WORDS[epi_chunks()]} {EPI_COLS}-column chunks of C ({EPI_COLS}-row blocks of Y); chunk q uses staging buffer q%{WB_STAGES} (this WG's
-\t// {L['wbuf'] // 2 // 1024} KiB half), with the same wait_group.read / named-barrier protocol as the plain epilogue.
+\t// {CHUNK_WORDS[epi_chunks()]} {EPI_COLS}-column chunks of C ({EPI_COLS}-row blocks of Y); {epi_buffers_doc(L)},
+\t// with the same wait_group.read / named-barrier protocol as the plain epilogue.
 \tadd.u32 %r46, %r42, 1;                      // named barrier id 1 / 2
 \tshr.u32 %r47, %lane, 3;                     // m: the {"x2 matrix (lanes 16-31: as 0-15)" if FUSED else "x4 matrix"} whose row this lane addresses
 \tand.b32 %r48, %lane, 7;                     // rho: that row (a C column, a Y row)""")
