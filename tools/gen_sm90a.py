@@ -27,7 +27,7 @@ EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
-                     "xkeep", "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf"}
+                     "xkeep", "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -277,6 +277,13 @@ EPI_COLS = 64
 # 64-column buffer against two 32-column ones 0.989-1.005 (r = 32, 5 shapes, 0.997); 4 main
 # stages with one 32-column buffer against 3 with two 0.980-0.990 (r = 32, 7 shapes).
 XDBUF = False
+# The half K block (HALFK, set per kernel by emit_kernel: the 256-wide NVFP4 _yt kernels;
+# FP4LR_GEN_EXPERIMENT=nohalfk emits them without it): NVFP4's K is a multiple of 64, so when
+# K % 128 = 64 the second chunk of the last K block lies wholly past K (zeros from the bulk
+# copy's bounds).  The W producer does not copy it, the consumers do not multiply it (nor the
+# first fill arrive for its slot): both step over it the same way, chunk (kb, h) existing iff
+# 128 kb + 64 h < K.  SANA's K = 2240 is such a K: 1 chunk of 35 a tile.
+HALFK = False
 AFF_SLICE = 2 * 256 * 4   # fused: one WG's wc and beta slices of a tile (BN fp32 each; set per kernel)
 
 FORMATS = {
@@ -715,9 +722,11 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     # the MXFP4 fused _yt consumer spills 4 bytes with it (ptxas 13.0, 32-column epilogue
     # chunks): the _x kernels but that one
     SKBULK_ON = SKBULK and xconv and not (fmt == "mxfp4" and family == "fused" and yt) and BN == 256
-    # the MXFP4 fused _x kernel (not _yt) spills 8 bytes with cstag's predicate
+    # the 256-wide fused _x kernels spill with cstag's predicate (8-12 bytes; the MXFP4 non-_yt
+    # one since cstag was written, the others since XDBUF and HALFK; the NVFP4 ones spill
+    # without the first fill too, so noxself and tline measure the dense and narrow kernels)
     global CSTAG_ON
-    CSTAG_ON = CSTAG_NS and not (fmt == "mxfp4" and family == "fused" and xconv and not yt)
+    CSTAG_ON = CSTAG_NS and not (family == "fused" and xconv and bn == 256)
     global XPRE_ON
     # MXFP4's converters (two conversion paths at 56 registers) spill with it: NVFP4 only
     XPRE_ON = XPRE and xconv and fmt == "nvfp4"
@@ -725,6 +734,12 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     CL = cluster
     FUSED = family == "fused"
     global EPI_COLS
+    global HALFK
+    # Only the 256-wide _yt kernels (SANA's): with it, on shapes whose K has no half block,
+    # the narrow fused kernel ran 5 % slower (sana-out) and the non-swapped fused _x one 0.9 %
+    # (flux-qkv, qwen-fc1; A/B at bb5a5e5+1: ptxas schedules the consumers at their register
+    # limit differently); the others lose or gain nothing measurable there.
+    HALFK = xconv and yt and fmt == "nvfp4" and bn == 256 and "nohalfk" not in EXPERIMENTS
     global XDBUF
     XDBUF = FUSED and xconv and BN % 64 == 0 and "noxdbuf" not in EXPERIMENTS
     if XDBUF and fmt == "mxfp4" and not yt:
@@ -1801,6 +1816,15 @@ L_transform:
                 tline(e, 28, 32, "%tlx")
                 e("\tmov.u32 %tlx, 0;")
         for h in range(2):
+            past = None
+            if h == 1 and HALFK:
+                past = e.label("wp_halfk")
+                e(f"""\t// halfk: no chunk 1 where it lies wholly past K (K % 128 = 64, the last K block)
+\tshl.b32 %r15, %pks, 7;
+\tadd.u32 %r15, %r15, 64;
+\tld.param.u32 %r14, [p_x_K];
+\tsetp.ge.u32 %p5, %r15, %r14;
+\t@%p5 bra {past};""")
             e(f"""\t// chunk {h} of stage ks
 \tmul.lo.u32 %r12, %t, 8;
 \tadd.u32 %r13, %bar_tempty, %r12;
@@ -1814,6 +1838,8 @@ L_transform:
 \tadd.u32 %r15, %r15, {64 * h};                 // K element coordinate = 128 ks + {64 * h}
 \tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r42], [%tmW, {{%r15, %pcn0}}], [%r13];""")
             advance(e, "%t", "%tph", TSLOTS)
+            if past:
+                e(f"{past}:")
 
     producer_walk(e, "L_mprod", "pfirst", "pm", main_stage)
     e("""\t// ---- thread 32: the W ring ----
@@ -1835,10 +1861,15 @@ L_wprod:
 \tsetp.ge.u32 %p5, %ptile, %ntiles;
 \t@%p5 bra L_exit;
 \tsub.u32 %r10, %pke, %pks;
-\tmin.u32 %r10, %r10, {XSELF_KB};
-\tadd.u32 %pks, %pks, %r10;""")
+\tmin.u32 %r10, %r10, {XSELF_KB};""")
+        if HALFK:
+            e(f"""\t// halfk: no first fill where it would reach a half K block (as the consumers decide)
+{self_fill_has_half("%pks", "%r10", "%r13", "%r14", "%p5")}
+\t@%p5 bra L_wprod_k;""")
+        e("\tadd.u32 %pks, %pks, %r10;")
         assert XSELF_KB in (1, 2)
         one = e.label("xself_one")
+
         advance(e, "%t", "%tph", TSLOTS)
         advance(e, "%t", "%tph", TSLOTS)
         if XSELF_KB == 2:
@@ -2183,6 +2214,29 @@ L_xconv:""")
 \tbra L_exit;""")
 
 
+def self_fill_has_half(kb, nkb, t0, t1, pred):
+    """halfk: pred = the first fill's K blocks kb .. kb + nkb - 1 reach a chunk wholly past K
+    (128 (kb + nkb - 1) + 64 >= K).  Both the consumers and the W producer skip the fill then:
+    its slot would be the producer's, for the next unit, and nobody would multiply it."""
+    return f"""\tadd.u32 {t0}, {kb}, {nkb};
+\tshl.b32 {t0}, {t0}, 7;
+\tsub.u32 {t0}, {t0}, 64;
+\tld.param.u32 {t1}, [p_x_K];
+\tsetp.ge.u32 {pred}, {t0}, {t1};"""
+
+
+def halfk_no_fill(done):
+    """The consumers' side of self_fill_has_half: straight to `done` (the producer copies the
+    unit's every chunk), for the rare first unit within two K blocks of a tile's end."""
+    if not HALFK:
+        return ""
+    return f"""
+\tsub.u32 %r2, %ke, %kb;
+\tmin.u32 %r2, %r2, {XSELF_KB};
+{self_fill_has_half("%kb", "%r2", "%r2", "%r3", "%p5")}
+\t@%p5 bra {done};                      // halfk: this fill would reach a half K block"""
+
+
 def emit_self_fill(e, fmt, L):
     """XSELF: before the prologue of the CTA's first unit, each consumer thread converts W row
     n0 + (its consumer index) of the unit's first XSELF_KB K blocks straight into W slots
@@ -2202,7 +2256,7 @@ def emit_self_fill(e, fmt, L):
     e(f"""\t// ---- first fill (xself): the first unit's first {XSELF_KB} K blocks, converted here ----
 \tsetp.eq.u32 %p5, %cself, 0;
 \t@%p5 bra {done};
-\tmov.u32 %cself, 0;
+\tmov.u32 %cself, 0;{halfk_no_fill(done)}
 \tmov.b32 %skf0, %r20;                       // r, c and the SFA offset: chunk_to_stage clobbers them
 \tmov.b32 %skf1, %r21;
 \tmov.b32 %skf2, %r22;
@@ -2883,6 +2937,12 @@ L_consumer:
 L_c_k:""")
     for h in range(2):
         a_r, a_q = (xr, xq) if h == 0 else (yr, yq)
+        if h == 1 and HALFK:
+            e("""\t// halfk: the unit's last stage may end at K - 64 (tested out of line: two
+\t// instructions a stage here)
+\tsetp.eq.u32 %p0, %ks, 1;
+\t@%p0 bra L_c_halfk_test;
+L_c_halfk_back:""")
         e(f"\t// ---- chunk {h} of stage s: wait for its bf16 W slot ----")
         e("""\tmul.lo.u32 %r12, %t, 8;
 \tadd.u32 %r13, %bar_tfull, %r12;""")
@@ -2938,6 +2998,19 @@ L_c_k:""")
                 assist_convert(e, fmt, 0, L)
             load_a_chunk(e, fmt, 0, xr, xq, L)
             e("\tbra L_c_k;")
+    if HALFK:
+        e("""L_c_halfk_test:
+\t// halfk: is chunk 1 of the unit's last stage (K block ke - 1) wholly past K?  It is when
+\t// K % 128 = 64 and the unit ends the tile
+\tsub.u32 %r12, %ke, 1;
+\tshl.b32 %r12, %r12, 7;
+\tadd.u32 %r12, %r12, 64;
+\tld.param.u32 %r13, [p_x_K];
+\tsetp.lt.u32 %p0, %r12, %r13;
+\t@%p0 bra L_c_halfk_back;""")
+        e("\t// halfk: the stage ends after chunk 0 (its slot is released at L_c_kdone)")
+        advance(e, "%s", "%ph", stages)
+        e("\tsub.u32 %ks, %ks, 1;")
     e("""L_c_kdone:
 \t// end of the K loop: every wgmma of the tile done, free the last slot
 \twgmma.wait_group.sync.aligned 0;""")
