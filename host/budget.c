@@ -491,7 +491,7 @@ static void build_rows(const fp4lr_budget_req *r, const obj_sizes *s, fp4lr_budg
             unsplit(b->fixed), "fixed", 1, 1);
     if (s->xstage.cta)
         add_row(b, FP4LR_OBJ_XSTAGE,
-                b->stages_wb == 1 ? "W converter staging (then writeback 2)" : "W converter staging", s->xstage,
+                b->stages_wb == 1 ? "W converter staging, writeback 2" : "W converter staging", s->xstage,
                 "convert", 1, 1);
     b->slack = b->capacity - b->total_bytes;
 }

@@ -241,7 +241,7 @@ Test(wprep_plan, inline_conversion_plans)
     cr_expect_eq(pl.budget.stages_wb, 1);
     const fp4lr_budget_row *xs = fp4lr_budget_row_find(&pl.budget, FP4LR_OBJ_XSTAGE);
     cr_expect_geq(xs->bytes_cta, wb->bytes_cta);
-    cr_expect_str_eq(xs->name, "W converter staging (then writeback 2)");
+    cr_expect_str_eq(xs->name, "W converter staging, writeback 2");
     cr_expect_eq(pl.smem_bytes, 3 * 9216 + 4 * 32768 + 8192 + 16384 + 4096 + 16384 + 1024 + 6 * 4096,
                  "3 stages, W ring, L + U at r = 32, wc / beta, writeback, barriers, converters");
     fp4lr_plan_opts on = {.w_prep = FP4LR_WPREP_ON};
