@@ -2520,6 +2520,8 @@ def xdone_off(L):
     barriers' 1024 bytes, before the converters' staging."""
     off = 8 * (L['nbar'] + 1)
     assert L['xstage'] >= L['bar'] + off + 16
+    # the second writeback buffer lives in the staging: whole, and 1024-aligned (128B swizzle)
+    assert XCONV_WARPS * XCONV_STAGE >= L['wbuf'] and L['xstage'] % 1024 == 0
     return off
 
 
