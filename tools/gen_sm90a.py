@@ -678,6 +678,17 @@ def xconv_roles_doc():
 """
 
 
+def halfk_doc():
+    """HALFK's line in the header's roles."""
+    if not HALFK:
+        return ""
+    return """
+//                       halfk: a chunk wholly past K (K % 128 = 64: the second of the last K
+//                       block) exists for nobody: this producer does not copy it, the consumers
+//                       neither wait for nor multiply it (their stage ends after chunk 0), and
+//                       neither side does the first fill when it would reach that K block."""
+
+
 def wpre_roles_doc():
     """The header's warp roles of a W-prepared kernel (the W ring filled by bulk copies)."""
     return f"""// Warp roles ({THREADS} threads, four warpgroups; registers moved with setmaxnreg):
@@ -685,7 +696,7 @@ def wpre_roles_doc():
 //                       with the stage's bytes and issues the A and SFA bulk tensor copies.
 //   WG0 thread 32       producer of the W ring: per chunk, waits `tempty[t]`, arms
 //                       `tfull[t]` with {BN * CHUNK_K * 2} bytes and issues one bulk tensor copy of
-//                       the prepared W chunk ({BN} rows x 64 {"f16" if F16 else "bf16"}, 128-byte swizzle) into slot t.
+//                       the prepared W chunk ({BN} rows x 64 {"f16" if F16 else "bf16"}, 128-byte swizzle) into slot t.{halfk_doc()}
 {xconv_roles_doc() if XCONV else prepared_roles_doc()}//   {CWG0}, {CWG1}            consumers ({REG_CONSUMER} regs): {CWG0} owns tile rows 0-63, {CWG1} rows 64-127.
 //                       Each thread loads its A bytes, dequantizes them into the wgmma A
 //                       fragment registers and issues two m64n{BN // 2}k16 (columns 0-{BN // 2 - 1}, {BN // 2}-{BN - 1}) RS wgmma on the slot; after
