@@ -27,7 +27,7 @@ EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
-                     "xkeep", "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk"}
+                     "xkeep", "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -154,7 +154,11 @@ TLINE_NAMES.update({26: "consumer: all units done", 27: "consumer: last store dr
                     34: "converter warp 0: pass 1 converted", 35: "converter warp 0: unit stored",
                     36: "unit 0 epilogue: chunk 0 begun", 37: "unit 0 epilogue: chunk 1 begun",
                     38: "unit 0 epilogue: chunk 2 begun", 39: "unit 0 epilogue: chunk 3 begun",
-                    40: "unit 0 epilogue: chunk 3 store issued"})
+                    40: "unit 0 epilogue: chunk 3 store issued",
+                    41: "consumer fill: begun", 42: "consumer fill: first loads landed",
+                    43: "consumer fill: converted", 44: "consumer fill: handed off",
+                    45: "main producer: unit 0's stage 8 issued", 46: "consumer: unit 0's stage 8 full",
+                    47: "main producer: unit 1's first stage issued"})
 
 
 def tline(e, ev, thread, cond=None, dep=None):
@@ -202,6 +206,20 @@ def tline(e, ev, thread, cond=None, dep=None):
 # two (0.99x of two on SANA).
 XSELF = "noxself" not in EXPERIMENTS
 XSELF_KB = 1 if "xself1" in EXPERIMENTS else 2
+# The fill's loads at one memory latency (FP4LR_GEN_EXPERIMENT=filldep, measurement only):
+# ptxas 13.0 sinks each chunk's loads of the fill's batch to just before that chunk's
+# conversion (SASS of 47e3b0f: chunk 1's loads after chunk 0's conversion, chunks 2-3's
+# after chunk 1's), so the fill takes three memory latencies, not one (timeline: first loads
+# land at 2.1-2.6 us, conversion ends at 4.9-5.1).  With filldep a shared store before the
+# slots' stores needs every load of the batch (the xor of the loaded words, stored under a
+# condition that is never true and that ptxas cannot decide) and the fill loads 8 bytes at a
+# time (16-byte loads of four chunks at once spill 4 bytes); the 256-wide fused and MXFP4
+# dense kernels spill even so and keep the plain fill.  Measured (H200, 2026-12-04, 3
+# rounds): slower, NVFP4 dense 0.940-0.991 (sana-qkv 0.940), narrow fused 0.963-0.965: the
+# loads are one row a thread (uncoalesced), and all twenty at once land at 5.4-5.6 us
+# instead of the first chunk's at 2.1-2.3 (bench/results/experiments/README.md).
+FILLDEP = "filldep" in EXPERIMENTS
+FILLDEP_ON = False   # set per kernel by emit_kernel
 # Converter prefetch (FP4LR_GEN_EXPERIMENT=xpre, NVFP4 only: MXFP4's converters spill with
 # it): a converter warp issues both passes' fp4 loads before converting pass 0, one memory
 # latency a unit instead of two.  Measured with xself (same A/B): NVFP4 dense 0.994, fused
@@ -699,7 +717,7 @@ def wpre_roles_doc():
 //                       the prepared W chunk ({BN} rows x 64 {"f16" if F16 else "bf16"}, 128-byte swizzle) into slot t.{halfk_doc()}
 {xconv_roles_doc() if XCONV else prepared_roles_doc()}//   {CWG0}, {CWG1}            consumers ({REG_CONSUMER} regs): {CWG0} owns tile rows 0-63, {CWG1} rows 64-127.
 //                       Each thread loads its A bytes, dequantizes them into the wgmma A
-//                       fragment registers and issues two m64n{BN // 2}k16 (columns 0-{BN // 2 - 1}, {BN // 2}-{BN - 1}) RS wgmma on the slot; after
+//                       fragment registers and issues {f"one m64n{BN}k16" if WHOLE_N else f"two m64n{BN // 2}k16 (columns 0-{BN // 2 - 1}, {BN // 2}-{BN - 1})"} RS wgmma on the slot; after
 """
 
 
@@ -713,6 +731,8 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     AFF_SLICE = 2 * BN * 4
     global REG_WG0, REG_CONSUMER
     REG_WG0, REG_CONSUMER = REG_WIDE if BN == 256 else REG_NARROW
+    global WHOLE_N
+    WHOLE_N = BN == BN_NARROW and "n160one" in EXPERIMENTS
     # W prepared: one CTA, the 8-warp layout (its consumers are the _t kernels')
     assert not wpre or (cluster == 1 and TW8 and not ASSIST)
     # W converted in the kernel: a W-prepared kernel whose idle warps convert
@@ -728,7 +748,12 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     # ... and the measurement flags tline / cstag build the 256-wide _x kernels without it
     # (with both, their consumers spill at 200 registers; the narrow ones keep it)
     XSELF_ON = XSELF and xconv and not (fmt == "mxfp4" and family == "fused" and not yt) \
-        and not ((TLINE or CSTAG_NS) and bn == 256)
+        and not ((TLINE or CSTAG_NS) and bn == 256 and "tlineself" not in EXPERIMENTS)
+    global FILLDEP_ON
+    # the 256-wide fused kernels and MXFP4's 256-wide dense ones spill 4-52 bytes with it
+    # (ptxas 13.0; also with two loads batches instead of one): the NVFP4 dense and the
+    # narrow kernels
+    FILLDEP_ON = FILLDEP and XSELF_ON and (bn == BN_NARROW or (fmt == "nvfp4" and family == "dense"))
     global SKBULK_ON
     # the MXFP4 fused _yt consumer spills 4 bytes with it (ptxas 13.0, 32-column epilogue
     # chunks): the _x kernels but that one
@@ -851,6 +876,9 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
             e("\t.reg .b32 %xw<9>;                          // xpre: pass 1's fp4 words and scales")
         if XSELF_ON:
             e("\t.reg .b32 %cself, %sw<32>, %ss<4>;         // xself: the first unit still to fill; the fill's loads")
+            if FILLDEP_ON:
+                e("\t.reg .b32 %sdep;                              // xself: every load of the fill, xor-ed")
+                e("\t.reg .pred %pself;")
     if TSPLIT:
         e("\t.reg .b32 %bar_tfullhi, %bar_tfullw;         // tsplit: tfull_hi base; a transform warp's tfull")
     if CHOIST:
@@ -1757,12 +1785,18 @@ def wparam_doc():
     return f"// W   UINT8 {{K/2, N}}, box {{64, {BN}}}, swizzle 64B"
 
 
-def producer_walk(e, label, first, nxt, stage, skip_first=None):
+def producer_walk(e, label, first, nxt, stage, skip_first=None, at_unit=None):
     """One W-prepared producer's loop: its own cursor (PCUR) over the same work units as the
     consumers; `stage` emits the issue of stage %pks of the unit, at label `label`;
     `skip_first` (optional) emits code between the first unit's start and the loop."""
+    if TLINE:
+        e(f"\t.reg .b32 %tlp{nxt};\n\tmov.u32 %tlp{nxt}, 1;")
+        if label == "L_mprod":
+            e("\t.reg .b32 %tlq1;\n\tmov.u32 %tlq1, 0;")
     unit_first(e, PCUR, first)
     producer_unit_start(e)
+    if at_unit:
+        at_unit(f"{nxt}0")
     if skip_first:
         skip_first()
     e(f"""{label}:
@@ -1773,7 +1807,15 @@ def producer_walk(e, label, first, nxt, stage, skip_first=None):
 \tsetp.lt.u32 %p5, %pks, %pke;
 \t@%p5 bra {label};""")
     unit_next(e, PCUR, nxt)
+    if TLINE:
+        # the first unit change: every stage (chunk) of unit 0 issued, unit 1's next
+        thr = 0 if label == "L_mprod" else 32
+        if thr == 0:
+            e(f"\tmov.u32 %tlq1, %tlp{nxt};              // tline: event 47 at unit 1's first stage")
+        e(f"\tmov.u32 %tlp{nxt}, 0;")
     producer_unit_start(e)
+    if at_unit:
+        at_unit(f"{nxt}1")
     e(f"\tbra {label};")
 
 
@@ -1809,6 +1851,16 @@ L_transform:
 \tadd.u32 %r11, %bar_empty, %r10;
 \txor.b32 %r12, %pph, 1;                     // first lap passes""")
         e.wait("%r11", "%r12", "empty")
+        if TLINE:
+            tline(e, 47, 0, cond="%tlq1")
+            e("\tmov.u32 %tlq1, 0;")
+            e("""\t{
+\t.reg .b32 %tlq8;
+\t.reg .pred %tlpq8;
+\tsetp.eq.u32 %tlpq8, %pks, 8;
+\tselp.u32 %tlq8, %tlppm, 0, %tlpq8;""")
+            tline(e, 45, 0, cond="%tlq8")
+            e("\t}")
         e(f"""\tadd.u32 %r13, %bar_full, %r10;
 \tmbarrier.arrive.expect_tx.shared::cta.b64 _, [%r13], {BM * BK // 2 + L['sfa_bytes']};
 \tmad.lo.u32 %r14, %ps, {L['stage']}, %sbase;  // stage base
@@ -1852,7 +1904,38 @@ L_transform:
             if past:
                 e(f"{past}:")
 
-    producer_walk(e, "L_mprod", "pfirst", "pm", main_stage)
+    def a_prefetch(tag):
+        """aprefetch (measurement): at each unit's start, the next unit's first 4 stages of
+        A and SFA into L2 (the timeline has a unit's first stage full 5-6 us after the main
+        producer issued it, 0.8-1 us after the previous epilogue ended).  Measured (H200,
+        2026-12-04, 2 rounds, 5 shapes): 0.993 / 0.996 (NVFP4 dense / fused), 1.000 / 0.999
+        (MXFP4): the wait is not an L2 miss."""
+        e("""\t// aprefetch: the next unit's first stages into L2, a unit ahead
+\t{
+\t.reg .b32 %pxt, %pxb, %pxe;
+\tmov.u32 %pxt, %ptile;
+\tmov.u32 %pxb, %pkb;
+\tmov.u32 %pxe, %pke;""")
+        unit_next(e, PCUR, f"apf{tag}")
+        e(f"""\tsetp.ge.u32 %p5, %ptile, %ntiles;
+\t@%p5 bra L_apf_{tag};""")
+        tile_coords(e, "%ptile", "%r20", "%r21")
+        for j in range(4):
+            e(f"""\tadd.u32 %r22, %pkb, {j};
+\tsetp.ge.u32 %p5, %r22, %pke;
+\t@%p5 bra L_apf_{tag};
+\tshl.b32 %r15, %r22, 6;
+\tmul.lo.u32 %r16, %r22, {2 * ka};
+\tshr.u32 %r8, %r20, 7;
+\tcp.async.bulk.prefetch.tensor.2d.L2.global.tile [%tmA, {{%r15, %r20}}];
+\tcp.async.bulk.prefetch.tensor.3d.L2.global.tile [%tmSFA, {{0, %r16, %r8}}];""")
+        e(f"""L_apf_{tag}:
+\tmov.u32 %ptile, %pxt;
+\tmov.u32 %pkb, %pxb;
+\tmov.u32 %pke, %pxe;
+\t}}""")
+
+    producer_walk(e, "L_mprod", "pfirst", "pm", main_stage, at_unit=a_prefetch if APREFETCH else None)
     e("""\t// ---- thread 32: the W ring ----
 L_wprod:
 \tmov.u32 %t, 0;
@@ -2283,6 +2366,7 @@ def emit_self_fill(e, fmt, L):
 \tmin.u32 %r7, %r7, %r2;                     // W row (rows past N: the last row's values, never stored)
 \tshr.u32 %r4, %r1, 6;                       // K/64: chunks a row
 \tsub.u32 %r6, %r4, 1;""")
+    tline(e, 41, TRANSFORM_THREADS)
     for b0 in range(0, nch, XSELF_BATCH):
         batch = range(b0, min(nch, b0 + XSELF_BATCH))
         for c in batch:
@@ -2293,7 +2377,23 @@ def emit_self_fill(e, fmt, L):
 \tadd.u32 %r8, %r8, {h};
 \tmin.u32 %r8, %r8, %r6;
 \tmad.lo.u32 %r5, %r7, %r4, %r8;""")
-            chunk_load(e, fmt, [f"%sw{8 * (c - b0) + i}" for i in range(8)], f"%ss{c - b0}")
+            chunk_load(e, fmt, [f"%sw{8 * (c - b0) + i}" for i in range(8)], f"%ss{c - b0}",
+                       vec=2 if FILLDEP_ON else 4)
+        if FILLDEP_ON:
+            # a shared store that needs every load of the batch comes before the slots' stores
+            # (never executed: its predicate is K = 0), so ptxas keeps the loads ahead of the
+            # first conversion (without it, it sinks each chunk's loads to just before that
+            # chunk's conversion: a memory latency a chunk)
+            deps = [f"%sw{8 * (c - b0) + i}" for c in batch for i in range(0, 8, 2)] + \
+                   [f"%ss{c - b0}" for c in batch]
+            e("\t// FILLDEP: all these loads before the first slot store (one memory latency, not one a chunk)")
+            e(f"\txor.b32 %sdep, {deps[0]}, {deps[1]};")
+            for d in deps[2:]:
+                e(f"\txor.b32 %sdep, %sdep, {d};")
+            e("""\tsetp.eq.u32 %pself, %r1, 0;                 // K = 0: never launched (ptxas cannot know)
+\t@%pself st.shared.u32 [%sbase], %sdep;       // never stored; shared stores stay in order""")
+        if b0 == 0:
+            tline(e, 42, TRANSFORM_THREADS, dep="%sw0")
         for c in batch:
             s, h = divmod(c, 2)
             if c == 2:
@@ -2323,8 +2423,9 @@ def emit_self_fill(e, fmt, L):
 \tsetp.ge.u32 %p6, %r8, %r4;               // past K: zeros (as the bulk copy reads them)""")
                 for q in range(8):
                     e(f"\txor.b32 %r23, %r21, {q << 4};\n\t@%p6 st.shared.v4.b32 [%r23], {{0, 0, 0, 0}};")
-    e(f"""{one}:
-\tfence.proxy.async.shared::cta;              // the slots' writes before the wgmmas read them
+    e(f"{one}:")
+    tline(e, 43, TRANSFORM_THREADS)
+    e(f"""\tfence.proxy.async.shared::cta;              // the slots' writes before the wgmmas read them
 \tbar.sync 4, 256;
 \tsetp.eq.u32 %p5, %r3, 0;
 \tsub.u32 %r2, %ke, %kb;
@@ -2334,6 +2435,7 @@ def emit_self_fill(e, fmt, L):
         if c == 2:
             e("\tand.pred %p6, %p6, %p5;")
         e(f"\t@{pred} mbarrier.arrive.shared::cta.b64 _, [%bar_tfull+{8 * c}];")
+    tline(e, 44, TRANSFORM_THREADS)
     e(f"""\tmov.b32 %r20, %skf0;
 \tmov.b32 %r21, %skf1;
 \tmov.b32 %r22, %skf2;
@@ -2409,6 +2511,14 @@ def load_a_chunk(e, fmt, h, xr, xq, L):
         e(f"{done}:")
 
 
+# The narrow tile's main-loop wgmma as one m64n160k16 a k16 step instead of two m64n80k16
+# halves (FP4LR_GEN_EXPERIMENT=n160one, measurement only; the 256-wide tile cannot: ptxas
+# needs 158 registers at entry for an m64n256 wgmma, C7602, and 512 threads give 128).
+# Measured on sana-out (H200, 2026-12-04, 3 rounds): slower, 0.966-0.990.
+WHOLE_N = False   # set per kernel by emit_kernel
+APREFETCH = "aprefetch" in EXPERIMENTS   # the next unit's first A stages into L2 (a_prefetch)
+
+
 def wgmma_half(e, xr, xq, j, half, desc, pred):
     """One m64n(BN/2)k16 RS wgmma of k16 step j on columns BN/2*half.. (slot rows BN/2*half..,
     descriptor `desc`)."""
@@ -2450,6 +2560,15 @@ def wgmma_chunk(e, xr, xq, first_pred):
         if j:
             e(f"\tadd.s64 %rd1, %rd1, 2;                      // next k16: +32 bytes")
         pred = first_pred if j == 0 else "%ptrue"
+        if TW8 and WHOLE_N:
+            # the narrow tile: one m64n160k16 on all the slot's rows (the same registers and
+            # layout as the two halves: accumulator i is column 8*(i/4) + ..., so 0-39 are
+            # columns 0-79 and 40-79 columns 80-159)
+            ab = "f16.f16" if F16 else "bf16.bf16"
+            frag = f"{{{xr[2*j]}, {xq[2*j]}, {xr[2*j+1]}, {xq[2*j+1]}}}"
+            e(f"\twgmma.mma_async.sync.aligned.m64n{BN}k16.f32.{ab} {acc_list(0, BN // 2)}, "
+              f"{frag}, %rd1, {pred}, 1, 1, 0;")
+            continue
         if TW8:
             # columns 0-127 on slot rows 0-127, columns 128-255 on rows 128-255
             # (+16384 bytes: +1024 in the descriptor's start field; BN/2 rows of 128 bytes
@@ -3006,6 +3125,17 @@ L_c_halfk_back:""")
 \tmul.lo.u32 %r10, %s, 8;
 \tadd.u32 %r11, %bar_full, %r10;""")
             e.wait("%r11", "%ph", "full_c")
+            if TLINE:
+                # unit 0's stage 8 (its A latency against event 45, the producer's issue)
+                e("""\t{
+\t.reg .b32 %tls8;
+\t.reg .pred %tlps8;
+\tsub.u32 %tls8, %ke, %ks;
+\tsetp.eq.u32 %tlps8, %tls8, 8;
+\tsetp.eq.and.u32 %tlps8, %tlu, 2, %tlps8;
+\tselp.u32 %tls8, 1, 0, %tlps8;""")
+                tline(e, 46, TRANSFORM_THREADS, cond="%tls8")
+                e("\t}")
             e(f"\tmad.lo.u32 %r41, %s, {L['stage']}, %sbase;")
             if ASSIST:
                 assist_convert(e, fmt, 0, L)
@@ -3426,17 +3556,19 @@ def chunk_to_stage(e, fmt, staging_row):
     chunk_convert(e, fmt, staging_row)
 
 
-def chunk_load(e, fmt, words=None, scale="%r12"):
+def chunk_load(e, fmt, words=None, scale="%r12", vec=4):
     """chunk_to_stage's loads: the chunk's 8 fp4 words into `words` (default %wi0-7) and its
-    scales into `scale` (the same inputs; clobbers %r9-%r11, %rd3, %rd4)."""
+    scales into `scale` (the same inputs; clobbers %r9-%r11, %rd3, %rd4); `vec` words a load
+    (4, or 2: the first fill, whose 16-byte loads of four chunks at once spill)."""
     words = words or [f"%wi{i}" for i in range(8)]
     blk = FORMATS[fmt][0]
     mxone = MXONE and fmt == "mxfp4"
+    loads = "\n".join(f"\tld.global.nc.v{vec}.b32 {{{', '.join(words[i:i + vec])}}}, [%rd3{f'+{4 * i}' if i else ''}];"
+                      for i in range(0, 8, vec))
     e(f"""\t// the chunk's 32 fp4 bytes: W + 32g (rows are K/2 bytes, so chunk g of the matrix)
 \tmul.wide.u32 %rd3, %r5, 32;
 \tadd.u64 %rd3, %rd0, %rd3;
-\tld.global.nc.v4.b32 {{{", ".join(words[:4])}}}, [%rd3];
-\tld.global.nc.v4.b32 {{{", ".join(words[4:])}}}, [%rd3+16];
+{loads}
 \t// its scales: atom (n/128, {"j" if blk == 16 else "j/2"}) of the 128x4 layout, byte (n%32)*16 + ((n%128)/32)*4{"" if blk == 16 else " + 2*(j%2)"}
 \tshr.u32 %r9, %r1, {(4 * blk).bit_length() - 1};                       // atoms a 128-row block = K/{4 * blk}
 \tshr.u32 %r10, %r7, 7;
