@@ -27,7 +27,7 @@ EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
-                     "xkeep", "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch"}
+                     "xkeep", "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -1851,6 +1851,11 @@ L_transform:
 \tadd.u32 %r11, %bar_empty, %r10;
 \txor.b32 %r12, %pph, 1;                     // first lap passes""")
         e.wait("%r11", "%r12", "empty")
+        if "anocopy" in EXPERIMENTS:   # timing only: the stage keeps what it held
+            e("""\tadd.u32 %r13, %bar_full, %r10;
+\tmbarrier.arrive.shared::cta.b64 _, [%r13];   // anocopy: no bulk copies""")
+            advance(e, "%ps", "%pph", stages)
+            return
         if TLINE:
             tline(e, 47, 0, cond="%tlq1")
             e("\tmov.u32 %tlq1, 0;")
@@ -1893,6 +1898,13 @@ L_transform:
 \tadd.u32 %r13, %bar_tempty, %r12;
 \txor.b32 %r14, %tph, 1;                     // first lap passes""")
             e.wait("%r13", "%r14", "tempty")
+            if "wnocopy" in EXPERIMENTS:   # timing only: the slot keeps what it held
+                e("""\tadd.u32 %r13, %bar_tfull, %r12;
+\tmbarrier.arrive.shared::cta.b64 _, [%r13];   // wnocopy: no bulk copy""")
+                advance(e, "%t", "%tph", TSLOTS)
+                if past:
+                    e(f"{past}:")
+                continue
             e(f"""\tadd.u32 %r13, %bar_tfull, %r12;
 \tmbarrier.arrive.expect_tx.shared::cta.b64 _, [%r13], {L['tslot']};
 \tmad.lo.u32 %r42, %t, {L['tslot']}, %sbase;
@@ -2517,6 +2529,11 @@ def load_a_chunk(e, fmt, h, xr, xq, L):
 # Measured on sana-out (H200, 2026-12-04, 3 rounds): slower, 0.966-0.990.
 WHOLE_N = False   # set per kernel by emit_kernel
 APREFETCH = "aprefetch" in EXPERIMENTS   # the next unit's first A stages into L2 (a_prefetch)
+# Timing only (the results are wrong by design): FP4LR_GEN_EXPERIMENT=wnocopy makes the W-prepared
+# kernels' W producer complete each slot's tfull without its bulk copy, anocopy the main
+# producer each stage's full without A and SFA: what the K loop costs without the copies.
+# Measured (H200 at 1980 MHz, 2026-12-04, NVFP4 _x4 dense flux-qkv): 813 TFLOP/s committed,
+# 847 wnocopy, 842 anocopy, 866 both (81 % of the 1070 TFLOP/s the clock gives).
 
 
 def wgmma_half(e, xr, xq, j, half, desc, pred):
