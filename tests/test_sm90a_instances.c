@@ -517,7 +517,7 @@ Test(sm90a_instances, xself_variants_and_tline_experiments_build, .timeout = 240
     cr_expect_eq(rc, 0, "noxself, xself1 with xpre, or tline does not build (or lacks its code)");
 }
 
-/* filldep, n160one, aprefetch, tlineself, wnocopy, anocopy (opt-in measurements of
+/* filldep, n160one, aprefetch, walkpre, tlineself, wnocopy, anocopy (opt-in measurements of
  * 2026-12-04: the first four slower or no faster, the last two timing only; kept to repeat them): the fill's loads ahead of its first slot store (NVFP4 dense
  * and narrow kernels) and built clean; one m64n160k16 a k16 step in the narrow main loop; the
  * next unit's first A stages prefetched into L2; the fill's timeline events with tline. */
@@ -539,11 +539,15 @@ Test(sm90a_instances, fill_wgmma_and_prefetch_measurements_build, .timeout = 240
         "$D/c/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4.ptx && "
         "grep -q 'anocopy: no bulk copies' $D/c/fp4lr_sm90a_mxfp4_dense_m128n256k128_c1_s4_w5.ptx && "
         "sh tools/ptxas_gate.sh sm_90a $D/c/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4.ptx $D/c.cubin && "
+        "FP4LR_GEN_EXPERIMENT=walkpre python3 tools/gen_sm90a.py --outdir $D/d > /dev/null && "
+        "grep -q 'walkpre: the next unit, computed after the K loop' $D/d/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx && "
+        "for e in nvfp4_dense_m128n256k128_c1_s4_x4_yt mxfp4_fused_m128n256k128_c1_s3_x4; do "
+        "sh tools/ptxas_gate.sh sm_90a $D/d/fp4lr_sm90a_$e.ptx $D/d/$e.cubin || exit 1; done && "
         "FP4LR_GEN_EXPERIMENT=tline,tlineself python3 tools/gen_sm90a.py --outdir $D/b > /dev/null && "
         "grep -q '// tline: event 42$' $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx && "
         "grep -q '// tline: event 44$' $D/b/fp4lr_sm90a_nvfp4_dense_m128n160k128_c1_s4_x5_yt.ptx && "
         "sh tools/ptxas_gate.sh sm_90a $D/b/fp4lr_sm90a_nvfp4_dense_m128n160k128_c1_s4_x5_yt.ptx $D/b.cubin");
-    cr_expect_eq(rc, 0, "filldep / n160one / aprefetch / wnocopy / anocopy / tlineself does not build (or lacks its code)");
+    cr_expect_eq(rc, 0, "filldep / n160one / aprefetch / walkpre / wnocopy / anocopy / tlineself does not build (or lacks its code)");
 }
 
 /* xstag / xstagl (opt-in measurement): the _x kernels' converter warps past the first 128 units

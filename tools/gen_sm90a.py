@@ -27,7 +27,7 @@ EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
-                     "xkeep", "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy"}
+                     "xkeep", "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -1167,6 +1167,7 @@ L_unit_done_{tag}:""")
 
 
 CUR = dict(tile="%tile", kb="%kb", ke="%ke")      # transform and consumers
+NCUR = dict(tile="%ntl", kb="%nkb", ke="%nke")    # the consumers' next unit (walkpre)
 PCUR = dict(tile="%ptile", kb="%pkb", ke="%pke")  # the producer (thread 0)
 
 
@@ -2529,6 +2530,13 @@ def load_a_chunk(e, fmt, h, xr, xq, L):
 # Measured on sana-out (H200, 2026-12-04, 3 rounds): slower, 0.966-0.990.
 WHOLE_N = False   # set per kernel by emit_kernel
 APREFETCH = "aprefetch" in EXPERIMENTS   # the next unit's first A stages into L2 (a_prefetch)
+# FP4LR_GEN_EXPERIMENT=walkpre (measurement): the consumers compute their next unit and its
+# tile origin after the K loop's last wgmma issue, before waiting for it, instead of after
+# the epilogue (a timeline: that walk took 0.5 us with the tensor cores idle).  The NVFP4
+# fused _t and _x4_yt kernels spill 8-24 bytes with it.  Measured (H200, 2026-12-04, 2
+# rounds, 6 shapes, the spilling kernels left as committed): 1.004 / 1.001 (NVFP4 dense /
+# fused), 1.000 / 1.002 (MXFP4), within the run-to-run noise; GPU suite and sanitizers clean.
+WALKPRE = "walkpre" in EXPERIMENTS
 # Timing only (the results are wrong by design): FP4LR_GEN_EXPERIMENT=wnocopy makes the W-prepared
 # kernels' W producer complete each slot's tfull without its bulk copy, anocopy the main
 # producer each stage's full without A and SFA: what the K loop costs without the copies.
@@ -3050,10 +3058,14 @@ L_consumer:
         e("\t// consumer assist: this thread converts W row (thread - 128), half 1, of every chunk")
         row_invariants(e, fmt, L, 0, "%r40", "%ca0")
     unit_first(e, CUR, "cfirst")
+    if WALKPRE:
+        e("\t.reg .b32 %ntl, %nkb, %nke, %nm0, %nn0;   // walkpre: the next unit")
     e("""L_c_tile:
 \tsetp.ge.u32 %p0, %tile, %ntiles;
 \t@%p0 bra L_c_done;""")
     tile_coords(e)
+    if WALKPRE:
+        e("L_c_tile2:")
     if FUSED:
         e("\tmov.u32 %li, 0;")
         e("""\t// request this tile's first low-rank chunks now, so they land during the K loop
@@ -3171,8 +3183,15 @@ L_c_halfk_back:""")
         e("\t// halfk: the stage ends after chunk 0 (its slot is released at L_c_kdone)")
         advance(e, "%s", "%ph", stages)
         e("\tsub.u32 %ks, %ks, 1;")
-    e("""L_c_kdone:
-\t// end of the K loop: every wgmma of the tile done, free the last slot
+    e("L_c_kdone:")
+    if WALKPRE:
+        # walkpre: the next unit and its tile coordinates while the last wgmmas run (the walk
+        # took 0.5 us after the epilogue, with the tensor cores idle)
+        e("""\t// walkpre: the next unit (cursor %ntl / %nkb / %nke, origin %nm0 / %nn0), computed now
+\tmov.u32 %ntl, %tile;""")
+        unit_next(e, NCUR, "cpre", bounds=True)
+        tile_coords(e, "%ntl", "%nm0", "%nn0")
+    e("""\t// end of the K loop: every wgmma of the tile done, free the last slot
 \twgmma.wait_group.sync.aligned 0;""")
     tline(e, ("%tlu", 1), TRANSFORM_THREADS)
     release_prev_slot(e)
@@ -3192,8 +3211,18 @@ L_c_halfk_back:""")
     tline(e, ("%tlu", 3), TRANSFORM_THREADS)
     if TLINE:
         e("\tadd.u32 %tlu, %tlu, 4;\n\tmin.u32 %tlu, %tlu, 22;")
-    unit_next(e, CUR, "c", bounds=True)
-    e("\tbra L_c_tile;")
+    if WALKPRE:
+        e("""\tmov.u32 %tile, %ntl;                        // walkpre: the next unit, computed after the K loop
+\tmov.u32 %kb, %nkb;
+\tmov.u32 %ke, %nke;
+\tsetp.ge.u32 %p0, %tile, %ntiles;
+\t@%p0 bra L_c_done;
+\tmov.u32 %m0, %nm0;
+\tmov.u32 %n0, %nn0;
+\tbra L_c_tile2;""")
+    else:
+        unit_next(e, CUR, "c", bounds=True)
+        e("\tbra L_c_tile;")
     if CSTAG_ON:
         e(f"""L_cstag:
 \t// cstag: {CSTAG_NS} ns once, after the first W slot is full (out of line: never falls through)""")
