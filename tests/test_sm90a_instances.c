@@ -508,7 +508,7 @@ Test(sm90a_instances, xself_variants_and_tline_experiments_build, .timeout = 240
         "sh tools/ptxas_gate.sh sm_90a $D/c/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx $D/c.cubin && "
         "FP4LR_GEN_EXPERIMENT=tline python3 tools/gen_sm90a.py --outdir $D/b > /dev/null && "
         "for f in $D/b/fp4lr_sm90a_*_m*.ptx; do grep -q '^.visible .global .align 8 .u64 fp4lr_tline' $f || exit 1; done && "
-        "test $(grep -c '// tline: event' $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx) -eq 25 && "
+        "test $(grep -c '// tline: event' $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx) -eq 24 && "
         "grep -q '// tline: event 32$' $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx && "
         "grep -q '// tline: event 40$' $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx && "
         "grep -q '// tline: event 46$' $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx && "

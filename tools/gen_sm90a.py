@@ -1790,10 +1790,11 @@ def producer_walk(e, label, first, nxt, stage, skip_first=None, at_unit=None):
     """One W-prepared producer's loop: its own cursor (PCUR) over the same work units as the
     consumers; `stage` emits the issue of stage %pks of the unit, at label `label`;
     `skip_first` (optional) emits code between the first unit's start and the loop."""
-    if TLINE:
-        e(f"\t.reg .b32 %tlp{nxt};\n\tmov.u32 %tlp{nxt}, 1;")
-        if label == "L_mprod":
-            e("\t.reg .b32 %tlq1;\n\tmov.u32 %tlq1, 0;")
+    main = label == "L_mprod"
+    if TLINE and main:
+        e("""\t.reg .b32 %tlu0, %tlq1;
+\tmov.u32 %tlu0, 1;                          // tline: 1 through unit 0 (event 45)
+\tmov.u32 %tlq1, 0;                          // tline: 1 at unit 1's first stage (event 47)""")
     unit_first(e, PCUR, first)
     producer_unit_start(e)
     if at_unit:
@@ -1808,12 +1809,8 @@ def producer_walk(e, label, first, nxt, stage, skip_first=None, at_unit=None):
 \tsetp.lt.u32 %p5, %pks, %pke;
 \t@%p5 bra {label};""")
     unit_next(e, PCUR, nxt)
-    if TLINE:
-        # the first unit change: every stage (chunk) of unit 0 issued, unit 1's next
-        thr = 0 if label == "L_mprod" else 32
-        if thr == 0:
-            e(f"\tmov.u32 %tlq1, %tlp{nxt};              // tline: event 47 at unit 1's first stage")
-        e(f"\tmov.u32 %tlp{nxt}, 0;")
+    if TLINE and main:
+        e("\tmov.u32 %tlq1, %tlu0;\n\tmov.u32 %tlu0, 0;")
     producer_unit_start(e)
     if at_unit:
         at_unit(f"{nxt}1")
@@ -1864,7 +1861,7 @@ L_transform:
 \t.reg .b32 %tlq8;
 \t.reg .pred %tlpq8;
 \tsetp.eq.u32 %tlpq8, %pks, 8;
-\tselp.u32 %tlq8, %tlppm, 0, %tlpq8;""")
+\tselp.u32 %tlq8, %tlu0, 0, %tlpq8;""")
             tline(e, 45, 0, cond="%tlq8")
             e("\t}")
         e(f"""\tadd.u32 %r13, %bar_full, %r10;
