@@ -541,6 +541,7 @@ Test(sm90a_instances, fill_wgmma_and_prefetch_measurements_build, .timeout = 240
         "sh tools/ptxas_gate.sh sm_90a $D/c/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4.ptx $D/c.cubin && "
         "FP4LR_GEN_EXPERIMENT=walkpre python3 tools/gen_sm90a.py --outdir $D/d > /dev/null && "
         "grep -q 'walkpre: the next unit, computed after the K loop' $D/d/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx && "
+        "! grep -q 'walkpre' $D/d/fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4_yt.ptx && "
         "for e in nvfp4_dense_m128n256k128_c1_s4_x4_yt mxfp4_fused_m128n256k128_c1_s3_x4; do "
         "sh tools/ptxas_gate.sh sm_90a $D/d/fp4lr_sm90a_$e.ptx $D/d/$e.cubin || exit 1; done && "
         "FP4LR_GEN_EXPERIMENT=tline,tlineself python3 tools/gen_sm90a.py --outdir $D/b > /dev/null && "

@@ -754,6 +754,11 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     # (ptxas 13.0; also with two loads batches instead of one): the NVFP4 dense and the
     # narrow kernels
     FILLDEP_ON = FILLDEP and XSELF_ON and (bn == BN_NARROW or (fmt == "nvfp4" and family == "dense"))
+    global WALKPRE_ON
+    # the NVFP4 fused kernels with the transform (_t, plain) and the swapped ones spill 8-24
+    # bytes with it (ptxas 13.0): all but those
+    WALKPRE_ON = WALKPRE and not (fmt == "nvfp4" and family == "fused" and cluster == 1 and bn == 256
+                                  and (not wpre or yt))
     global SKBULK_ON
     # the MXFP4 fused _yt consumer spills 4 bytes with it (ptxas 13.0, 32-column epilogue
     # chunks): the _x kernels but that one
@@ -2530,10 +2535,12 @@ APREFETCH = "aprefetch" in EXPERIMENTS   # the next unit's first A stages into L
 # FP4LR_GEN_EXPERIMENT=walkpre (measurement): the consumers compute their next unit and its
 # tile origin after the K loop's last wgmma issue, before waiting for it, instead of after
 # the epilogue (a timeline: that walk took 0.5 us with the tensor cores idle).  The NVFP4
-# fused _t and _x4_yt kernels spill 8-24 bytes with it.  Measured (H200, 2026-12-04, 2
+# fused _t and _x4_yt kernels spill 8-24 bytes with it and keep the walk after the epilogue.
+# Measured (H200, 2026-12-04, 2
 # rounds, 6 shapes, the spilling kernels left as committed): 1.004 / 1.001 (NVFP4 dense /
 # fused), 1.000 / 1.002 (MXFP4), within the run-to-run noise; GPU suite and sanitizers clean.
 WALKPRE = "walkpre" in EXPERIMENTS
+WALKPRE_ON = False   # set per kernel by emit_kernel
 # Timing only (the results are wrong by design): FP4LR_GEN_EXPERIMENT=wnocopy makes the W-prepared
 # kernels' W producer complete each slot's tfull without its bulk copy, anocopy the main
 # producer each stage's full without A and SFA: what the K loop costs without the copies.
@@ -3055,13 +3062,13 @@ L_consumer:
         e("\t// consumer assist: this thread converts W row (thread - 128), half 1, of every chunk")
         row_invariants(e, fmt, L, 0, "%r40", "%ca0")
     unit_first(e, CUR, "cfirst")
-    if WALKPRE:
+    if WALKPRE_ON:
         e("\t.reg .b32 %ntl, %nkb, %nke, %nm0, %nn0;   // walkpre: the next unit")
     e("""L_c_tile:
 \tsetp.ge.u32 %p0, %tile, %ntiles;
 \t@%p0 bra L_c_done;""")
     tile_coords(e)
-    if WALKPRE:
+    if WALKPRE_ON:
         e("L_c_tile2:")
     if FUSED:
         e("\tmov.u32 %li, 0;")
@@ -3181,7 +3188,7 @@ L_c_halfk_back:""")
         advance(e, "%s", "%ph", stages)
         e("\tsub.u32 %ks, %ks, 1;")
     e("L_c_kdone:")
-    if WALKPRE:
+    if WALKPRE_ON:
         # walkpre: the next unit and its tile coordinates while the last wgmmas run (the walk
         # took 0.5 us after the epilogue, with the tensor cores idle)
         e("""\t// walkpre: the next unit (cursor %ntl / %nkb / %nke, origin %nm0 / %nn0), computed now
@@ -3208,7 +3215,7 @@ L_c_halfk_back:""")
     tline(e, ("%tlu", 3), TRANSFORM_THREADS)
     if TLINE:
         e("\tadd.u32 %tlu, %tlu, 4;\n\tmin.u32 %tlu, %tlu, 22;")
-    if WALKPRE:
+    if WALKPRE_ON:
         e("""\tmov.u32 %tile, %ntl;                        // walkpre: the next unit, computed after the K loop
 \tmov.u32 %kb, %nkb;
 \tmov.u32 %ke, %nke;
