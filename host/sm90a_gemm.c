@@ -85,6 +85,9 @@ fp4lr_status fp4lr_sm90a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *pla
      * so that the CTAs in flight share few W tiles (H200, flux-fc2 NVFP4: 630 against 560
      * TFLOP/s with groups of 8) */
     out->group = plan->w_prep ? out->tiles_m : FP4LR_SM90A_GROUP;
+    out->y = (CUdeviceptr)(uintptr_t)dev->Y;
+    out->ldy = p->ldY <= (int64_t)UINT32_MAX ? (uint32_t)p->ldY : 0;
+    out->ym = (uint32_t)p->M;
     out->fused = plan->family == FP4LR_FAMILY_FUSED;
     if (out->fused)
         FP4LR_TRY(lowrank_params(ctx, plan, dev, &out->lr));
@@ -185,7 +188,7 @@ fp4lr_status fp4lr_sm90a_launch(const fp4lr_ctx *ctx, CUfunction f, const fp4lr_
                      &lr->ksteps, &lr->wk, &lr->deschi};
     void *skp[] = {&prm->sk_ws, &sk->dp_tiles, &sk->q, &sk->r, &prm->sk_epoch};
     void *xp[] = {&prm->x_W, &prm->x_SFW, &prm->x_Wp, &prm->x_flags, &prm->x_epoch, &prm->x_N, &prm->x_K,
-                  &prm->x_order};
+                  &prm->x_order, &prm->y, &prm->ldy, &prm->ym};
     void *args[sizeof common / sizeof common[0] + sizeof fused / sizeof fused[0] + sizeof skp / sizeof skp[0] +
                sizeof xp / sizeof xp[0]];
     size_t n = 0;

@@ -77,6 +77,12 @@ typedef struct fp4lr_sm90a_params {
     CUdeviceptr x_W, x_SFW, x_Wp, x_flags;
     uint32_t x_epoch, x_N, x_K;
     CUdeviceptr x_order;
+    /* Y itself, its row stride (elements; 0 when it does not fit 32 bits) and rows: after
+     * the _x parameters, read only by the measurement kernels that store Y directly
+     * (tools/gen_sm90a.py EPISTG); the others do not declare them, and the driver passes a
+     * kernel only the parameters it declares */
+    CUdeviceptr y;
+    uint32_t ldy, ym;
 } fp4lr_sm90a_params;
 
 /* Bytes of one (K block, N tile) item's flags in the _x kernels: 8 u32, one per 32-row

@@ -551,6 +551,32 @@ Test(sm90a_instances, fill_wgmma_and_prefetch_measurements_build, .timeout = 240
     cr_expect_eq(rc, 0, "filldep / n160one / aprefetch / walkpre / wnocopy / anocopy / tlineself does not build (or lacks its code)");
 }
 
+/* epistg / fillasync / epinostore (opt-in measurements, bench/results/experiments, "What the
+ * epilogue and the start cost, bounded"): epistg declares Y, ldY and M after the _x parameters
+ * and stores with stmatrix + st.global.v4 in the 256-wide non-swapped _x kernels but MXFP4
+ * fused (no bulk store left there); fillasync copies the NVFP4 first fill with cp.async; each
+ * builds clean where it is emitted, and the default kernels declare none of it. */
+Test(sm90a_instances, epistg_fillasync_measurements_build, .timeout = 240)
+{
+    int rc = run_in_tmpdir(
+        "FP4LR_GEN_EXPERIMENT=epistg python3 tools/gen_sm90a.py --outdir $D/a > /dev/null && "
+        "test $(grep -l '.param .u32 p_ym' $D/a/*.ptx | wc -l) -eq 4 && "
+        "test $(grep -c 'stmatrix.sync.aligned.m8n8.x4.shared.b16' $D/a/fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4.ptx) -eq 16 && "
+        "! grep -q 'cp.async.bulk.tensor.2d.global.shared::cta.bulk_group .%tmY' $D/a/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4.ptx && "
+        "grep -q 'cp.async.bulk.tensor.2d.global.shared::cta.bulk_group .%tmY' $D/a/fp4lr_sm90a_mxfp4_fused_m128n256k128_c1_s3_x4.ptx && "
+        "! grep -q 'p_ym' ptx/sm90a/*.ptx && "
+        "for e in nvfp4_dense_m128n256k128_c1_s4_x4 nvfp4_fused_m128n256k128_c1_s3_x4 mxfp4_dense_m128n256k128_c1_s4_x4; do "
+        "sh tools/ptxas_gate.sh sm_90a $D/a/fp4lr_sm90a_$e.ptx $D/$e.cubin || exit 1; done && "
+        "FP4LR_GEN_EXPERIMENT=fillasync,epinostore python3 tools/gen_sm90a.py --outdir $D/b > /dev/null && "
+        "test $(grep -c 'cp.async.cg.shared.global' $D/b/fp4lr_sm90a_nvfp4_dense_m128n160k128_c1_s4_x5_yt.ptx) -eq 5 && "
+        "test $(grep -c 'cp.async.cg.shared.global' $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx) -eq 8 && "
+        "! grep -q 'cp.async.cg' $D/b/fp4lr_sm90a_mxfp4_dense_m128n256k128_c1_s4_x4.ptx && "
+        "grep -q 'epinostore: no bulk store' $D/b/fp4lr_sm90a_mxfp4_dense_m128n256k128_c1_s4_x4.ptx && "
+        "for e in nvfp4_dense_m128n160k128_c1_s4_x5_yt nvfp4_dense_m128n256k128_c1_s4_x4_yt nvfp4_fused_m128n160k128_c1_s4_x5_yt; do "
+        "sh tools/ptxas_gate.sh sm_90a $D/b/fp4lr_sm90a_$e.ptx $D/b/$e.cubin || exit 1; done");
+    cr_expect_eq(rc, 0, "epistg / fillasync / epinostore does not build (or lacks its code)");
+}
+
 /* xstag / xstagl (opt-in measurement): the _x kernels' converter warps past the first 128 units
  * wait 1 / 2 us before their first; the NVFP4 _x kernels build clean with the wait (the MXFP4
  * fused _yt kernel spills with it). */
