@@ -484,6 +484,11 @@ Test(sm90a_instances, committed_kernels_have_the_first_fill_and_no_opt_in_experi
 }
 
 /* Runs `script` with $D a fresh temporary directory (removed afterwards); the shell's status. */
+/* The ptxas gate on each of the space-separated entries (without the fp4lr_sm90a_ prefix) in
+ * SRC, cubins into OUT (shell words): the loop the measurement-build tests below share. */
+#define GATE_EACH(SRC, OUT, ENTRIES) \
+    "for e in " ENTRIES "; do sh tools/ptxas_gate.sh sm_90a " SRC "/fp4lr_sm90a_$e.ptx " OUT "/$e.cubin || exit 1; done"
+
 static int run_in_tmpdir(const char *script)
 {
     char dir[] = "/tmp/fp4lr-experiment.XXXXXX";
@@ -531,8 +536,7 @@ Test(sm90a_instances, fill_wgmma_and_prefetch_measurements_build, .timeout = 240
         "test $(grep -c 'wgmma.mma_async.sync.aligned.m64n160k16' $D/a/fp4lr_sm90a_nvfp4_dense_m128n160k128_c1_s4_x5_yt.ptx) -eq 8 && "
         "! grep -q 'wgmma.mma_async.sync.aligned.m64n80k16' $D/a/fp4lr_sm90a_nvfp4_dense_m128n160k128_c1_s4_x5_yt.ptx && "
         "test $(grep -c 'prefetch.tensor.2d.L2.global.tile .%tmA' $D/a/fp4lr_sm90a_mxfp4_dense_m128n256k128_c1_s4_x4.ptx) -eq 8 && "
-        "for e in nvfp4_dense_m128n256k128_c1_s4_x4_yt nvfp4_dense_m128n160k128_c1_s4_x5_yt mxfp4_fused_m128n160k128_c1_s4_x5_yt; do "
-        "sh tools/ptxas_gate.sh sm_90a $D/a/fp4lr_sm90a_$e.ptx $D/$e.cubin || exit 1; done && "
+        GATE_EACH("$D/a", "$D", "nvfp4_dense_m128n256k128_c1_s4_x4_yt nvfp4_dense_m128n160k128_c1_s4_x5_yt mxfp4_fused_m128n160k128_c1_s4_x5_yt") " && "
         "FP4LR_GEN_EXPERIMENT=wnocopy,anocopy python3 tools/gen_sm90a.py --outdir $D/c > /dev/null && "
         "grep -q 'wnocopy: no bulk copy' $D/c/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4.ptx && "
         "! grep -q 'cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes .%r42., .%tmW' "
@@ -542,8 +546,7 @@ Test(sm90a_instances, fill_wgmma_and_prefetch_measurements_build, .timeout = 240
         "FP4LR_GEN_EXPERIMENT=walkpre python3 tools/gen_sm90a.py --outdir $D/d > /dev/null && "
         "grep -q 'walkpre: the next unit, computed after the K loop' $D/d/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx && "
         "! grep -q 'walkpre' $D/d/fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4_yt.ptx && "
-        "for e in nvfp4_dense_m128n256k128_c1_s4_x4_yt mxfp4_fused_m128n256k128_c1_s3_x4; do "
-        "sh tools/ptxas_gate.sh sm_90a $D/d/fp4lr_sm90a_$e.ptx $D/d/$e.cubin || exit 1; done && "
+        GATE_EACH("$D/d", "$D/d", "nvfp4_dense_m128n256k128_c1_s4_x4_yt mxfp4_fused_m128n256k128_c1_s3_x4") " && "
         "FP4LR_GEN_EXPERIMENT=tline,tlineself python3 tools/gen_sm90a.py --outdir $D/b > /dev/null && "
         "grep -q '// tline: event 42$' $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx && "
         "grep -q '// tline: event 44$' $D/b/fp4lr_sm90a_nvfp4_dense_m128n160k128_c1_s4_x5_yt.ptx && "
@@ -565,15 +568,13 @@ Test(sm90a_instances, epistg_fillasync_measurements_build, .timeout = 240)
         "! grep -q 'cp.async.bulk.tensor.2d.global.shared::cta.bulk_group .%tmY' $D/a/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4.ptx && "
         "grep -q 'cp.async.bulk.tensor.2d.global.shared::cta.bulk_group .%tmY' $D/a/fp4lr_sm90a_mxfp4_fused_m128n256k128_c1_s3_x4.ptx && "
         "! grep -q 'p_ym' ptx/sm90a/*.ptx && "
-        "for e in nvfp4_dense_m128n256k128_c1_s4_x4 nvfp4_fused_m128n256k128_c1_s3_x4 mxfp4_dense_m128n256k128_c1_s4_x4; do "
-        "sh tools/ptxas_gate.sh sm_90a $D/a/fp4lr_sm90a_$e.ptx $D/$e.cubin || exit 1; done && "
+        GATE_EACH("$D/a", "$D", "nvfp4_dense_m128n256k128_c1_s4_x4 nvfp4_fused_m128n256k128_c1_s3_x4 mxfp4_dense_m128n256k128_c1_s4_x4") " && "
         "FP4LR_GEN_EXPERIMENT=fillasync,epinostore python3 tools/gen_sm90a.py --outdir $D/b > /dev/null && "
         "test $(grep -c 'cp.async.cg.shared.global' $D/b/fp4lr_sm90a_nvfp4_dense_m128n160k128_c1_s4_x5_yt.ptx) -eq 5 && "
         "test $(grep -c 'cp.async.cg.shared.global' $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx) -eq 8 && "
         "! grep -q 'cp.async.cg' $D/b/fp4lr_sm90a_mxfp4_dense_m128n256k128_c1_s4_x4.ptx && "
         "grep -q 'epinostore: no bulk store' $D/b/fp4lr_sm90a_mxfp4_dense_m128n256k128_c1_s4_x4.ptx && "
-        "for e in nvfp4_dense_m128n160k128_c1_s4_x5_yt nvfp4_dense_m128n256k128_c1_s4_x4_yt nvfp4_fused_m128n160k128_c1_s4_x5_yt; do "
-        "sh tools/ptxas_gate.sh sm_90a $D/b/fp4lr_sm90a_$e.ptx $D/b/$e.cubin || exit 1; done");
+        GATE_EACH("$D/b", "$D/b", "nvfp4_dense_m128n160k128_c1_s4_x5_yt nvfp4_dense_m128n256k128_c1_s4_x4_yt nvfp4_fused_m128n160k128_c1_s4_x5_yt"));
     cr_expect_eq(rc, 0, "epistg / fillasync / epinostore does not build (or lacks its code)");
 }
 
