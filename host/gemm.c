@@ -148,8 +148,13 @@ static fp4lr_status xorder_setup(fp4lr_runtime *rt, const fp4lr_plan *plan, CUst
                                  fp4lr_sm90a_params *prm, fp4lr_workspace **used)
 {
     const int tn = (int)prm->tiles_n, nks = (int)prm->num_k_stages;
-    const int band = fp4lr_sm90a_xorder_band(fp4lr_sm90a_grid(plan, prm, max_ctas), (int)prm->tiles_m,
-                                             (int)prm->group, tn);
+    const int grid = fp4lr_sm90a_grid(plan, prm, max_ctas);
+    const int band = fp4lr_sm90a_xorder_band(grid, (int)prm->tiles_m, (int)prm->group, tn);
+    if (fp4lr_sm90a_xorder_identity(grid, tn, nks, band, (int)plan->tile_n / 32)) {
+        prm->x_order = 0; /* the identity order: no table */
+        *used = NULL;
+        return fp4lr_ok();
+    }
     /* the narrow tile's table has an entry a converter unit (sm90a_xorder.h); key band < 0 */
     const int units = plan->tile_n == FP4LR_SM90A_TILE_N ? 1 : plan->tile_n / 32;
     const int key2 = units == 1 ? band : -band;
@@ -194,7 +199,7 @@ static fp4lr_status xorder_setup(fp4lr_runtime *rt, const fp4lr_plan *plan, CUst
 /* W converted in the kernel (plan->w_inline): the W workspace the converter warps write
  * and the plan's W tensor map reads, the flags (the unit count and the "all converted" word,
  * then 8 u32 per item; zeroed when allocated; this launch's value is the next epoch, never
- * 0) and the conversion order. */
+ * 0) and the conversion order (none where it is the identity). */
 static fp4lr_status xconv_setup(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *dev, CUstream stream,
                                 int max_ctas, fp4lr_sm90a_params *prm, fp4lr_workspace **order)
 {
@@ -333,7 +338,8 @@ static fp4lr_status gemm_launch(fp4lr_runtime *rt, const fp4lr_plan *plan, const
             FP4LR_TRY(workspace_used(rt, &rt->wprep, stream));
         if (plan->w_inline) {
             FP4LR_TRY(workspace_used(rt, &rt->xflags, stream));
-            FP4LR_TRY(workspace_used(rt, order, stream));
+            if (order) /* none for the identity order */
+                FP4LR_TRY(workspace_used(rt, order, stream));
         }
         return fp4lr_ok();
     }

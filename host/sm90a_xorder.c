@@ -38,3 +38,13 @@ void fp4lr_sm90a_xorder_fill_units(uint32_t *order, int tiles_n, int nks, int ba
             order[i * (size_t)units + (size_t)b] = 8u * item + (uint32_t)b;
     }
 }
+
+int fp4lr_sm90a_xorder_identity(int grid, int tiles_n, int nks, int band, int units_per_item)
+{
+    if (grid < 1 || tiles_n < 1 || nks < 1 || band < 1 || units_per_item < 1)
+        return 0;
+    if (band >= tiles_n)
+        return 1;
+    const long long units = (long long)tiles_n * nks * units_per_item;
+    return units <= (long long)grid * FP4LR_SM90A_XCONV_WARPS;
+}

@@ -14,6 +14,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The _x kernels' converter warps a CTA (warps 2-7: tools/gen_sm90a.py XCONV_WARPS; a CPU test
+ * reads it from the kernels).  Unit u of the order is converted by warp u % 6 of CTA u / 6 %
+ * grid, in round u / (6 grid). */
+#define FP4LR_SM90A_XCONV_WARPS 6
+
 /* The band width S: ceil(grid / rows) N tiles, rows = min(group, tiles_m), clipped to
  * [1, tiles_n]; 1 for arguments below 1. */
 int fp4lr_sm90a_xorder_band(int grid, int tiles_m, int group, int tiles_n);
@@ -29,5 +34,16 @@ void fp4lr_sm90a_xorder_fill(uint32_t *order, int tiles_n, int nks, int band);
  * flag index: an item's flags stay 8 words apart).  tiles_n * nks * units entries; nothing
  * is written for arguments below 1 or units above 8. */
 void fp4lr_sm90a_xorder_fill_units(uint32_t *order, int tiles_n, int nks, int band, int units);
+
+/* 1 where the launch takes the identity order (item = rank; the host passes p_x_order = 0 and
+ * the kernels load no table at the head of their converters' first chain, a cold load about
+ * 1 us into a launch): where one band holds every N tile (band >= tiles_n: the table would be
+ * the identity), or where the grid's converter warps take every unit in their first round
+ * (tiles_n * nks * units_per_item <= grid * FP4LR_SM90A_XCONV_WARPS: all are converted at once,
+ * and the order only says which warp converts which).  units_per_item: 8 (256-wide tile) or 5
+ * (the narrow tile).  0 for arguments below 1.  Measured on the H200 (2026-12-04, the identity
+ * everywhere against the tables, 3 rounds): SANA 1.003-1.012 (sana-out, where both are the
+ * identity, 1.007-1.012: the load alone), flux-out (three rounds of units) 0.999-1.005. */
+int fp4lr_sm90a_xorder_identity(int grid, int tiles_n, int nks, int band, int units_per_item);
 
 #endif

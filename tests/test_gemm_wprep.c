@@ -402,27 +402,38 @@ Test(gemm_wprep, inline_deterministic_and_faults_are_caught, .timeout = 300)
 }
 
 /* one runtime, shapes changing between launches: each launch's flags carry its own epoch, so
- * a flag left from a launch of another shape never passes for this one's */
+ * a flag left from a launch of another shape never passes for this one's.  The two shapes need
+ * conversion-order tables (bands narrower than their N tiles and more units than one round of
+ * the grid's converter warps on any Hopper part); a third, small one takes the identity order
+ * (no table: the runtime's table clock does not move) between them */
 Test(gemm_wprep, inline_shapes_change_on_one_runtime, .timeout = 300)
 {
     fp4lr_ctx *ctx = sm90a_or_skip();
-    gcase small, big;
-    setup(&small, ctx, 256, 512, 512, FP4LR_NVFP4, 170, 0, FP4LR_WPREP_INLINE, FP4LR_SCHEDULE_AUTO);
-    setup(&big, ctx, 1024, 2048, 2048, FP4LR_NVFP4, 171, 0, FP4LR_WPREP_INLINE, FP4LR_SCHEDULE_AUTO);
-    fp4lr_runtime saved = big.rt;
+    gcase small, big, tiny;
+    setup(&small, ctx, 1536, 6144, 1024, FP4LR_NVFP4, 170, 64, FP4LR_WPREP_INLINE, FP4LR_SCHEDULE_AUTO);
+    setup(&big, ctx, 2048, 8192, 2048, FP4LR_NVFP4, 171, 64, FP4LR_WPREP_INLINE, FP4LR_SCHEDULE_AUTO);
+    setup(&tiny, ctx, 256, 512, 512, FP4LR_NVFP4, 172, 0, FP4LR_WPREP_INLINE, FP4LR_SCHEDULE_AUTO);
+    fp4lr_runtime saved = big.rt, saved_tiny = tiny.rt;
     big.rt = small.rt;
     for (int i = 0; i < 3; i++) {
         tsupport_case_run(&big);
         tsupport_case_expect_pass(&big);
-        small.rt = big.rt;
+        tiny.rt = big.rt;
+        const unsigned long long clock = tiny.rt.xorder_clock;
+        tsupport_case_run(&tiny);
+        tsupport_case_expect_pass(&tiny);
+        cr_expect_eq(tiny.rt.xorder_clock, clock, "the identity order takes no table");
+        small.rt = tiny.rt;
         tsupport_case_run(&small);
         tsupport_case_expect_pass(&small);
         big.rt = small.rt;
     }
-    cr_expect_geq(big.rt.xflags.bytes, (size_t)8 * 16 * 8 * 4, "flags for 8 N tiles x 16 K blocks");
-    cr_expect_eq(big.rt.xorder_clock, 6, "one order table a launch");
-    cr_expect(big.rt.xorder[0].ws.bytes >= (size_t)16 * 8 * 4 || big.rt.xorder[1].ws.bytes >= (size_t)16 * 8 * 4,
-              "a table for the 8 x 16 items of the larger shape");
+    cr_expect_geq(big.rt.xflags.bytes, (size_t)64 + 32 * 16 * 32, "flags for 32 N tiles x 16 K blocks");
+    cr_expect_eq(big.rt.xorder_clock, 6, "one order table a launch of the two larger shapes");
+    cr_expect(big.rt.xorder[0].ws.bytes >= (size_t)32 * 16 * 4 || big.rt.xorder[1].ws.bytes >= (size_t)32 * 16 * 4,
+              "a table for the 32 x 16 items of the larger shape");
+    tiny.rt = saved_tiny;
+    tsupport_case_teardown(&tiny);
     small.rt = big.rt;
     big.rt = saved;
     tsupport_case_teardown(&small);

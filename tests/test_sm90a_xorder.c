@@ -2,7 +2,10 @@
  * items, band by band, and the first wave of the W-prepared walk finds the W of its K block
  * kb among the first (kb + 1) * S ranks (the K-major order over every N tile did not). */
 #include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sm90a_xorder.h"
 
@@ -133,4 +136,85 @@ Test(sm90a_xorder, unit_table_spreads_each_item_over_its_units)
     fp4lr_sm90a_xorder_fill_units(o, 0, 2, 1, 1);
     for (int i = 0; i < 4; i++)
         cr_expect_eq(o[i], 7u);
+}
+
+/* The identity rule: where the table would be the identity (one band holds every N tile) the
+ * host passes none; where the grid's converter warps convert every unit in their first round
+ * the order cannot matter; elsewhere (a band narrower than tiles_n and more units than one
+ * round) the table stays.  And where the rule says "identity" because of the band, the table
+ * really is the identity, for both table layouts (what the kernels compute instead). */
+Test(sm90a_xorder, identity_where_the_table_is_or_one_round_converts_all)
+{
+    /* SANA swapped on 132 CTAs: sana-qkv 54 x 4 tiles, 18 K blocks (band 3, 576 units <= 792) */
+    cr_expect(fp4lr_sm90a_xorder_identity(132, 4, 18, fp4lr_sm90a_xorder_band(132, 54, 54, 4), 8));
+    cr_expect(fp4lr_sm90a_xorder_identity(132, 4, 18, fp4lr_sm90a_xorder_band(132, 88, 88, 4), 8)); /* sana-mlp */
+    cr_expect(fp4lr_sm90a_xorder_identity(132, 7, 18, fp4lr_sm90a_xorder_band(132, 18, 18, 7), 5)); /* sana-out */
+    /* flux-out: band 4 of 12 N tiles, 2304 units: three rounds; flux-qkv, 8192^3 likewise */
+    cr_expect_not(fp4lr_sm90a_xorder_identity(132, 12, 24, fp4lr_sm90a_xorder_band(132, 36, 36, 12), 8));
+    cr_expect_not(fp4lr_sm90a_xorder_identity(132, 36, 24, fp4lr_sm90a_xorder_band(132, 36, 36, 36), 8));
+    cr_expect_not(fp4lr_sm90a_xorder_identity(132, 32, 64, fp4lr_sm90a_xorder_band(132, 64, 64, 32), 8));
+    /* the round's edge: 99 items x 8 units = 792 = 132 x 6 converts in one round, 100 do not */
+    cr_expect(fp4lr_sm90a_xorder_identity(132, 9, 11, 3, 8));
+    cr_expect_not(fp4lr_sm90a_xorder_identity(132, 10, 10, 3, 8));
+    cr_expect(fp4lr_sm90a_xorder_identity(132, 10, 10, 10, 8)); /* one band: the table is the identity */
+    cr_expect_not(fp4lr_sm90a_xorder_identity(0, 4, 18, 4, 8));
+    cr_expect_not(fp4lr_sm90a_xorder_identity(132, 0, 18, 4, 8));
+    cr_expect_not(fp4lr_sm90a_xorder_identity(132, 4, 0, 4, 8));
+    cr_expect_not(fp4lr_sm90a_xorder_identity(132, 4, 18, 0, 8));
+    cr_expect_not(fp4lr_sm90a_xorder_identity(132, 4, 18, 4, 0));
+    static const int cases[][2] = {{7, 18}, {4, 35}, {1, 1}, {27, 3}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int tn = cases[c][0], nks = cases[c][1];
+        uint32_t *o = order_of(tn, nks, tn);
+        for (size_t i = 0; i < (size_t)tn * (size_t)nks; i++)
+            cr_expect_eq(o[i], (uint32_t)i, "tiles_n %d nks %d: rank %zu", tn, nks, i);
+        free(o);
+        uint32_t *u = malloc((size_t)tn * (size_t)nks * 5 * sizeof *u);
+        cr_assert(u);
+        fp4lr_sm90a_xorder_fill_units(u, tn, nks, tn, 5);
+        for (uint32_t i = 0; i < (uint32_t)tn * (uint32_t)nks * 5; i++)
+            cr_expect_eq(u[i], 8 * (i / 5) + i % 5, "tiles_n %d nks %d: unit %u", tn, nks, i);
+        free(u);
+    }
+}
+
+/* FP4LR_SM90A_XCONV_WARPS is the kernels' converter-warp count: every _x kernel numbers its
+ * converter warps' first units ctaid * that + warp and steps them by nctaid * that (tests run
+ * from the repository root). */
+Test(sm90a_xorder, converter_warps_match_the_kernels)
+{
+    DIR *d = opendir("ptx/sm90a");
+    cr_assert(d, "cannot open ptx/sm90a (run the tests from the repository root)");
+    char first[64], step[64];
+    snprintf(first, sizeof first, "mad.lo.u32 %%xu, %%xu, %d, %%xt;", FP4LR_SM90A_XCONV_WARPS);
+    snprintf(step, sizeof step, "mad.lo.u32 %%xu, %%xt, %d, %%xu;", FP4LR_SM90A_XCONV_WARPS);
+    int kernels = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!strstr(de->d_name, "_x") || !strstr(de->d_name, ".ptx"))
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "ptx/sm90a/%s", de->d_name);
+        FILE *f = fopen(path, "r");
+        cr_assert(f, "cannot read %s", path);
+        char line[512];
+        int firsts = 0, steps = 0, other = 0;
+        while (fgets(line, sizeof line, f)) {
+            if (!strstr(line, "mad.lo.u32 %xu, "))
+                continue;
+            if (strstr(line, first))
+                firsts++;
+            else if (strstr(line, step))
+                steps++;
+            else
+                other++;
+        }
+        fclose(f);
+        cr_expect_eq(firsts, 1, "%s: the first unit is not ctaid * %d + warp", path, FP4LR_SM90A_XCONV_WARPS);
+        cr_expect_eq(steps, 1, "%s: the unit step is not nctaid * %d", path, FP4LR_SM90A_XCONV_WARPS);
+        cr_expect_eq(other, 0, "%s: another unit computation", path);
+        kernels++;
+    }
+    closedir(d);
+    cr_expect_geq(kernels, 16, "the _x kernels (both formats, both families, 256 and 160 wide)");
 }

@@ -27,7 +27,7 @@ EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
-                     "xkeep", "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre", "epinostore", "epistg", "fillasync"}
+                     "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre", "epinostore", "epistg", "fillasync"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -2035,20 +2035,32 @@ def order_entry(item):
     With 8 units an item the table holds one item a rank (rank u / 8, block u % 8, both taken
     from %xu); in the narrow tile (5 units an item) one entry a unit, 8 item + b (the unit's
     flag index: no division by 5 in the converters, whose 56 registers MXFP4 would spill),
-    and the item to %xt.  Then %xkb = the item's K block."""
+    and the item to %xt.  Then %xkb = the item's K block.  p_x_order = 0 is the identity order
+    (item = rank; the host's order wherever one band holds every N tile): no table load at the
+    head of the converters' first chain (a cold load, about 1 us into a launch)."""
     load = f"""\tld.param.u64 %rd5, [p_x_order];
+\tsetp.ne.u64 %px, %rd5, 0;                   // a table (0: the identity order, nothing to load)
 \tcvta.to.global.u64 %rd5, %rd5;
 \tmul.wide.u32 %rd6, {item}, 4;
 \tadd.u64 %rd5, %rd5, %rd6;
 """
     if upi() == 8:
         return (f"\tshr.u32 {item}, %xu, 3;                     // the item's rank in conversion order\n" + load +
-                f"\tld.global.nc.u32 {item}, [%rd5];            // the item kb * tiles_n + nt of that rank\n"
+                f"\t@%px ld.global.nc.u32 {item}, [%rd5];        // the item kb * tiles_n + nt of that rank\n"
                 f"\tdiv.u32 %xkb, {item}, %tiles_n;\n")
     return (f"\tmov.u32 {item}, %xu;\n" + load +
-            f"""\tld.global.nc.u32 {item}, [%rd5];            // 8 item + b of this unit
-\tshr.u32 %xt, {item}, 3;                     // the item kb * tiles_n + nt
+            f"""\t@%px ld.global.nc.u32 {item}, [%rd5];        // 8 item + b of this unit
+{identity_unit(item, "%xt", "%xu", "!%px")}\tshr.u32 %xt, {item}, 3;                     // the item kb * tiles_n + nt
 \tdiv.u32 %xkb, %xt, %tiles_n;
+""")
+
+
+def identity_unit(dst, tmp, u, pred):
+    """The narrow tile's identity order: dst = 8 (u / 5) + u % 5 under pred (tmp = u / 5)."""
+    return (f"""\t@{pred} div.u32 {tmp}, {u}, {upi()};                // identity order: item u / {upi()} ...
+\t@{pred} mul.lo.u32 {dst}, {tmp}, {upi()};
+\t@{pred} sub.u32 {dst}, {u}, {dst};                // ... unit b = u % {upi()}
+\t@{pred} mad.lo.u32 {dst}, {tmp}, 8, {dst};          // 8 item + b
 """)
 
 
@@ -2284,19 +2296,18 @@ L_xconv:""")
                 e("\tadd.u64 %xg, %xg, %rd6;")
         e("\tbar.warp.sync 0xffffffff;                  // the staging block is free again")
     tline(e, 35, 64, "%tlv")
-    # xkeep (measurement): the item stays in %xitem over the unit (one more live register)
-    # instead of a second dependent load of the order table right before the release
-    XRELOAD = ("\tmov.u32 %xt, %xitem;                      // xkeep: the item, kept since the unit began\n"
-               if "xkeep" in EXPERIMENTS else
-               "\tshr.u32 %xt, %xu, 3;\n\tld.param.u64 %rd5, [p_x_order];\n\tcvta.to.global.u64 %rd5, %rd5;\n"
-               "\tmul.wide.u32 %rd6, %xt, 4;\n\tadd.u64 %rd5, %rd5, %rd6;\n"
-               "\tld.global.nc.u32 %xt, [%rd5];              // the item again (reloaded: nothing more stays live)\n"
-               "\tshl.b32 %xt, %xt, 3;\n\tand.b32 %xv, %xu, 7;\n\tadd.u32 %xt, %xt, %xv;                     // flag 8 item + b\n")
-    if upi() != 8:   # the per-unit table holds the flag index itself
-        assert "xkeep" not in EXPERIMENTS
-        XRELOAD = ("\tld.param.u64 %rd5, [p_x_order];\n\tcvta.to.global.u64 %rd5, %rd5;\n"
+    # the unit's flag index: from its K block and first row (both still live after the stores),
+    # not from the order table again (no load, and p_x_order may be 0: the identity order)
+    XRELOAD = ("\tmul.lo.u32 %xt, %xkb, %tiles_n;\n\tshl.b32 %xt, %xt, 3;\n"
+               "\tshr.u32 %xv, %xrow0, 5;                    // 8 nt + b: the unit's first row / 32\n"
+               "\tadd.u32 %xt, %xt, %xv;                     // flag 8 (kb * tiles_n + nt) + b\n")
+    if upi() != 8:   # the per-unit table holds the flag index itself (row / 32 is not 8 nt + b here)
+        XRELOAD = ("\tld.param.u64 %rd5, [p_x_order];\n"
+                   "\tsetp.ne.u64 %px, %rd5, 0;                   // a table (0: the identity order)\n"
+                   "\tcvta.to.global.u64 %rd5, %rd5;\n"
                    "\tmul.wide.u32 %rd6, %xu, 4;\n\tadd.u64 %rd5, %rd5, %rd6;\n"
-                   "\tld.global.nc.u32 %xt, [%rd5];              // flag 8 item + b, again (reloaded: nothing more stays live)\n")
+                   "\t@%px ld.global.nc.u32 %xt, [%rd5];          // flag 8 item + b, again (reloaded: nothing more stays live)\n" +
+                   identity_unit("%xt", "%xv", "%xu", "!%px"))
     # FP4LR_GEN_EXPERIMENT=xnofence (timing only, not correct in principle): no proxy fence
     # before the release, to time what the fence costs the publication (with tline)
     pfence = ("\t// xnofence: no fence.proxy.async.global (timing only)" if "xnofence" in EXPERIMENTS
@@ -2304,10 +2315,10 @@ L_xconv:""")
     e(f"""\t// ---- publish the unit: the writes ordered for the bulk copies, then its flag ----
 {pfence}
 \tbar.warp.sync 0xffffffff;
-\tsetp.eq.u32 %px, %lane, 0;
 \tld.param.u64 %xfa, [p_x_flags];
 \tcvta.to.global.u64 %xfa, %xfa;
-{XRELOAD}\tmul.wide.u32 %rd5, %xt, 4;
+{XRELOAD}\tsetp.eq.u32 %px, %lane, 0;
+\tmul.wide.u32 %rd5, %xt, 4;
 \tadd.u64 %rd5, %xfa, %rd5;
 \tld.param.u32 %xv, [p_x_epoch];
 \t@%px st.release.gpu.global.u32 [%rd5+{XHEAD}], %xv;
@@ -3402,7 +3413,7 @@ X_PARAMS = """\t.param .u64 p_x_W,                    // W: N x K e2m1, K/2 byte
 \t.param .u32 p_x_epoch,                // this launch's flag value (nonzero, changes every launch)
 \t.param .u32 p_x_N,
 \t.param .u32 p_x_K,                    // a multiple of 64 (NVFP4) / 128 (MXFP4)
-\t.param .u64 p_x_order                 // the conversion order: tiles_n * nks u32, rank -> item kb * tiles_n + nt
+\t.param .u64 p_x_order                 // the conversion order (0: the identity): tiles_n * nks u32, rank -> item kb * tiles_n + nt
 """
 
 SK_PARAMS = """\t.param .u64 p_sk_ws,                 // stream-K workspace (partial sums, flags) or 0: every tile whole
@@ -3631,6 +3642,8 @@ def epi_chunks():
 # row stride and M after the _x parameters (every kernel ignores parameters it does not
 # declare).  Measured (H200, 2026-12-04, 2 rounds, 6 shapes): correct (GPU suite and the three
 # sanitizers clean) but slower, NVFP4 dense 0.992, fused 0.994, MXFP4 dense 0.989: opt-in.
+# Since the converters' flag index comes from registers (the identity order, 2026-12-04) the
+# NVFP4 fused epistg kernel spills 16 bytes; the dense ones still build clean.
 EPISTG = "epistg" in EXPERIMENTS
 EPISTG_ON = False   # set per kernel by emit_kernel
 Y_PARAMS = """\t.param .u64 p_y,                      // epistg: Y (16-byte aligned), for the direct stores
