@@ -580,6 +580,24 @@ Test(sm90a_instances, epistg_fillasync_measurements_build, .timeout = 240)
     cr_expect_eq(rc, 0, "epistg / fillasync / epinostore does not build (or lacks its code)");
 }
 
+/* epinowait (timing only, bench/results/experiments "The identity conversion order ..."): no
+ * epilogue waits for a bulk store's reads of its staging buffer, every other line as
+ * committed; the kernel-end wait for the stores stays, and the swapped, narrow and fused
+ * epilogues take it too. */
+Test(sm90a_instances, epinowait_measurement_builds, .timeout = 180)
+{
+    int rc = run_in_tmpdir(
+        "FP4LR_GEN_EXPERIMENT=epinowait python3 tools/gen_sm90a.py --outdir $D/a > /dev/null && "
+        "for e in nvfp4_dense_m128n256k128_c1_s4_x4 nvfp4_fused_m128n256k128_c1_s3_x4_yt "
+        "mxfp4_fused_m128n160k128_c1_s4_x5_yt; do "
+        "grep -q 'epinowait: no wait' $D/a/fp4lr_sm90a_$e.ptx || exit 1; "
+        "! grep -q 'cp.async.bulk.wait_group.read' $D/a/fp4lr_sm90a_$e.ptx || exit 1; "
+        "grep -q 'cp.async.bulk.wait_group 0' $D/a/fp4lr_sm90a_$e.ptx || exit 1; done && "
+        "! grep -q 'epinowait' ptx/sm90a/*.ptx && "
+        GATE_EACH("$D/a", "$D", "nvfp4_dense_m128n256k128_c1_s4_x4 nvfp4_fused_m128n256k128_c1_s3_x4_yt"));
+    cr_expect_eq(rc, 0, "epinowait does not build (or lacks its code)");
+}
+
 /* xstag / xstagl (opt-in measurement): the _x kernels' converter warps past the first 128 units
  * wait 1 / 2 us before their first; the NVFP4 _x kernels build clean with the wait (the MXFP4
  * fused _yt kernel spills with it). */

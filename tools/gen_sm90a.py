@@ -27,7 +27,7 @@ EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
-                     "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre", "epinostore", "epistg", "fillasync"}
+                     "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre", "epinostore", "epistg", "fillasync", "epinowait"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -3556,7 +3556,13 @@ EPI_WG_FIRST_ROW = """\tadd.u32 %r51, %m0, 0;
 
 def epilogue_chunk_begin(e, q, L):
     """Chunk q of an epilogue: wait until the bulk store that last read its staging buffer
-    has read it, synchronise the WG, %r53 = the WG's half of the buffer, %r54 = + %r49."""
+    has read it, synchronise the WG, %r53 = the WG's half of the buffer, %r54 = + %r49.
+    FP4LR_GEN_EXPERIMENT=epinowait (timing only, Y may be wrong): no wait for the reads, to
+    bound what more writeback buffers could gain (the stores themselves stay)."""
+    if "epinowait" in EXPERIMENTS:
+        def e(text, e=e):
+            e("\n".join("\t// epinowait: no wait for the store's reads (timing only)"
+                        if "cp.async.bulk.wait_group.read" in line else line for line in text.split("\n")))
     buf = q % WB_STAGES
     if XDBUF and q == 0:
         # the WG's issuing thread picks the epilogue's buffers: two once the converters left
