@@ -90,6 +90,30 @@ Test(ab_kernels, a_failed_validation_is_reported_not_compared)
     cr_expect_not_null(strstr(out, "geometric mean b/a fp4lr-nvfp4: 1.800 (1 shapes)"), "%s", out);
 }
 
+/* --timing-only B: B's rows that fail validation are compared by their time (marked t) and
+ * do not fail the comparison; A's would; a label that is neither is refused */
+Test(ab_kernels, a_timing_only_build_is_compared_by_its_time)
+{
+    write_stub("benchA", "500.0", "1", 0);
+    write_stub("benchB", "900.0", "0", 1);
+    static char out[8192], cmd[1024];
+    snprintf(cmd, sizeof cmd, "sh tools/ab_kernels.sh -n 1 %s/out a %s/benchA %s/ka b %s/benchB %s/kb -- x >/dev/null 2>&1",
+             dir, dir, dir, dir, dir);
+    cr_expect_eq(system(cmd) >> 8, 1, "the plain comparison fails on b's validation");
+    snprintf(cmd, sizeof cmd, "python3 tools/ab_compare.py --timing-only b %s/out 2>&1", dir);
+    cr_expect_eq(tsupport_run_capture(cmd, out, sizeof out), 0, "%s", out);
+    cr_expect_not_null(strstr(out, "geometric mean b/a fp4lr-nvfp4: 1.800 (2 shapes)"),
+                       "square-r0 (pass 0) compared by time beside flux-qkv: %s", out);
+    cr_expect_not_null(strstr(out, "1.800 t\n"), "the timing-only row is marked: %s", out);
+    cr_expect_null(strstr(out, "FAILED"), "%s", out);
+    snprintf(cmd, sizeof cmd, "python3 tools/ab_compare.py --timing-only a %s/out 2>&1", dir);
+    cr_expect_eq(tsupport_run_capture(cmd, out, sizeof out), 1, "b must still pass: %s", out);
+    cr_expect_not_null(strstr(out, "not compared: b-1: square-r0 fp4lr-nvfp4: validation FAILED"), "%s", out);
+    snprintf(cmd, sizeof cmd, "python3 tools/ab_compare.py --timing-only c %s/out 2>&1", dir);
+    cr_expect_eq(tsupport_run_capture(cmd, out, sizeof out), 2, "%s", out);
+    cr_expect_not_null(strstr(out, "[AB_TIMING_ONLY]"), "%s", out);
+}
+
 Test(ab_kernels, a_broken_bench_run_stops_the_comparison)
 {
     write_stub("benchA", "500.0", "1", 0);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ab_compare.py -- compares two kernel builds timed alternately by tools/ab_kernels.sh.
 
-    ab_compare.py DIR
+    ab_compare.py [--timing-only LABEL] DIR
 
 DIR holds fp4lr-bench CSVs named LABEL-ROUND.csv for exactly two labels, A and B (the order
 ab_kernels.sh wrote to DIR/.ab_order; without that file, alphabetical), timed alternately:
@@ -10,6 +10,10 @@ fixed-width line with the TFLOP/s of each round and B / A of the means; then the
 mean of B / A per variant.  Rows that are not `ok` are listed, never averaged: a build that
 fails validation on a shape (state `invalid`, or `pass` 0) or cannot run it (`failed`) has
 no speed on it, and a skipped row (not built, does not fit) is only named.
+
+--timing-only LABEL: LABEL is a timing-only build (e.g. FP4LR_GEN_EXPERIMENT=epinowait, whose
+results may be wrong by design): its rows that fail validation are compared by their time
+all the same, marked "t", and do not make the exit status 1.  The other build's must pass.
 
 Exit status: 0; 1 when a row of either build failed validation or failed to run; 2 for
 unusable input.
@@ -55,9 +59,15 @@ def load(d):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1 or argv[0] in ("-h", "--help"):
+    if argv and argv[0] in ("-h", "--help"):
         print(__doc__.strip())
-        return 0 if argv and argv[0] in ("-h", "--help") else 2
+        return 0
+    timing_only = None
+    if len(argv) == 3 and argv[0] == "--timing-only":
+        timing_only, argv = argv[1], argv[2:]
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print(__doc__.strip())
+        return 2
     d = argv[0]
     try:
         runs = load(d)
@@ -74,6 +84,11 @@ def main(argv=None):
             return 2
     else:
         a, b = sorted(runs)
+    if timing_only is not None and timing_only not in (a, b):
+        print(f"ab_compare: --timing-only {timing_only}: the labels are {a}, {b} [AB_TIMING_ONLY]",
+              file=sys.stderr)
+        return 2
+    timed_only = set()   # (shape, variant) compared by the time of a timing-only build's failed row
     speed = collections.defaultdict(lambda: {a: {}, b: {}})
     bad = []
     for label in (a, b):
@@ -84,7 +99,12 @@ def main(argv=None):
                 # a peer's row (cuBLAS: validated 0, "timed only") is compared like the others: the
                 # same library in both builds' runs, so its ratio is the runs' drift
                 checked = r.get("validated", "1") not in ("0", "false")
-                if r["state"] == "invalid" or (r["state"] == "ok" and checked and r["pass"] not in ("1", "true")):
+                failed = r["state"] == "invalid" or (r["state"] == "ok" and checked and r["pass"] not in ("1", "true"))
+                if failed and label == timing_only and r.get("tflops"):
+                    timed_only.add(key)
+                    speed[key][label][rnd] = float(r["tflops"])
+                    continue
+                if failed:
                     bad.append(f"{where}: validation FAILED")
                     continue
                 if r["state"] == "failed":
@@ -104,10 +124,13 @@ def main(argv=None):
         ra = " ".join(f"{by[a][k]:.1f}" for k in sorted(by[a]))
         rb = " ".join(f"{by[b][k]:.1f}" for k in sorted(by[b]))
         ratios[variant].append(mb / ma)
-        print(f"{shape:<16} {variant:<22} {ra:>24} {rb:>24} {mb / ma:>10.3f}")
+        mark = " t" if (shape, variant) in timed_only else ""
+        print(f"{shape:<16} {variant:<22} {ra:>24} {rb:>24} {mb / ma:>10.3f}{mark}")
     for variant, rs in sorted(ratios.items()):
         g = math.exp(sum(math.log(x) for x in rs) / len(rs))
         print(f"geometric mean {b}/{a} {variant}: {g:.3f} ({len(rs)} shapes)")
+    if timed_only:
+        print(f"t: {timing_only} failed validation there (a timing-only build): its time compared all the same")
     for line in bad:
         print(f"not compared: {line}")
     return 1 if any("FAILED" in line for line in bad) else 0
