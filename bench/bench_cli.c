@@ -42,7 +42,10 @@ void fp4lr_bench_usage(FILE *f)
             "                    converted by the transform warps in the K loop) or inline (the\n"
             "                    kernel's idle warps convert W while it runs)\n"
             "  --swap S          sm_90a one-CTA rows (dense, fused): auto (default: on when M < %d <= N), on (the\n"
-            "                    kernel computes Y^T = W.A^T, converting A once inside it: _yt) or off\n"
+            "                    kernel computes Y^T = W.A^T, converting A once inside it: _yt; with\n"
+            "                    --w-prep on, A prepared by its own launch, timed with the kernel) or off\n"
+            "  --pdl P           swapped prepared rows (--swap on --w-prep on): auto (default: on), on or\n"
+            "                    off: the kernel launched as the programmatic dependent of the preparation\n"
             "  --tile-n W        sm_90a swapped rows: the kernel's tile width, auto (default: 160 where the\n"
             "                    256-wide grid is under one wave of the GPU's SMs and the 160-wide one fits\n"
             "                    in one), 256 or 160 (rows that do not swap refuse 160)\n"
@@ -198,6 +201,11 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
             if (sw < 0)
                 return bad(err, errlen, "--swap %s: expected auto, on or off", v);
             o->swap = (fp4lr_swap)sw, i++;
+        } else if (!strcmp(a, "--pdl")) {
+            const int d = fp4lr_pdl_parse(v);
+            if (d < 0)
+                return bad(err, errlen, "--pdl %s: expected auto, on or off", v ? v : "(missing)");
+            o->pdl = (fp4lr_pdl)d, i++;
         } else if (!strcmp(a, "--tile-n")) {
             if (v && !strcmp(v, "auto"))
                 o->tile_n = 0;
@@ -444,7 +452,7 @@ static fp4lr_status variant_jobs(fp4lr_bench_jobs *j, const fp4lr_bench_opts *o,
     if (v == FP4LR_BENCH_DENSE || v == FP4LR_BENCH_FUSED)
         po.w_prep = o->sweep_stages && o->w_prep == FP4LR_WPREP_AUTO ? FP4LR_WPREP_OFF : o->w_prep;
     if ((v == FP4LR_BENCH_DENSE || v == FP4LR_BENCH_FUSED) && t->arch == FP4LR_ARCH_SM90A) /* one-CTA rows */
-        po.swap = o->swap, po.tile_n = o->tile_n;
+        po.swap = o->swap, po.tile_n = o->tile_n, po.pdl = o->pdl;
     if (t->arch == FP4LR_ARCH_SM90A)
         po.force_transform_stages = o->force_transform_slots;
     if (p.r > 0)

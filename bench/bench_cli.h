@@ -62,6 +62,7 @@ typedef struct fp4lr_bench_opts {
     fp4lr_wprep w_prep;       /* sm_90a one-CTA rows: W prepared or not (--w-prep) */
     fp4lr_swap swap;          /* sm_90a one-CTA rows: the swapped plan (--swap) */
     int tile_n;               /* sm_90a one-CTA rows: the swapped kernel's width, 0 = AUTO (--tile-n) */
+    fp4lr_pdl pdl;            /* sm_90a swapped prepared rows: the programmatic dependent launch (--pdl) */
     int sweep_stages;         /* every main stage count from 1 to the solver's */
     fp4lr_arch arch;          /* the plans shown without a GPU (--arch, default sm90a) */
     uint64_t seed;

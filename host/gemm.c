@@ -34,14 +34,17 @@ void fp4lr_runtime_release(fp4lr_runtime *rt)
     if (!rt)
         return;
     const fp4lr_driver *drv = rt->ctx ? rt->ctx->drv : NULL;
-    if (drv && (rt->nkernels || rt->wprep_fn[0].fn || rt->wprep_fn[1].fn || rt->sk.ptr || rt->sk.done ||
+    int preps = 0;
+    for (size_t i = 0; i < sizeof rt->wprep_fn / sizeof rt->wprep_fn[0]; i++)
+        preps += rt->wprep_fn[i].fn != NULL;
+    if (drv && (rt->nkernels || preps || rt->sk.ptr || rt->sk.done ||
                 rt->wprep.ptr || rt->wprep.done || rt->xflags.ptr || rt->xflags.done || rt->xorder_clock ||
                 rt->ystage.ptr || rt->ystage.done))
         drv->cuCtxSynchronize(); /* a launch may still run them or read the workspaces */
     for (int i = 0; i < rt->nkernels; i++)
         fp4lr_module_unload(&rt->kernels[i].module);
     rt->nkernels = 0;
-    for (int i = 0; i < 2; i++)
+    for (size_t i = 0; i < sizeof rt->wprep_fn / sizeof rt->wprep_fn[0]; i++)
         fp4lr_module_unload(&rt->wprep_fn[i].module);
     memset(rt->wprep_fn, 0, sizeof rt->wprep_fn);
     if (drv) {
@@ -110,15 +113,16 @@ static fp4lr_status sk_workspace(fp4lr_runtime *rt, int ctas, CUstream stream, C
     return fp4lr_ok();
 }
 
-/* W-prepared plans: the format's wprep kernel (loaded once) converts W into the runtime's
- * W workspace on `stream`; the plan's W tensor map then points at it. */
+/* W-prepared plans: the format's wprep kernel (loaded once; the _pdl one for a plan launched as
+ * its programmatic dependent) converts W into the runtime's W workspace on `stream`; the
+ * plan's W tensor map then points at it. */
 static fp4lr_status wprep_run(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *dev, CUstream stream,
                               CUtensorMap *tmW)
 {
     const fp4lr_problem *p = &plan->problem;
     FP4LR_TRY(fp4lr_sm90a_wprep_check(p));
-    fp4lr_aux_kernel *k = &rt->wprep_fn[p->format == FP4LR_MXFP4];
-    const char *entry = fp4lr_sm90a_wprep_entry(p->format);
+    fp4lr_aux_kernel *k = &rt->wprep_fn[(p->format == FP4LR_MXFP4) + 2 * !!plan->pdl];
+    const char *entry = fp4lr_sm90a_wprep_entry(p->format, plan->pdl);
     if (!k->fn) {
         FP4LR_TRY(fp4lr_module_load_cubin(rt->ctx, rt->kernel_dir, entry, &k->module, NULL));
         fp4lr_func_expect ex = {.max_regs = 255, .dyn_smem = 0, .max_static_smem = FP4LR_SM90A_WPREP_SMEM,
@@ -133,10 +137,12 @@ static fp4lr_status wprep_run(fp4lr_runtime *rt, const fp4lr_plan *plan, const f
         }
     }
     FP4LR_TRY(workspace_acquire(rt, &rt->wprep, fp4lr_sm90a_wprep_bytes(p), 0, stream));
+    FP4LR_TRY(fp4lr_sm90a_wprep_tmap(rt->ctx, p, rt->wprep.ptr, FP4LR_SM90A_TILE_N, tmW));
     FP4LR_TRY(fp4lr_sm90a_wprep_launch(rt->ctx, k->fn, p, dev, rt->wprep.ptr, stream));
-    /* recorded now too, so that a launch after a failure below still waits for this one */
-    FP4LR_TRY(workspace_used(rt, &rt->wprep, stream));
-    return fp4lr_sm90a_wprep_tmap(rt->ctx, p, rt->wprep.ptr, FP4LR_SM90A_TILE_N, tmW);
+    /* recorded now too, so that a launch after a failure below still waits for this one; not
+     * for a programmatic dependent, which must follow the preparation directly on the stream
+     * (gemm_launch records it after the kernel's launch, or after its failure) */
+    return plan->pdl ? fp4lr_ok() : workspace_used(rt, &rt->wprep, stream);
 }
 
 /* The _x launch's conversion order (sm90a_xorder.h): one of the runtime's
@@ -331,7 +337,12 @@ static fp4lr_status gemm_launch(fp4lr_runtime *rt, const fp4lr_plan *plan, const
             FP4LR_TRY(xconv_setup(rt, plan, dev, stream, k->max_ctas, &prm, &order));
         else if (plan->w_prep)
             FP4LR_TRY(wprep_run(rt, plan, dev, stream, &prm.tmW));
-        FP4LR_TRY(fp4lr_sm90a_launch(rt->ctx, k->fn, plan, &prm, k->max_ctas, stream));
+        const fp4lr_status st = fp4lr_sm90a_launch(rt->ctx, k->fn, plan, &prm, k->max_ctas, stream);
+        if (st.code != FP4LR_OK) {
+            if (plan->pdl) /* the preparation did run: later launches wait for it */
+                (void)workspace_used(rt, &rt->wprep, stream);
+            return st;
+        }
         if (prm.sk.split)
             FP4LR_TRY(workspace_used(rt, &rt->sk, stream));
         if (plan->w_prep)

@@ -63,7 +63,7 @@ typedef struct fp4lr_runtime {
     fp4lr_workspace ystage;       /* Y rows not ending on 16 bytes: the kernels' output (fp4lr_gemm) */
     fp4lr_xorder_slot xorder[FP4LR_RUNTIME_XORDER_SLOTS]; /* _x kernels: conversion orders by key */
     unsigned long long xorder_clock;                       /* their use count (0: none used) */
-    fp4lr_aux_kernel wprep_fn[2]; /* by format: NVFP4, MXFP4 */
+    fp4lr_aux_kernel wprep_fn[4]; /* by format (NVFP4, MXFP4) + 2 for the _pdl entries */
 } fp4lr_runtime;
 
 /* kernel_dir NULL: $FP4LR_KERNEL_DIR or build/ptx. */

@@ -14,13 +14,14 @@ static fp4lr_status check_block(const unsigned block[3])
 }
 
 /* The launch configuration shared by the launch and the occupancy query;
- * attr must outlive cfg. */
-static void fill_config(CUlaunchConfig *cfg, CUlaunchAttribute *attr, const unsigned grid[3],
-                        const unsigned block[3], unsigned dyn_smem, unsigned cluster_x,
+ * attr (two entries) must outlive cfg.  dependent: the launch may start before the
+ * stream's previous kernel completes (programmatic stream serialization). */
+static void fill_config(CUlaunchConfig *cfg, CUlaunchAttribute attr[2], const unsigned grid[3],
+                        const unsigned block[3], unsigned dyn_smem, unsigned cluster_x, int dependent,
                         CUstream stream)
 {
     memset(cfg, 0, sizeof *cfg);
-    memset(attr, 0, sizeof *attr);
+    memset(attr, 0, 2 * sizeof *attr);
     cfg->gridDimX = grid[0];
     cfg->gridDimY = grid[1];
     cfg->gridDimZ = grid[2];
@@ -29,19 +30,25 @@ static void fill_config(CUlaunchConfig *cfg, CUlaunchAttribute *attr, const unsi
     cfg->blockDimZ = block[2];
     cfg->sharedMemBytes = dyn_smem;
     cfg->hStream = stream;
+    cfg->attrs = attr;
     if (cluster_x > 1) {
-        attr->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        attr->value.clusterDim.x = cluster_x;
-        attr->value.clusterDim.y = 1;
-        attr->value.clusterDim.z = 1;
-        cfg->attrs = attr;
-        cfg->numAttrs = 1;
+        CUlaunchAttribute *a = &attr[cfg->numAttrs++];
+        a->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        a->value.clusterDim.x = cluster_x;
+        a->value.clusterDim.y = 1;
+        a->value.clusterDim.z = 1;
     }
+    if (dependent) {
+        CUlaunchAttribute *a = &attr[cfg->numAttrs++];
+        a->id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        a->value.programmaticStreamSerializationAllowed = 1;
+    }
+    if (!cfg->numAttrs)
+        cfg->attrs = NULL;
 }
 
-fp4lr_status fp4lr_launch(const fp4lr_ctx *ctx, CUfunction f, const unsigned grid[3],
-                          const unsigned block[3], unsigned dyn_smem, unsigned cluster_x,
-                          CUstream stream, void **params)
+static fp4lr_status launch(const fp4lr_ctx *ctx, CUfunction f, const unsigned grid[3], const unsigned block[3],
+                           unsigned dyn_smem, unsigned cluster_x, int dependent, CUstream stream, void **params)
 {
     if (!grid[0] || !grid[1] || !grid[2])
         return fp4lr_fail(FP4LR_E_INVALID, "launch_grid",
@@ -55,10 +62,24 @@ fp4lr_status fp4lr_launch(const fp4lr_ctx *ctx, CUfunction f, const unsigned gri
                           "kernel parameters are NULL (pass an array, even for no parameters)");
 
     CUlaunchConfig cfg;
-    CUlaunchAttribute attr;
-    fill_config(&cfg, &attr, grid, block, dyn_smem, cluster_x, stream);
+    CUlaunchAttribute attr[2];
+    fill_config(&cfg, attr, grid, block, dyn_smem, cluster_x, dependent, stream);
     FP4LR_CU(ctx->drv, ctx->drv->cuLaunchKernelEx(&cfg, f, params, NULL));
     return fp4lr_ok();
+}
+
+fp4lr_status fp4lr_launch(const fp4lr_ctx *ctx, CUfunction f, const unsigned grid[3],
+                          const unsigned block[3], unsigned dyn_smem, unsigned cluster_x,
+                          CUstream stream, void **params)
+{
+    return launch(ctx, f, grid, block, dyn_smem, cluster_x, 0, stream, params);
+}
+
+fp4lr_status fp4lr_launch_dependent(const fp4lr_ctx *ctx, CUfunction f, const unsigned grid[3],
+                                    const unsigned block[3], unsigned dyn_smem, unsigned cluster_x,
+                                    CUstream stream, void **params)
+{
+    return launch(ctx, f, grid, block, dyn_smem, cluster_x, 1, stream, params);
 }
 
 fp4lr_status fp4lr_occupancy_grid(const fp4lr_ctx *ctx, CUfunction f, const unsigned block[3],
@@ -81,9 +102,9 @@ fp4lr_status fp4lr_occupancy_grid(const fp4lr_ctx *ctx, CUfunction f, const unsi
          * cluster shape and is otherwise ignored. */
         const unsigned grid[3] = {cluster_x, 1, 1};
         CUlaunchConfig cfg;
-        CUlaunchAttribute attr;
+        CUlaunchAttribute attr[2];
         int clusters = 0;
-        fill_config(&cfg, &attr, grid, block, dyn_smem, cluster_x, NULL);
+        fill_config(&cfg, attr, grid, block, dyn_smem, cluster_x, 0, NULL);
         FP4LR_CU(drv, drv->cuOccupancyMaxActiveClusters(&clusters, f, &cfg));
         ctas = clusters * (int)cluster_x;
     }

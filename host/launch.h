@@ -17,6 +17,15 @@ fp4lr_status fp4lr_launch(const fp4lr_ctx *ctx, CUfunction f, const unsigned gri
                           const unsigned block[3], unsigned dyn_smem, unsigned cluster_x,
                           CUstream stream, void **params);
 
+/* fp4lr_launch as the programmatic dependent of the kernel launched before it on `stream`
+ * (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 1): f may start once every CTA of
+ * that kernel has executed griddepcontrol.launch_dependents (or exited), before it
+ * completes, so f must execute griddepcontrol.wait before it reads anything that kernel
+ * writes (ptx/ABI.md 4.3: only the _w<n>_yt kernels do).  Same rules as fp4lr_launch. */
+fp4lr_status fp4lr_launch_dependent(const fp4lr_ctx *ctx, CUfunction f, const unsigned grid[3],
+                                    const unsigned block[3], unsigned dyn_smem, unsigned cluster_x,
+                                    CUstream stream, void **params);
+
 /* The persistent grid: how many CTAs of f fit on the device at once with this
  * block, dynamic shared memory and cluster size.  cluster_x = 1: blocks per
  * SM (cuOccupancyMaxActiveBlocksPerMultiprocessor) times the SM count;

@@ -42,6 +42,15 @@ int fp4lr_sm90a_narrow_fits(const fp4lr_problem *kp, int sm_count)
     return wide < sm_count && narrow <= sm_count;
 }
 
+/* 1 when the swapped plan's kernel for pl (the kernel's plan, before "_yt") is built: the
+ * _w<n>_yt kernels for `prep` (w_prep ON), the _x<n>_yt ones otherwise. */
+static int yt_built(int prep, const fp4lr_plan *pl)
+{
+    const fp4lr_budget *b = &pl->budget;
+    return prep ? fp4lr_sm90a_wyt_built(pl->format, pl->family, pl->tile_n, b->stages_main, b->stages_transform)
+                : fp4lr_sm90a_yt_built(pl->family, pl->tile_n, b->stages_main, b->stages_transform);
+}
+
 /* The swapped plan (plan.h, fp4lr_swap) of p into *out with out->swap_ab set; or, for AUTO
  * where it does not apply (or its kernel is not built, or the kernel's problem has no plan),
  * out->swap_ab = 0 and OK.  `one_cta_sm90a`: the plan's arch and cluster allow it. */
@@ -59,29 +68,40 @@ static fp4lr_status swapped_plan(const fp4lr_problem *p, fp4lr_arch arch, const 
                           "the swapped plan (Y^T = W.A^T, the _yt kernels) exists for sm90a plans with one CTA; "
                           "this plan is %s %s with cluster %d",
                           fp4lr_arch_name(arch), fp4lr_family_name(family), o->cluster ? o->cluster : 1);
-    if (o->w_prep != FP4LR_WPREP_AUTO && o->w_prep != FP4LR_WPREP_INLINE)
+    if (o->w_prep == FP4LR_WPREP_OFF)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SWAP",
-                          "the swapped plan converts A inside the kernel: w_prep must be auto or inline, not %s",
+                          "the swapped plan converts A once per launch: w_prep must be auto or inline (inside the "
+                          "kernel) or on (a preparation launch), not %s",
+                          fp4lr_wprep_name(o->w_prep));
+    /* w_prep ON: A prepared by its own launch, the _w<n>_yt kernels (256 wide only) */
+    const int prep = o->w_prep == FP4LR_WPREP_ON;
+    if (prep && o->tile_n && o->tile_n != FP4LR_SM90A_TILE_N)
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SWAP",
+                          "the swapped prepared plan (w_prep on, _w<n>_yt kernels) is built %d wide; tile_n = %d "
+                          "needs w_prep auto or inline",
+                          FP4LR_SM90A_TILE_N, o->tile_n);
+    if (o->pdl == FP4LR_PDL_ON && !prep)
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "PDL",
+                          "the programmatic dependent launch exists for the swapped prepared plans (w_prep on: the "
+                          "_w<n>_yt kernels wait for their preparation); this swapped plan has w_prep %s",
                           fp4lr_wprep_name(o->w_prep));
     fp4lr_problem ps = fp4lr_problem_swapped(p);
     /* Y keeps its own ldY (validated above); the kernel's problem is planned with any legal one */
     ps.ldY = (ps.N + 7) / 8 * 8;
     fp4lr_plan_opts os = *o;
     os.swap = FP4LR_SWAP_OFF;
-    os.w_prep = FP4LR_WPREP_INLINE;
+    os.w_prep = prep ? FP4LR_WPREP_ON : FP4LR_WPREP_INLINE;
+    os.pdl = FP4LR_PDL_AUTO; /* decided below, for the swapped plan */
     /* the tile width: the caller's, or AUTO's (plan.h), narrow only onto a built kernel */
-    os.tile_n = o->tile_n ? o->tile_n : fp4lr_sm90a_narrow_fits(&ps, o->sm_count) ? FP4LR_SM90A_TILE_N_NARROW
-                                                                                  : FP4LR_SM90A_TILE_N;
+    os.tile_n = o->tile_n       ? o->tile_n
+                : !prep && fp4lr_sm90a_narrow_fits(&ps, o->sm_count) ? FP4LR_SM90A_TILE_N_NARROW
+                                                                       : FP4LR_SM90A_TILE_N;
     fp4lr_status st = plan_kernel(&ps, arch, &os, 1, out);
-    if (!o->tile_n && os.tile_n != FP4LR_SM90A_TILE_N &&
-        (st.code != FP4LR_OK ||
-         !fp4lr_sm90a_yt_built(out->family, out->tile_n, out->budget.stages_main, out->budget.stages_transform))) {
+    if (!o->tile_n && os.tile_n != FP4LR_SM90A_TILE_N && (st.code != FP4LR_OK || !yt_built(prep, out))) {
         os.tile_n = FP4LR_SM90A_TILE_N;
         st = plan_kernel(&ps, arch, &os, 1, out);
     }
-    const int take = st.code == FP4LR_OK && (o->swap == FP4LR_SWAP_ON ||
-                                             fp4lr_sm90a_yt_built(out->family, out->tile_n, out->budget.stages_main,
-                                                                  out->budget.stages_transform));
+    const int take = st.code == FP4LR_OK && (o->swap == FP4LR_SWAP_ON || yt_built(prep, out));
     if (!take) {
         memset(out, 0, sizeof *out);
         return o->swap == FP4LR_SWAP_ON ? st : fp4lr_ok();
@@ -89,6 +109,7 @@ static fp4lr_status swapped_plan(const fp4lr_problem *p, fp4lr_arch arch, const 
     const size_t len = strlen(out->entry);
     snprintf(out->entry + len, sizeof out->entry - len, "_yt");
     out->swap_ab = 1;
+    out->pdl = prep && o->pdl != FP4LR_PDL_OFF;
     out->problem = *p;
     fp4lr_problem_resolve(&out->problem);
     return fp4lr_ok();
@@ -141,6 +162,8 @@ static fp4lr_status plan_kernel(const fp4lr_problem *p, fp4lr_arch arch, const f
     const int wprep_ok = arch == FP4LR_ARCH_SM90A && pl->cluster == 1;
     if (!fp4lr_swap_name(o->swap))
         return fp4lr_fail(FP4LR_E_INVALID, "SWAP", "swap %d is not auto (0), on (1) or off (2)", (int)o->swap);
+    if (!fp4lr_pdl_name(o->pdl))
+        return fp4lr_fail(FP4LR_E_INVALID, "PDL", "pdl %d is not auto (0), on (1) or off (2)", (int)o->pdl);
     if (o->swap != FP4LR_SWAP_OFF) {
         fp4lr_plan sw;
         FP4LR_TRY(swapped_plan(p, arch, o, pl->family, wprep_ok, &sw));
@@ -149,6 +172,10 @@ static fp4lr_status plan_kernel(const fp4lr_problem *p, fp4lr_arch arch, const f
             return fp4lr_ok();
         }
     }
+    if (o->pdl == FP4LR_PDL_ON && !swapped)
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "PDL",
+                          "the programmatic dependent launch exists for the swapped prepared plans (swap on, "
+                          "w_prep on: the _w<n>_yt kernels wait for their preparation); this plan is not one");
     /* sm_90a kernels are built 256 wide; a swapped plan's _x kernels also 160 (plan.h) */
     if (arch == FP4LR_ARCH_SM90A && pl->tile_n != FP4LR_SM90A_TILE_N &&
         !(pl->tile_n == FP4LR_SM90A_TILE_N_NARROW && swapped))
@@ -236,6 +263,30 @@ int fp4lr_sm90a_xconv_built(fp4lr_family family, int tile_n, int stages_main, in
     return 0;
 }
 
+int fp4lr_sm90a_wyt_built(fp4lr_format format, fp4lr_family family, int tile_n, int stages_main,
+                          int stages_transform)
+{
+    /* tools/gen_sm90a.py INSTANCES, the _w<n>_yt rows (tests/test_swap_plan.c compares): the
+     * solver's prepared layouts of every rank, 256 wide (NVFP4's 9 KiB main stages and
+     * MXFP4's 8.5 KiB ones solve to different counts) */
+    static const struct {
+        fp4lr_format format;
+        fp4lr_family family;
+        int main, transform;
+    } built[] = {{FP4LR_NVFP4, FP4LR_FAMILY_DENSE, 3, 5}, {FP4LR_MXFP4, FP4LR_FAMILY_DENSE, 4, 5},
+                 {FP4LR_NVFP4, FP4LR_FAMILY_FUSED, 4, 5}, {FP4LR_NVFP4, FP4LR_FAMILY_FUSED, 3, 5},
+                 {FP4LR_NVFP4, FP4LR_FAMILY_FUSED, 4, 4}, {FP4LR_NVFP4, FP4LR_FAMILY_FUSED, 3, 4},
+                 {FP4LR_MXFP4, FP4LR_FAMILY_FUSED, 4, 5}, {FP4LR_MXFP4, FP4LR_FAMILY_FUSED, 4, 4},
+                 {FP4LR_MXFP4, FP4LR_FAMILY_FUSED, 3, 4}};
+    if (tile_n != FP4LR_SM90A_TILE_N)
+        return 0;
+    for (size_t i = 0; i < sizeof built / sizeof built[0]; i++)
+        if (built[i].format == format && built[i].family == family && built[i].main == stages_main &&
+            built[i].transform == stages_transform)
+            return 1;
+    return 0;
+}
+
 int fp4lr_sm90a_yt_built(fp4lr_family family, int tile_n, int stages_main, int stages_transform)
 {
     /* tools/gen_sm90a.py INSTANCES, the _yt rows (tests/test_swap_plan.c compares): the _x ones,
@@ -245,23 +296,26 @@ int fp4lr_sm90a_yt_built(fp4lr_family family, int tile_n, int stages_main, int s
     return fp4lr_sm90a_xconv_built(family, tile_n, stages_main, stages_transform);
 }
 
-const char *fp4lr_swap_name(fp4lr_swap s)
-{
-    switch (s) {
-    case FP4LR_SWAP_AUTO: return "auto";
-    case FP4LR_SWAP_ON: return "on";
-    case FP4LR_SWAP_OFF: return "off";
-    }
-    return NULL;
-}
+/* The switches that are auto (0), on (1) or off (2): fp4lr_swap and fp4lr_pdl. */
+static const char *const auto_on_off[] = {"auto", "on", "off"};
+_Static_assert(FP4LR_SWAP_AUTO == 0 && FP4LR_SWAP_ON == 1 && FP4LR_SWAP_OFF == 2 && FP4LR_PDL_AUTO == 0 &&
+                   FP4LR_PDL_ON == 1 && FP4LR_PDL_OFF == 2,
+               "fp4lr_swap and fp4lr_pdl index auto_on_off");
 
-int fp4lr_swap_parse(const char *name)
+static const char *auto_on_off_name(int v) { return v >= 0 && v <= 2 ? auto_on_off[v] : NULL; }
+
+static int auto_on_off_parse(const char *name)
 {
-    for (int s = FP4LR_SWAP_AUTO; s <= FP4LR_SWAP_OFF; s++)
-        if (name && !strcmp(name, fp4lr_swap_name((fp4lr_swap)s)))
-            return s;
+    for (int v = 0; v <= 2; v++)
+        if (name && !strcmp(name, auto_on_off[v]))
+            return v;
     return -1;
 }
+
+const char *fp4lr_pdl_name(fp4lr_pdl d) { return auto_on_off_name((int)d); }
+int fp4lr_pdl_parse(const char *name) { return auto_on_off_parse(name); }
+const char *fp4lr_swap_name(fp4lr_swap s) { return auto_on_off_name((int)s); }
+int fp4lr_swap_parse(const char *name) { return auto_on_off_parse(name); }
 
 const char *fp4lr_schedule_name(fp4lr_schedule s)
 {
@@ -324,10 +378,15 @@ fp4lr_status fp4lr_plan_print(FILE *f, const fp4lr_plan *pl)
                 pl->swap_ab ? "A (the kernel's W)" : "W", (pl->swap_ab ? p->M : p->N) * p->K * 2,
                 pl->swap_ab ? "M" : "N", pl->format == FP4LR_NVFP4 ? "f16" : "bf16");
     else if (pl->w_prep)
-        fprintf(f, "W prepared: fp4lr_%s_%s_wprep converts W once per launch into a %" PRId64
-                   "-byte workspace (N x K %s), the kernel loads it by bulk copies\n",
-                fp4lr_arch_name(pl->arch), fp4lr_format_name(pl->format), p->N * p->K * 2,
-                pl->format == FP4LR_NVFP4 ? "f16" : "bf16");
+        fprintf(f, "%s prepared: fp4lr_%s_%s_wprep%s converts %s once per launch into a %" PRId64
+                   "-byte workspace (%s x K %s), the kernel loads it by bulk copies%s\n",
+                pl->swap_ab ? "A (the kernel's W)" : "W", fp4lr_arch_name(pl->arch), fp4lr_format_name(pl->format),
+                pl->pdl ? "_pdl" : "", pl->swap_ab ? "A" : "W", (pl->swap_ab ? p->M : p->N) * p->K * 2,
+                pl->swap_ab ? "M" : "N",
+                pl->format == FP4LR_NVFP4 ? "f16" : "bf16",
+                pl->pdl ? "; the kernel is launched as its programmatic dependent (starts while it runs, "
+                          "waits for it before the first copy)"
+                        : "");
     fprintf(f, "launch: %d threads per CTA, cluster %d, %" PRId64 " B dynamic shared memory, "
                "%" PRId64 " tiles of %dx%d\n",
             pl->block_threads, pl->cluster, pl->smem_bytes, pl->tiles, pl->tile_m, pl->tile_n);

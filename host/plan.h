@@ -109,8 +109,29 @@ int fp4lr_sm90a_narrow_fits(const fp4lr_problem *kp, int sm_count);
 const char *fp4lr_swap_name(fp4lr_swap s);
 int fp4lr_swap_parse(const char *name);
 /* 1 when a _yt kernel (both formats) is built for the family with this tile width, stages
- * and W slots. */
+ * and W slots: the _x<n>_yt kernels (A converted inside the kernel); for the swapped
+ * prepared plan (w_prep ON: A prepared by its own launch) the _w<n>_yt ones, of one format. */
 int fp4lr_sm90a_yt_built(fp4lr_family family, int tile_n, int stages_main, int stages_transform);
+int fp4lr_sm90a_wyt_built(fp4lr_format format, fp4lr_family family, int tile_n, int stages_main,
+                          int stages_transform);
+
+/* sm_90a: the swapped prepared plan's kernel launched as the programmatic dependent of its
+ * preparation (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION after the
+ * fp4lr_sm90a_<format>_wprep_pdl launch; ptx/ABI.md 4.3): its CTAs may start, and load their
+ * first A stages, while the preparation runs, and its W producer waits for the preparation
+ * grid (griddepcontrol.wait) before its first copy of the prepared operand.  Only the
+ * _w<n>_yt kernels wait, so only the swapped plans with w_prep ON take it: AUTO (0) does
+ * there, ON elsewhere is refused (rule PDL), OFF launches the two kernels one after the
+ * other.  Not yet measured on a GPU (these plans are taken only when asked). */
+typedef enum fp4lr_pdl {
+    FP4LR_PDL_AUTO = 0,
+    FP4LR_PDL_ON = 1,
+    FP4LR_PDL_OFF = 2,
+} fp4lr_pdl;
+
+/* "auto", "on", "off" (NULL out of range) and back (-1 for an unknown name). */
+const char *fp4lr_pdl_name(fp4lr_pdl d);
+int fp4lr_pdl_parse(const char *name);
 /* The problem a swapped plan's kernel sees: M and N exchanged (ldY stays Y's own). */
 fp4lr_problem fp4lr_problem_swapped(const fp4lr_problem *p);
 
@@ -139,6 +160,8 @@ typedef struct fp4lr_plan_opts {
     /* the device's SM count, for the swapped plan's AUTO tile width (0: not known, 256);
      * fp4lr_runtime_plan sets it from the device */
     int sm_count;
+    /* sm_90a swapped prepared plans: the programmatic dependent launch; AUTO (0) by default */
+    fp4lr_pdl pdl;
 } fp4lr_plan_opts;
 
 #define FP4LR_ENTRY_NAME_LEN 96
@@ -161,6 +184,8 @@ typedef struct fp4lr_plan {
     int swap_ab;             /* the swapped plan: the kernel sees fp4lr_problem_swapped(&problem)
                               * with A and W exchanged and stores Y^T's tiles transposed (the entry
                               * ends in _yt; budget and tiles are the kernel's problem's) */
+    int pdl;                 /* with w_prep (not w_inline) and swap_ab: fp4lr_gemm launches the
+                              * kernel as the programmatic dependent of the preparation (fp4lr_pdl) */
     /* "fp4lr_<target>_<format>_<family>_m<TM>n<TN>k<TK>_c<cluster>_s<stages_main>",
      * target = the arch (sm90a, sm100a) or sm100f; sm_90a appends _t3 (3 transform
      * slots), _w<n> (W prepared, n slots) or _x<n> (W converted in the kernel) */

@@ -202,5 +202,8 @@ fp4lr_status fp4lr_sm90a_launch(const fp4lr_ctx *ctx, CUfunction f, const fp4lr_
         args[n++] = xp[i];
     unsigned g[3] = {(unsigned)fp4lr_sm90a_grid(plan, prm, grid), 1, 1};
     unsigned b[3] = {(unsigned)plan->block_threads, 1, 1};
-    return fp4lr_launch(ctx, f, g, b, (unsigned)plan->smem_bytes, (unsigned)plan->cluster, stream, args);
+    /* a swapped prepared plan: the kernel starts while its preparation runs and waits for it
+     * (griddepcontrol.wait) before reading the prepared operand (plan.h fp4lr_pdl) */
+    return (plan->pdl ? fp4lr_launch_dependent : fp4lr_launch)(ctx, f, g, b, (unsigned)plan->smem_bytes,
+                                                               (unsigned)plan->cluster, stream, args);
 }

@@ -9,8 +9,10 @@
 
 enum { WPREP_CHUNK = 64 };
 
-const char *fp4lr_sm90a_wprep_entry(fp4lr_format f)
+const char *fp4lr_sm90a_wprep_entry(fp4lr_format f, int pdl)
 {
+    if (pdl)
+        return f == FP4LR_MXFP4 ? "fp4lr_sm90a_mxfp4_wprep_pdl" : "fp4lr_sm90a_nvfp4_wprep_pdl";
     return f == FP4LR_MXFP4 ? "fp4lr_sm90a_mxfp4_wprep" : "fp4lr_sm90a_nvfp4_wprep";
 }
 

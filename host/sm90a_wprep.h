@@ -21,8 +21,10 @@
  * coalesced stores */
 #define FP4LR_SM90A_WPREP_SMEM (FP4LR_SM90A_WPREP_THREADS * 128)
 
-/* The preparation kernel's entry for a format ("fp4lr_sm90a_nvfp4_wprep"). */
-const char *fp4lr_sm90a_wprep_entry(fp4lr_format f);
+/* The preparation kernel's entry for a format ("fp4lr_sm90a_nvfp4_wprep"); pdl: the one that
+ * releases its programmatic dependent at its start ("..._wprep_pdl", the same kernel
+ * otherwise), launched before a plan with plan->pdl. */
+const char *fp4lr_sm90a_wprep_entry(fp4lr_format f, int pdl);
 
 /* Bytes of Wp: N * K * 2. */
 size_t fp4lr_sm90a_wprep_bytes(const fp4lr_problem *p);

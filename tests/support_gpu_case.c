@@ -253,6 +253,23 @@ int tsupport_case_unstable_stale_wp(tsupport_case *g, int n)
     return unstable_launches(g, n, 1, &diff0, &fm0, &fn0);
 }
 
+char *tsupport_kernel_dir_save(void)
+{
+    const char *env = getenv("FP4LR_KERNEL_DIR");
+    char *copy = env ? strdup(env) : NULL;
+    cr_assert(!env || copy);
+    return copy;
+}
+
+void tsupport_kernel_dir_restore(char *saved)
+{
+    if (saved)
+        cr_assert_eq(setenv("FP4LR_KERNEL_DIR", saved, 1), 0);
+    else
+        cr_assert_eq(unsetenv("FP4LR_KERNEL_DIR"), 0);
+    free(saved);
+}
+
 void tsupport_case_use_kernel_dir(tsupport_case *g, const char *dir)
 {
     cr_assert_eq(setenv("FP4LR_KERNEL_DIR", dir, 1), 0); /* it overrides a caller's directory */

@@ -72,6 +72,10 @@ int tsupport_case_unstable_stale_wp(tsupport_case *g, int n);
 /* Loads the case's kernels from `dir` from now on (a fresh runtime; FP4LR_KERNEL_DIR is set
  * to dir in this test process, since it overrides a caller's directory). */
 void tsupport_case_use_kernel_dir(tsupport_case *g, const char *dir);
+/* FP4LR_KERNEL_DIR as the test found it (a copy, or NULL when unset), and setting it back
+ * (freeing the copy), around tsupport_case_use_kernel_dir. */
+char *tsupport_kernel_dir_save(void);
+void tsupport_kernel_dir_restore(char *saved);
 /* After a run: expects every element of Y's rows past column N (ldY > N) to still hold the
  * poison tsupport_case_run wrote (bf16 output). */
 void tsupport_case_expect_padding_untouched(tsupport_case *g);

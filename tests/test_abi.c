@@ -319,6 +319,42 @@ Test(abi, fused_affine_only_leaves_lowrank_maps_zero)
     cr_expect_eq(u32_at(&l, "p_lora_deschi"), 0xC0000010u);
 }
 
+/* A swapped prepared plan (swap on, w_prep on; ABI.md 4.3): the kernel's view has M and N
+ * exchanged in its counts, and fp4lr_sm90a_launch gives it the programmatic-dependent
+ * attribute unless pdl is off (no other plan has it: every other test here sees none). */
+Test(abi, swapped_prepared_plans_launch_as_dependents)
+{
+    tsupport_kparams l;
+    tsupport_kparams_from_gen_abi("sm90a_dense_yt_c1", &l);
+    fp4lr_problem p = {.M = 1024, .N = 2240, .K = 2304, .format = FP4LR_NVFP4};
+    for (int off = 0; off < 2; off++) {
+        const fp4lr_plan_opts o = {.swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_ON,
+                                   .pdl = off ? FP4LR_PDL_OFF : FP4LR_PDL_AUTO};
+        fp4lr_plan plan, kplan;
+        fp4lr_args kdev;
+        fp4lr_sm90a_params prm;
+        cr_assert_eq(fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &o, &plan).code, FP4LR_OK);
+        cr_assert_str_eq(plan.entry, "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_w5_yt");
+        fp4lr_sm90a_kernel_view(&plan, &fake_args, &kplan, &kdev);
+        cr_assert_eq(fp4lr_sm90a_params_make(&fake_ctx, &kplan, &kdev, &prm).code, FP4LR_OK);
+        rec.layout = &l;
+        rec.launches = 0;
+        memset(&rec.attr, 0, sizeof rec.attr);
+        cr_assert_eq(fp4lr_sm90a_launch(&fake_ctx, (CUfunction)0x1234, &kplan, &prm, 132, NULL).code, FP4LR_OK);
+        cr_assert_eq(rec.launches, 1);
+        cr_expect_eq(u32_at(&l, "p_tiles_m"), 18, "ceil(N / 128): the kernel's rows are Y's columns");
+        cr_expect_eq(u32_at(&l, "p_tiles_n"), 4, "ceil(M / 256)");
+        cr_expect_eq(u32_at(&l, "p_group"), 18, "a prepared plan walks one raster group");
+        if (off) {
+            cr_expect_eq(rec.cfg.numAttrs, 0);
+        } else {
+            cr_assert_eq(rec.cfg.numAttrs, 1);
+            cr_expect_eq(rec.attr.id, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+            cr_expect_eq(rec.attr.value.programmaticStreamSerializationAllowed, 1);
+        }
+    }
+}
+
 /* Dense MXFP4 in a pair, M 257, N 300, K 640: KA = 5, KS = 1; tiles_m counts 256-row
  * cluster tiles (2), tiles_n 2; grid min(2*2*2, 132) = 8 CTAs with the (2,1,1) cluster. */
 Test(abi, dense_pair_counts_cluster_tiles)
@@ -366,9 +402,9 @@ Test(abi, raw_launch_packs_every_sm90a_family_as_generated)
     cr_assert_eq(tsupport_run_capture("python3 tools/gen_abi.py --families", families, sizeof families), 0);
     int checked = 0;
     for (char *key = strtok(families, "\n"); key; key = strtok(NULL, "\n")) {
-        if (strncmp(key, "sm90a_", 6) || strstr(key, "_wprep") || strstr(key, "_xconv"))
+        if (strncmp(key, "sm90a_", 6) || strstr(key, "_wprep") || strstr(key, "_xconv") || strstr(key, "_yt"))
             continue; /* raw_launch runs the sm_90a GEMM kernels only (not the W preparation), and
-                       * not yet the _x kernels (ABI.md §4.2) */
+                       * not yet the _x kernels (ABI.md §4.2) nor the swapped ones (§4.3) */
         char gen[256];
         snprintf(gen, sizeof gen, "python3 tools/gen_abi.py --params %s", key);
         cr_assert_eq(tsupport_run_capture(gen, want, sizeof want), 0, "%s", gen);

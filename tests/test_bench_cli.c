@@ -1282,6 +1282,34 @@ Test(bench_cli, swap_takes_the_dense_rows)
     cr_expect(strstr(err, "expected auto, on or off") != NULL, "%s", err);
 }
 
+/* --swap on --w-prep on: the one-CTA rows run the prepared swapped kernels (_w<n>_yt), as the
+ * preparation's programmatic dependents unless --pdl off; a bad --pdl names the choices. */
+Test(bench_cli, swap_with_w_prep_on_takes_the_prepared_kernels)
+{
+    fp4lr_bench_opts o;
+    char err[256];
+    char dir[] = "/tmp/fp4lr-bench-kernels-XXXXXX";
+    fake_kernels(dir, NULL, 0);
+    static char modes[][5] = {"auto", "on", "off"};
+    for (int m = 0; m < 3; m++) {
+        cr_assert_eq(PARSE(&o, err, "--shape", "sana-qkv", "--format", "nvfp4", "--variants", "dense,fused",
+                           "--swap", "on", "--w-prep", "on", "--pdl", modes[m]),
+                     0, "%s", err);
+        cr_expect_eq(o.pdl, (fp4lr_pdl)m);
+        fp4lr_bench_jobs j;
+        make_jobs(&o, FP4LR_ARCH_SM90A, dir, &j);
+        cr_assert_eq(j.n, 2);
+        cr_expect_str_eq(j.job[0].plan.entry, "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_w5_yt");
+        cr_expect_str_eq(j.job[1].plan.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_w4_yt");
+        cr_expect_eq(j.job[0].plan.pdl, m != 2, "--pdl %s", modes[m]);
+        cr_expect_eq(j.job[1].plan.pdl, m != 2, "--pdl %s", modes[m]);
+        fp4lr_bench_jobs_free(&j);
+    }
+    remove_dir(dir);
+    cr_expect_neq(PARSE(&o, err, "--pdl", "yes"), 0);
+    cr_expect(strstr(err, "expected auto, on or off") != NULL, "%s", err);
+}
+
 /* --tile-n and the device's SM count: sana-out's one-CTA rows take the narrow swapped tile on
  * 132 SMs (AUTO) and with --tile-n 160, the wide one with --tile-n 256 or an unknown SM count;
  * a bad width names the choices. */

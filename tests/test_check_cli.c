@@ -38,6 +38,31 @@ Test(check_cli, swap_plans)
     cr_expect(strstr(out, "[FP4LR_E_UNSUPPORTED SWAP]") != NULL, "%s", out);
 }
 
+/* --swap on --w-prep on: the prepared swapped plan (_w<n>_yt), launched as the preparation's
+ * programmatic dependent unless --pdl off; --pdl on elsewhere is refused by its rule, a bad
+ * value names the choices. */
+Test(check_cli, swapped_prepared_plans)
+{
+    static char out[16384];
+    cr_assert_eq(check("--shape sana-qkv --swap on --w-prep on --plan-only", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "entry: fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_w4_yt") != NULL, "%s", out);
+    cr_expect(strstr(out, "A (the kernel's W) prepared: fp4lr_sm90a_nvfp4_wprep_pdl converts A once per launch") != NULL,
+              "%s", out);
+    cr_expect(strstr(out, "programmatic dependent") != NULL, "%s", out);
+    cr_assert_eq(check("--shape sana-qkv --dense --swap on --w-prep on --pdl off --plan-only", out, sizeof out), 0,
+                 "%s", out);
+    cr_expect(strstr(out, "entry: fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_w5_yt") != NULL, "%s", out);
+    cr_expect(strstr(out, "fp4lr_sm90a_nvfp4_wprep converts A") != NULL, "%s", out);
+    cr_expect(strstr(out, "programmatic dependent") == NULL, "%s", out);
+    cr_expect_eq(check("--shape flux-qkv --pdl on --plan-only", out, sizeof out), 3, "%s", out);
+    cr_expect(strstr(out, "[FP4LR_E_UNSUPPORTED PDL]") != NULL, "%s", out);
+    cr_expect_eq(check("--shape sana-out --swap on --w-prep on --tile-n 160 --plan-only", out, sizeof out), 3, "%s",
+                 out);
+    cr_expect(strstr(out, "[FP4LR_E_UNSUPPORTED SWAP]") != NULL, "%s", out);
+    cr_expect_eq(check("--shape sana-qkv --pdl maybe --plan-only", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "pdl must be auto, on or off") != NULL, "%s", out);
+}
+
 /* --tile-n and --sm-count: sana-out planned for 132 SMs takes the narrow swapped tile (126
  * tiles of 128 x 160), --tile-n 256 keeps the wide one, a plan that does not swap refuses 160
  * by its rule, and bad values are refused. */

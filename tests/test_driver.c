@@ -41,6 +41,7 @@ static struct {
     unsigned int value;
     CUlaunchConfig cfg;
     CUlaunchAttribute attr;
+    CUlaunchAttribute attr1; /* the second attribute of a launch that has two */
     int set_attr, set_value;
     cuuint32_t rank;
     cuuint64_t dims[5], strides[5];
@@ -120,6 +121,8 @@ static CUresult fake_launch(const CUlaunchConfig *cfg, CUfunction f, void **para
     fake.cfg = *cfg;
     if (cfg->numAttrs)
         fake.attr = cfg->attrs[0];
+    if (cfg->numAttrs > 1)
+        fake.attr1 = cfg->attrs[1];
     return fake.result;
 }
 static CUresult fake_blocks_per_sm(int *n, CUfunction f, int threads, size_t smem)
@@ -823,6 +826,32 @@ Test(driver, launch_with_and_without_cluster)
                               params).code, FP4LR_OK);
     cr_assert_eq(fake.cfg.numAttrs, 0);
     cr_assert_null(fake.cfg.attrs);
+    cr_assert_eq(fake.calls, 2);
+}
+
+/* The programmatic dependent launch: the attribute alone, or after the cluster's; the same
+ * rules as a plain launch. */
+Test(driver, launch_as_a_programmatic_dependent)
+{
+    const unsigned grid[3] = {132, 1, 1}, block[3] = {512, 1, 1};
+    void *params[1] = {NULL};
+    CUfunction f = (CUfunction)0x5678;
+    cr_assert_eq(fp4lr_launch_dependent(&fake_ctx, f, grid, block, 1024, 1, NULL, params).code, FP4LR_OK);
+    cr_assert_eq(fake.cfg.numAttrs, 1);
+    cr_assert_eq(fake.attr.id, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+    cr_assert_eq(fake.attr.value.programmaticStreamSerializationAllowed, 1);
+    cr_assert_eq(fp4lr_launch_dependent(&fake_ctx, f, grid, block, 1024, 2, NULL, params).code, FP4LR_OK);
+    cr_assert_eq(fake.cfg.numAttrs, 2);
+    cr_assert_eq(fake.attr.id, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+    cr_assert_eq(fake.attr.value.clusterDim.x, 2);
+    cr_assert_eq(fake.attr1.id, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+    cr_assert_eq(fake.attr1.value.programmaticStreamSerializationAllowed, 1);
+    cr_assert_eq(fake.calls, 2);
+    const unsigned odd[3] = {133, 1, 1};
+    assert_status(fp4lr_launch_dependent(&fake_ctx, f, odd, block, 0, 2, NULL, params), FP4LR_E_INVALID,
+                  "launch_cluster");
+    assert_status(fp4lr_launch_dependent(&fake_ctx, f, grid, block, 0, 1, NULL, NULL), FP4LR_E_INVALID,
+                  "launch_params");
     cr_assert_eq(fake.calls, 2);
 }
 

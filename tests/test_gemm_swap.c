@@ -148,10 +148,9 @@ Test(gemm_swap, launches_are_bitwise_stable, .timeout = 300)
 Test(gemm_swap, a_producer_that_does_not_wait_is_caught, .timeout = 300)
 {
     fp4lr_ctx *ctx = sm90a_or_skip();
-    /* tsupport_case_use_kernel_dir sets FP4LR_KERNEL_DIR: the next width's setup needs it back */
-    const char *env = getenv("FP4LR_KERNEL_DIR");
-    char *kernels = env ? strdup(env) : NULL;
     for (int w = 0; w < 2; w++) {
+        /* tsupport_case_use_kernel_dir sets FP4LR_KERNEL_DIR: the next width's setup needs it back */
+        char *kernels = tsupport_kernel_dir_save();
         tile_n = widths[w];
         char dir[] = "/tmp/fp4lr-xnowait.XXXXXX";
         cr_assert_not_null(mkdtemp(dir));
@@ -176,12 +175,8 @@ Test(gemm_swap, a_producer_that_does_not_wait_is_caught, .timeout = 300)
         tsupport_case_teardown(&g);
         snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
         cr_expect_eq(system(cmd), 0);
-        if (kernels)
-            cr_assert_eq(setenv("FP4LR_KERNEL_DIR", kernels, 1), 0);
-        else
-            cr_assert_eq(unsetenv("FP4LR_KERNEL_DIR"), 0);
+        tsupport_kernel_dir_restore(kernels);
     }
-    free(kernels);
     fp4lr_ctx_destroy(ctx);
 }
 

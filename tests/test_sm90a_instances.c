@@ -28,7 +28,7 @@ typedef struct instance {
     int tslots;             /* W ring slots: 3 for entries ending in _t3, n for _w<n>, else 2 */
     int wprep;              /* _w<n> or _x<n>: W prepared (its ring filled by bulk copies) */
     int xconv;              /* _x<n>: W converted in the kernel (fp4lr_wprep INLINE) */
-    int yt;                 /* _x<n>_yt: the swapped plan's kernel (fp4lr_swap ON) */
+    int yt;                 /* _x<n>_yt, _w<n>_yt: the swapped plan's kernel (fp4lr_swap ON) */
     long smem_total;
     long lora_at;           /* fused: offset of the low-rank ring */
 } instance;
@@ -43,8 +43,8 @@ static int load_instances(instance *out, int cap)
         size_t len = strlen(de->d_name);
         if (len < 5 || strcmp(de->d_name + len - 4, ".ptx"))
             continue;
-        if (strstr(de->d_name, "_wprep.ptx")) /* the W preparation kernels: wprep_kernels_are_built */
-            continue;
+        if (strstr(de->d_name, "_wprep.ptx") || strstr(de->d_name, "_wprep_pdl.ptx"))
+            continue; /* the W preparation kernels: wprep_kernels_are_built */
         instance *in = &out[n];
         memset(in, 0, sizeof *in);
         char fmt[8], fam[8];
@@ -218,12 +218,43 @@ Test(sm90a_instances, every_transform_plan_is_built)
     cr_expect_geq(wprep, 2, "expected the W-prepared dense kernels of both formats");
 }
 
-/* Each format's W preparation kernel is committed beside the _w kernels. */
+/* Each format's W preparation kernels (plain, and _pdl for the _w<n>_yt plans) are committed
+ * beside the _w kernels. */
 Test(sm90a_instances, wprep_kernels_are_built)
 {
-    int rc = system("for f in nvfp4 mxfp4; do grep -q \"^.visible .entry fp4lr_sm90a_${f}_wprep(\" "
-                    "ptx/sm90a/fp4lr_sm90a_${f}_wprep.ptx || exit 1; done");
-    cr_expect_eq(rc, 0, "ptx/sm90a/fp4lr_sm90a_{nvfp4,mxfp4}_wprep.ptx missing or without their entry");
+    int rc = system("for f in nvfp4 mxfp4; do for e in wprep wprep_pdl; do "
+                    "grep -q \"^.visible .entry fp4lr_sm90a_${f}_$e(\" ptx/sm90a/fp4lr_sm90a_${f}_$e.ptx || exit 1; "
+                    "done; done");
+    cr_expect_eq(rc, 0, "ptx/sm90a/fp4lr_sm90a_{nvfp4,mxfp4}_wprep{,_pdl}.ptx missing or without their entry");
+}
+
+/* Every swapped prepared plan (swap on, w_prep on: the _w<n>_yt kernels) over formats, ranks
+ * and the affine has a built kernel whose low-rank ring fits, and the built table the plan
+ * consults (fp4lr_sm90a_wyt_built) names exactly the committed _w<n>_yt files. */
+Test(sm90a_instances, every_swapped_prepared_plan_is_built)
+{
+    const fp4lr_plan_opts o = {.swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_ON};
+    every_plan_is_built(&o);
+    static const char *const fam[] = {"dense", "fused"};
+    for (int f = 0; f < 2; f++)
+        for (int fused = 0; fused < 2; fused++)
+            for (int m = 1; m <= 6; m++)
+                for (int t = 2; t <= 6; t++) {
+                    char path[256];
+                    snprintf(path, sizeof path, PTX_DIR "/fp4lr_sm90a_%s_%s_m128n256k128_c1_s%d_w%d_yt.ptx",
+                             f ? "mxfp4" : "nvfp4", fam[fused], m, t);
+                    FILE *fp = fopen(path, "r");
+                    if (fp)
+                        fclose(fp);
+                    const int built = fp4lr_sm90a_wyt_built((fp4lr_format)f, fused ? FP4LR_FAMILY_FUSED
+                                                                                  : FP4LR_FAMILY_DENSE,
+                                                            256, m, t);
+                    cr_expect_eq(built, fp != NULL, "%s: the table and ptx/sm90a disagree", path);
+                    cr_expect_not(fp4lr_sm90a_wyt_built((fp4lr_format)f, fused ? FP4LR_FAMILY_FUSED
+                                                                              : FP4LR_FAMILY_DENSE,
+                                                        160, m, t),
+                                  "no narrow _w<n>_yt kernel");
+                }
 }
 
 /* The pair (cluster 2, 256-row cluster tile), dense and fused: nothing is split on Hopper, so
@@ -252,7 +283,7 @@ Test(sm90a_instances, placed_conversion_is_exact, .timeout = 120)
 /* The W-prepared kernels and their preparation kernels (a grep pattern): the tw4 and
  * consumer_assist experiments build without them, and the transform layout's checks do not
  * apply to them (wprep_layout_is_the_measured_one checks theirs). */
-#define WPRE_FILES "'_w[0-9]*.ptx$\\|_x[0-9]*.ptx$\\|_x[0-9]_yt.ptx$\\|_wprep.ptx$'"
+#define WPRE_FILES "'_w[0-9]*.ptx$\\|_w[0-9]_yt.ptx$\\|_x[0-9]*.ptx$\\|_x[0-9]_yt.ptx$\\|_wprep.ptx$\\|_wprep_pdl.ptx$'"
 
 /* Generates the instances of measurement variant `flags` (FP4LR_GEN_EXPERIMENT) into a
  * temporary directory; every file but the W-prepared ones must pass the shell test `check`
@@ -267,7 +298,7 @@ static int experiment_builds(const char *flags, const char *check, const char *g
     snprintf(cmd, sizeof cmd,
              "FP4LR_GEN_EXPERIMENT=%s python3 tools/gen_sm90a.py --outdir %s > /dev/null && "
              "test $(ls %s/*.ptx | grep -cv " WPRE_FILES ") -eq $(ls ptx/sm90a/*.ptx | grep -cv " WPRE_FILES ") && "
-             "for f in %s/*.ptx; do case $f in *_wprep.ptx|*_w[0-9].ptx|*_x[0-9].ptx|*_x[0-9]_yt.ptx) continue;; esac; "
+             "for f in %s/*.ptx; do case $f in *_wprep.ptx|*_wprep_pdl.ptx|*_w[0-9].ptx|*_w[0-9]_yt.ptx|*_x[0-9].ptx|*_x[0-9]_yt.ptx) continue;; esac; "
              "{ %s; } || { echo \"$f\" >&2; exit 1; }; done && "
              "for e in %s; do sh tools/ptxas_gate.sh sm_90a %s/fp4lr_sm90a_$e.ptx %s/$e.cubin || exit 1; done",
              flags, dir, dir, dir, check, gated, dir, dir);
@@ -317,7 +348,7 @@ static int experiment_builds(const char *flags, const char *check, const char *g
  * committed file in the build.) */
 Test(sm90a_instances, committed_kernels_have_the_measured_layout)
 {
-    int rc = system("for f in ptx/sm90a/*.ptx; do case $f in *_wprep.ptx|*_w[0-9].ptx|*_x[0-9].ptx|*_x[0-9]_yt.ptx) continue;; esac; "
+    int rc = system("for f in ptx/sm90a/*.ptx; do case $f in *_wprep.ptx|*_wprep_pdl.ptx|*_w[0-9].ptx|*_w[0-9]_yt.ptx|*_x[0-9].ptx|*_x[0-9]_yt.ptx) continue;; esac; "
                     "{ " TW8_CHECK " && " PRODROT_CHECK " && " PREFETCH_CHECK
                     " && " MXONE_CHECK " && " CHOIST_CHECK " && " TSPLIT_CHECK "; } || { echo \"$f\" >&2; exit 1; }; done");
     cr_expect_eq(rc, 0, "a committed sm_90a kernel lacks part of the default layout (file above)");
@@ -366,19 +397,30 @@ Test(sm90a_instances, committed_kernels_have_the_measured_layout)
 /* HALFK: the 256-wide NVFP4 _yt kernels' consumers and W producer step over a chunk wholly past
  * K (K % 128 = 64) and the first fill stays out of such a K block; not in MXFP4 (K % 128 = 0),
  * the narrow tile or the non-swapped _x kernels (measured slower there on other K). */
-#define HALFK_CHECK "case $f in *nvfp4*n256*_yt.ptx) grep -q '^L_c_halfk_test:' $f && test $(grep -c '^L_wp_halfk_[0-9]*:' $f) -eq 1 && " \
+#define HALFK_CHECK "case $f in *nvfp4*n256*_x[0-9]_yt.ptx) grep -q '^L_c_halfk_test:' $f && test $(grep -c '^L_wp_halfk_[0-9]*:' $f) -eq 1 && " \
                     "test $(grep -c 'halfk: this fill would reach a half K block' $f) -eq 1 && " \
                     "test $(grep -c 'halfk: no first fill where it would reach a half K block' $f) -eq 1;; " \
                     "*) ! grep -q 'halfk' $f;; esac"
 #define NOYT_CHECK "! grep -q 'stmatrix' $f && ! grep -q '%tmY, {%r51, %r58}' $f"
+/* The _w<n>_yt kernels' W producer waits for the preparation grid (griddepcontrol.wait, once,
+ * before its first copy of Wp) and no other kernel does; the _wprep_pdl kernels release their
+ * dependent (griddepcontrol.launch_dependents, once) and the plain ones do not. */
+#define GDWAIT_CHECK "case $f in *_w[0-9]_yt.ptx) test $(grep -c '^.griddepcontrol.wait;' $f) -eq 1 && " \
+                     "test $(sed -n '/^L_wprod:/,$p' $f | grep -n -m1 -e 'griddepcontrol.wait' -e '%tmW' | " \
+                     "grep -c griddepcontrol) -eq 1;; *) ! grep -q '^.griddepcontrol.wait' $f;; esac && " \
+                     "case $f in *_wprep_pdl.ptx) test $(grep -c '^.griddepcontrol.launch_dependents;' $f) -eq 1;; " \
+                     "*) ! grep -q '^.griddepcontrol.launch_dependents' $f;; esac"
 Test(sm90a_instances, wprep_layout_is_the_measured_one)
 {
     int rc = system("for f in ptx/sm90a/*_w[0-9].ptx; do { " WPRE_CHECK "; } || { echo \"$f\" >&2; exit 1; }; done && "
+                    "for f in ptx/sm90a/*_w[0-9]_yt.ptx; do { " WPRE_CHECK " && " YT_CHECK " && " XDBUF_CHECK " && " HALFK_CHECK "; } || "
+                    "{ echo \"$f\" >&2; exit 1; }; done && "
+                    "for f in ptx/sm90a/*.ptx; do { " GDWAIT_CHECK "; } || { echo \"$f\" >&2; exit 1; }; done && "
                     "for f in ptx/sm90a/*_x[0-9].ptx; do { " WPRE_CHECK " && " XCONV_CHECK " && " NOYT_CHECK " && " XDBUF_CHECK " && " HALFK_CHECK "; } || "
                     "{ echo \"$f\" >&2; exit 1; }; done && "
                     "for f in ptx/sm90a/*_x[0-9]_yt.ptx; do { " WPRE_CHECK " && " XCONV_CHECK " && " YT_CHECK " && " XDBUF_CHECK " && " HALFK_CHECK "; } || "
                     "{ echo \"$f\" >&2; exit 1; }; done && "
-                    "for f in ptx/sm90a/*_wprep.ptx; do { " WPREP_CHECK "; } || { echo \"$f\" >&2; exit 1; }; done");
+                    "for f in ptx/sm90a/*_wprep.ptx ptx/sm90a/*_wprep_pdl.ptx; do { " WPREP_CHECK "; } || { echo \"$f\" >&2; exit 1; }; done");
     cr_expect_eq(rc, 0, "a W-prepared kernel or a preparation kernel lacks its layout (file above)");
 }
 

@@ -115,10 +115,11 @@ Test(swap_plan, on_swaps_or_names_the_rule)
     cr_expect_str_eq(plan_of(fused, &on).entry, "fp4lr_sm90a_mxfp4_fused_m128n256k128_c1_s3_x4_yt");
     const fp4lr_plan_opts pair = {.swap = FP4LR_SWAP_ON, .cluster = 2};
     expect_refused(dense(1024, 6912, 2240, FP4LR_NVFP4), &pair, FP4LR_E_UNSUPPORTED, "cluster 2");
-    for (int w = FP4LR_WPREP_ON; w <= FP4LR_WPREP_OFF; w++) {
-        const fp4lr_plan_opts o = {.swap = FP4LR_SWAP_ON, .w_prep = (fp4lr_wprep)w};
-        expect_refused(dense(1024, 6912, 2240, FP4LR_NVFP4), &o, FP4LR_E_UNSUPPORTED, fp4lr_wprep_name((fp4lr_wprep)w));
-    }
+    const fp4lr_plan_opts transform = {.swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_OFF};
+    expect_refused(dense(1024, 6912, 2240, FP4LR_NVFP4), &transform, FP4LR_E_UNSUPPORTED, "w_prep off");
+    /* w_prep on takes the prepared kernels (256 wide only) */
+    const fp4lr_plan_opts prep160 = {.swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_ON, .tile_n = 160};
+    expect_refused(dense(1024, 2240, 2304, FP4LR_NVFP4), &prep160, FP4LR_E_UNSUPPORTED, "prepared, 160 wide");
     fp4lr_plan out;
     fp4lr_problem p = dense(1024, 6912, 2240, FP4LR_NVFP4);
     cr_expect_eq(fp4lr_plan_make(&p, FP4LR_ARCH_SM100A, &on, &out).code, FP4LR_E_UNSUPPORTED, "sm_100a");
@@ -276,4 +277,86 @@ Test(swap_plan, print_names_the_swap)
     cr_expect(strstr(buf, "swapped: the kernel computes Y^T = W.A^T") != NULL, "%s", buf);
     cr_expect(strstr(buf, "convert A (the kernel's W)") != NULL, "%s", buf);
     cr_expect(strstr(buf, "plan: M=1024 N=6912") != NULL, "the user's problem: %s", buf);
+}
+
+/* The swapped prepared plan (swap on, w_prep on): the _w plan of the problem with M and N
+ * exchanged (the user's A prepared by its own launch), entry _w<n>_yt, the user's problem
+ * kept; 256 wide even where AUTO's inline plan takes the narrow tile; launched as the
+ * preparation's programmatic dependent unless pdl is off.  AUTO never takes it. */
+Test(swap_plan, prepared_swapped_plans)
+{
+    static const int64_t shapes[][4] = {{1024, 6912, 2240, 0}, {1024, 2240, 2304, 32}, {1024, 11200, 2240, 32},
+                                        {300, 1600, 512, 128}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int f = 0; f < 2; f++) {
+            fp4lr_problem p = dense(shapes[i][0], shapes[i][1], shapes[i][2], f ? FP4LR_MXFP4 : FP4LR_NVFP4);
+            if (p.K % fp4lr_format_k_multiple(p.format))
+                continue;
+            p.r = shapes[i][3];
+            p.has_wc = p.has_beta = p.r > 0;
+            const fp4lr_plan_opts o = {.swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_ON, .sm_count = 132};
+            fp4lr_plan pl = plan_of(p, &o);
+            cr_expect(pl.swap_ab && pl.w_prep && !pl.w_inline && pl.pdl, "%s", pl.entry);
+            cr_expect_eq(pl.tile_n, 256, "%s", pl.entry);
+            cr_expect_eq(pl.problem.M, p.M);
+            cr_expect_eq(pl.problem.N, p.N);
+            fp4lr_problem ps = fp4lr_problem_swapped(&p);
+            ps.ldY = (ps.N + 7) / 8 * 8;
+            const fp4lr_plan_opts w = {.w_prep = FP4LR_WPREP_ON, .swap = FP4LR_SWAP_OFF};
+            fp4lr_plan ref = plan_of(ps, &w);
+            char want[FP4LR_ENTRY_NAME_LEN + 4];
+            snprintf(want, sizeof want, "%s_yt", ref.entry);
+            cr_expect_str_eq(pl.entry, want);
+            cr_expect(strstr(pl.entry, "_w") != NULL, "%s", pl.entry);
+            cr_expect_eq(pl.smem_bytes, ref.smem_bytes, "%s", pl.entry);
+            cr_expect(fp4lr_sm90a_wyt_built(pl.format, pl.family, pl.tile_n, pl.budget.stages_main,
+                                            pl.budget.stages_transform),
+                      "%s is not built", pl.entry);
+            /* pdl off: the same plan, the two launches one after the other */
+            fp4lr_plan_opts off = o;
+            off.pdl = FP4LR_PDL_OFF;
+            fp4lr_plan plo = plan_of(p, &off);
+            cr_expect_not(plo.pdl);
+            cr_expect_str_eq(plo.entry, pl.entry);
+            /* AUTO (w_prep auto) keeps the inline plan */
+            const fp4lr_plan_opts auto_o = {.sm_count = 132};
+            fp4lr_plan pa = plan_of(p, &auto_o);
+            cr_expect(pa.swap_ab && pa.w_inline && !pa.pdl, "%s", pa.entry);
+        }
+}
+
+/* pdl: ON only for the swapped prepared plans, by rule PDL; out-of-range values by rule PDL;
+ * the names round-trip. */
+Test(swap_plan, pdl_is_refused_where_no_kernel_waits)
+{
+    fp4lr_problem sana = dense(1024, 6912, 2240, FP4LR_NVFP4);
+    const fp4lr_plan_opts cases[] = {
+        {.pdl = FP4LR_PDL_ON},                                             /* AUTO's inline swapped plan */
+        {.pdl = FP4LR_PDL_ON, .swap = FP4LR_SWAP_OFF, .w_prep = FP4LR_WPREP_ON}, /* the _w plan, not swapped */
+        {.pdl = FP4LR_PDL_ON, .swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_INLINE},
+        {.pdl = FP4LR_PDL_ON, .swap = FP4LR_SWAP_OFF, .w_prep = FP4LR_WPREP_OFF},
+        {.pdl = FP4LR_PDL_ON, .swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_ON, .cluster = 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fp4lr_plan pl;
+        fp4lr_status st = fp4lr_plan_make(&sana, FP4LR_ARCH_SM90A, &cases[i], &pl);
+        cr_expect_eq(st.code, FP4LR_E_UNSUPPORTED, "case %zu: %s", i, st.msg);
+        cr_expect(!strcmp(st.rule, "PDL") || (cases[i].cluster == 2 && !strcmp(st.rule, "SWAP")),
+                  "case %zu: rule %s", i, st.rule);
+    }
+    const fp4lr_plan_opts on = {.pdl = FP4LR_PDL_ON, .swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_ON};
+    cr_expect(plan_of(sana, &on).pdl);
+    const fp4lr_plan_opts bad = {.pdl = (fp4lr_pdl)3};
+    fp4lr_plan pl;
+    fp4lr_status st = fp4lr_plan_make(&sana, FP4LR_ARCH_SM90A, &bad, &pl);
+    cr_expect_eq(st.code, FP4LR_E_INVALID);
+    cr_expect_str_eq(st.rule, "PDL");
+    for (int d = FP4LR_PDL_AUTO; d <= FP4LR_PDL_OFF; d++)
+        cr_expect_eq(fp4lr_pdl_parse(fp4lr_pdl_name((fp4lr_pdl)d)), d);
+    cr_expect_eq(fp4lr_pdl_parse("yes"), -1);
+    cr_expect_null(fp4lr_pdl_name((fp4lr_pdl)3));
+    /* only the swapped prepared plans carry it: no other AUTO plan does */
+    cr_expect_not(plan_of(dense(4608, 9216, 3072, FP4LR_NVFP4), NULL).pdl);
+    const fp4lr_plan_opts wp = {.w_prep = FP4LR_WPREP_ON};
+    cr_expect_not(plan_of(dense(4608, 9216, 3072, FP4LR_NVFP4), &wp).pdl);
 }

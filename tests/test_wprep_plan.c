@@ -169,8 +169,10 @@ Test(wprep_plan, names_sizes_and_the_chunk_limit)
     cr_expect_eq(fp4lr_wprep_parse("yes"), -1);
     cr_expect_eq(fp4lr_wprep_parse(NULL), -1);
     cr_expect_null(fp4lr_wprep_name((fp4lr_wprep)9));
-    cr_expect_str_eq(fp4lr_sm90a_wprep_entry(FP4LR_NVFP4), "fp4lr_sm90a_nvfp4_wprep");
-    cr_expect_str_eq(fp4lr_sm90a_wprep_entry(FP4LR_MXFP4), "fp4lr_sm90a_mxfp4_wprep");
+    cr_expect_str_eq(fp4lr_sm90a_wprep_entry(FP4LR_NVFP4, 0), "fp4lr_sm90a_nvfp4_wprep");
+    cr_expect_str_eq(fp4lr_sm90a_wprep_entry(FP4LR_MXFP4, 0), "fp4lr_sm90a_mxfp4_wprep");
+    cr_expect_str_eq(fp4lr_sm90a_wprep_entry(FP4LR_NVFP4, 1), "fp4lr_sm90a_nvfp4_wprep_pdl");
+    cr_expect_str_eq(fp4lr_sm90a_wprep_entry(FP4LR_MXFP4, 1), "fp4lr_sm90a_mxfp4_wprep_pdl");
     fp4lr_problem p = dense(4608, 9216, 3072, FP4LR_NVFP4);
     cr_expect_eq(fp4lr_sm90a_wprep_bytes(&p), (size_t)9216 * 3072 * 2);
     cr_expect_eq(fp4lr_sm90a_wprep_check(&p).code, FP4LR_OK);

@@ -75,7 +75,12 @@ static void usage(FILE *f)
             "                      kernel's idle warps convert W while it runs; no preparation launch)\n"
             "  --swap S            sm_90a, one CTA: auto (default: on when M < %d <= N), on (the\n"
             "                      kernel computes Y^T = W.A^T, converting A once inside the kernel,\n"
-            "                      and stores its tiles transposed: the _yt kernels) or off\n"
+            "                      or with --w-prep on in a preparation launch before it, and stores\n"
+            "                      its tiles transposed: the _yt kernels) or off\n"
+            "  --pdl P             swapped prepared plans (--swap on --w-prep on): auto (default: on),\n"
+            "                      on (the kernel is launched as the programmatic dependent of the\n"
+            "                      preparation: it starts while that runs and waits for it before its\n"
+            "                      first read of the prepared A; other plans refuse on) or off\n"
             "  --tile-n W          sm_90a swapped plans: the kernel's tile width, auto (default: 160 where\n"
             "                      the 256-wide grid is under one wave of the GPU's SMs and the 160-wide\n"
             "                      one fits in one; 256 without a GPU), 256 or 160 (other plans: 256)\n"
@@ -207,6 +212,10 @@ static int parse(int argc, char **argv, opts *o)
             const int sw = fp4lr_swap_parse(v);
             if (sw < 0) return bad_arg(a, v, "swap must be auto, on or off");
             o->plan.swap = (fp4lr_swap)sw, i++;
+        } else if (!strcmp(a, "--pdl")) {
+            const int d = fp4lr_pdl_parse(v);
+            if (d < 0) return bad_arg(a, v, "pdl must be auto, on or off");
+            o->plan.pdl = (fp4lr_pdl)d, i++;
         } else if (!strcmp(a, "--tile-n")) {
             if (v && !strcmp(v, "auto"))
                 x = 0;

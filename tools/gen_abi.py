@@ -39,8 +39,9 @@ ABI_MD = os.path.join(ROOT, "ptx", "ABI.md")
 HEADER = os.path.join(ROOT, "host", "fp4lr.h")
 
 ENTRY_NAME = re.compile(r"^fp4lr_(sm\d+[af])_(nvfp4|mxfp4)_(dense|fused)_m(\d+)n(\d+)k(\d+)_c(\d+)_s(\d+)(_t3|_w\d+|_x\d+)?(_yt)?$")
-# the W preparation kernels of the W-prepared (_w) sm_90a dense kernels: family "wprep"
-PREP_NAME = re.compile(r"^fp4lr_(sm\d+[af])_(nvfp4|mxfp4)_(wprep)$")
+# the W preparation kernels of the W-prepared (_w) sm_90a kernels (_pdl: releasing their
+# programmatic dependent, the _w<n>_yt kernels, at their start): family "wprep"
+PREP_NAME = re.compile(r"^fp4lr_(sm\d+[af])_(nvfp4|mxfp4)_(wprep)(?:_pdl)?$")
 PARAM = re.compile(r"^\s*\.param\s+(?:\.align\s+(\d+)\s+)?\.(b8|b16|b32|b64|u8|u16|u32|u64|s32|s64|f32|f64)"
                    r"\s+(\w+)(?:\[(\d+)\])?\s*,?\s*(?://\s*(.*))?$")
 TYPE_BYTES = {"b8": 1, "u8": 1, "b16": 2, "u16": 2, "b32": 4, "u32": 4, "s32": 4, "f32": 4,
@@ -94,13 +95,14 @@ class Kernel:
         if not n:
             raise AbiError(f"{self.path}: entry {self.entry} does not follow "
                            "fp4lr_<arch>_<format>_<family>_m<TM>n<TN>k<TK>_c<C>_s<S>[_t3|_w<n>|_x<n>][_yt] "
-                           "or fp4lr_<arch>_<format>_wprep")
+                           "or fp4lr_<arch>_<format>_wprep[_pdl]")
         self.arch, self.format, self.family = n.group(1), n.group(2), n.group(3)
         # the _x kernels (W converted in the kernel) take 7 more parameters: their own family
         self.variant = "xconv" if self.family != "wprep" and (n.group(9) or "").startswith("_x") else ""
         # ... and the _yt kernels (the same parameters, bound swapped: ABI.md §4.2) theirs
+        # (the _w<n>_yt kernels, the prepared plan bound swapped: "yt", the _w parameters)
         if self.family != "wprep" and n.group(10):
-            self.variant += "_yt"
+            self.variant += "_yt" if self.variant else "yt"
         if self.family == "wprep":
             self.tile, self.cluster, self.stages = None, 1, 0
         else:
@@ -287,15 +289,16 @@ def params_section(fams):
         out.append(f"#### `{key}`: {k.arch} {k.family}, cluster {k.cluster}, block {k.threads[0]}")
         out.append("")
         if k.tile:
-            xnote = " W converted in the kernel (`_x<n>`, §4.2)." if k.variant else ""
+            xnote = (" W converted in the kernel (`_x<n>`, §4.2)." if k.variant.startswith("xconv") else
+                     " W prepared, bound swapped (`_w<n>_yt`, §4.3)." if k.variant else "")
             by_tile = {}
             for x in ks:   # the same parameters at every tile width (the narrow _yt tile: 160)
                 by_tile.setdefault(x.tile, []).append(x)
             out.append("; ".join(f"Tile {t[0]}x{t[1]}x{t[2]}: built {family_instances(xs)}"
                                  for t, xs in sorted(by_tile.items(), key=lambda kv: -kv[0][1])) + f".{xnote}")
         else:
-            out.append(f"The W preparation of the `_w` kernels (§4.1); built: "
-                       f"{', '.join(x.format for x in ks)}.")
+            out.append(f"The W preparation of the `_w` kernels (§4.1; `_wprep_pdl`: §4.3); built: "
+                       f"{', '.join(x.entry.split('_', 2)[2] for x in ks)}.")
         out.append("")
         out.append("| # | parameter | PTX declaration | bytes | align | offset | the kernel's comment |")
         out.append("|---|---|---|---|---|---|---|")

@@ -27,7 +27,8 @@ EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
-                     "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre", "epinostore", "epistg", "fillasync", "epinowait"}
+                     "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre", "epinostore", "epistg", "fillasync", "epinowait",
+                     "nogdwait"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -314,6 +315,7 @@ XDBUF = False
 # first fill arrive for its slot): both step over it the same way, chunk (kb, h) existing iff
 # 128 kb + 64 h < K.  SANA's K = 2240 is such a K: 1 chunk of 35 a tile.
 HALFK = False
+GDWAIT_ON = False  # the W producer waits for the preparation grid first (griddepcontrol.wait; set by emit_kernel)
 AFF_SLICE = 2 * 256 * 4   # fused: one WG's wc and beta slices of a tile (BN fp32 each; set per kernel)
 
 FORMATS = {
@@ -411,9 +413,25 @@ INSTANCES = [
     ("mxfp4", "dense", 1, 4, 5, True, True, True, BN_NARROW),
     ("nvfp4", "fused", 1, 4, 5, True, True, True, BN_NARROW),
     ("mxfp4", "fused", 1, 4, 5, True, True, True, BN_NARROW),
-    # the W preparation kernels of the _w kernels
+    # the W-prepared kernels storing their tile transposed (_w<n>_yt): the swapped plan with
+    # w_prep on (host/plan.c), the user's A (the small operand at M = 1024) prepared by its own
+    # launch and the kernel launched as that launch's programmatic dependent; the solver's
+    # counts for every rank (the same as the _w rows above: the budget follows the tile)
+    ("nvfp4", "dense", 1, 3, 5, True, False, True),
+    ("mxfp4", "dense", 1, 4, 5, True, False, True),
+    ("nvfp4", "fused", 1, 4, 5, True, False, True),
+    ("nvfp4", "fused", 1, 3, 5, True, False, True),
+    ("nvfp4", "fused", 1, 4, 4, True, False, True),
+    ("nvfp4", "fused", 1, 3, 4, True, False, True),
+    ("mxfp4", "fused", 1, 4, 5, True, False, True),
+    ("mxfp4", "fused", 1, 4, 4, True, False, True),
+    ("mxfp4", "fused", 1, 3, 4, True, False, True),
+    # the W preparation kernels of the _w kernels, and (_pdl) the same kernels releasing their
+    # programmatic dependents at their start (the _w<n>_yt launches)
     ("nvfp4", "wprep"),
     ("mxfp4", "wprep"),
+    ("nvfp4", "wprep_pdl"),
+    ("mxfp4", "wprep_pdl"),
 ]
 
 
@@ -422,9 +440,10 @@ def entry_name(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False, 
     return f"fp4lr_sm90a_{fmt}_{family}_m{BM * cluster}n{bn}k{BK}_c{cluster}_s{stages}{deep}{'_yt' if yt else ''}"
 
 
-def prep_name(fmt):
-    """The W preparation kernel of a format (emit_prep)."""
-    return f"fp4lr_sm90a_{fmt}_wprep"
+def prep_name(fmt, pdl=False):
+    """The W preparation kernel of a format (emit_prep); pdl: the one that releases its
+    programmatic dependents at its start."""
+    return f"fp4lr_sm90a_{fmt}_wprep{'_pdl' if pdl else ''}"
 
 
 # The cluster size of the kernel being emitted (1 or 2), and whether the pair splits the
@@ -550,10 +569,12 @@ def header(e, fmt, family, cluster, stages, L):
 def yt_doc():
     if not YT:
         return ""
-    return """
+    once = ("""converted once per
+// launch (the converters' W) is the user's A.""" if XCONV else """prepared once per
+// launch (by its own preparation kernel) is the user's A.""")
+    return f"""
 // Y transposed (_yt): the host binds the user's W as this kernel's A (and SFW as SFA), the
-// user's A as its W, and passes M and N exchanged, so that the operand converted once per
-// launch (the converters' W) is the user's A.  The kernel's M x N result C is then Y^T: the
+// user's A as its W, and passes M and N exchanged, so that the operand {once}  The kernel's M x N result C is then Y^T: the
 // epilogue writes each 8x8 accumulator block transposed (stmatrix .trans) and stores C's
 // block (rows m0.., columns n0..) at Y's rows n0.., columns m0...  Below, M, N, A and W are
 // the kernel's (the user's N, M, W and A)""" + ("""; in the fused family L and U likewise (the
@@ -678,9 +699,17 @@ def transform_roles_doc(optype):
 
 def prepared_roles_doc():
     """The _w kernels' W producer note: W arrives converted."""
-    return f"""//                       W was converted once per launch by {prep_name("nvfp4" if F16 else "mxfp4")} (the same
+    fmt = "nvfp4" if F16 else "mxfp4"
+    prep = (f"""{prep_name(fmt, True)} (or
+//                       {prep_name(fmt)}) just before this kernel (the same""" if GDWAIT_ON
+            else f"""{prep_name(fmt)} (the same""")
+    wait = """
+//                       The host launches this kernel as the preparation's programmatic dependent:
+//                       the thread first waits for that grid (griddepcontrol.wait), so the main
+//                       producer's copies and the consumers' first A stages overlap its end.""" if GDWAIT_ON else ""
+    return f"""//                       W was converted once per launch by {prep}
 //                       values, order and scaling the transform warps of the _t kernels write), so no
-//                       thread converts W here.  Every other thread of WG0 and WG1 exits.
+//                       thread converts W here.  Every other thread of WG0 and WG1 exits.{wait}
 """
 
 
@@ -749,11 +778,16 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     assert not wpre or (cluster == 1 and TW8 and not ASSIST)
     # W converted in the kernel: a W-prepared kernel whose idle warps convert
     assert not xconv or wpre
-    # Y transposed: the _x kernels (the swapped plan converts A, the small operand, once)
-    assert not yt or xconv
+    # Y transposed: the _x kernels (the swapped plan converts A, the small operand, once inside
+    # the kernel) and the _w ones (the swapped plan with w_prep on: A prepared by its own launch)
+    assert not yt or wpre
     WPRE = wpre
     XCONV = xconv
     YT = yt
+    global GDWAIT_ON
+    # the _w_yt kernels wait for their preparation launch (nogdwait: a planted fault for
+    # tests/test_gemm_swap_wprep.c, the W producer copies Wp at once)
+    GDWAIT_ON = WPRE and YT and not XCONV and "nogdwait" not in EXPERIMENTS
     global XSELF_ON
     # the MXFP4 fused _x kernel (not _yt) spills 12 bytes with the first fill (its 56-register
     # warps, ptxas 13.0): it keeps the producer's first chunks there
@@ -1972,6 +2006,11 @@ L_transform:
 L_wprod:
 \tmov.u32 %t, 0;
 \tmov.u32 %tph, 0;""")
+    if GDWAIT_ON:
+        e("""\t// _w_yt: Wp is written by this launch's preparation kernel, of which the host launches
+\t// this kernel as the programmatic dependent: wait until that grid has completed and its
+\t// stores are visible (without such a launch, nothing to wait for)
+\tgriddepcontrol.wait;""")
     if XCONV:
         e("""\tld.param.u64 %xflags, [p_x_flags];
 \tcvta.to.global.u64 %xflags, %xflags;
@@ -3956,10 +3995,12 @@ def chunk_convert(e, fmt, staging_row, mx_fast=True):
     transform_rows(e, fmt, 0, None, rows=[0], part="convert", store=store, mx_fast=mx_fast)
 
 
-def emit_prep(fmt):
+def emit_prep(fmt, pdl=False):
     """The W preparation kernel of a format: W (fp4 and its scale atoms) -> the prepared W
     the _w kernels load, N x K {f16 | bf16}, each 64-element chunk in the transform's order
-    and scaling (transform_rows itself emits the conversion)."""
+    and scaling (transform_rows itself emits the conversion).  pdl: each CTA first releases
+    the launch's programmatic dependent (griddepcontrol.launch_dependents; the _w<n>_yt
+    kernel, which waits for this grid's completion before its first read of Wp)."""
     global F16, WPRE, FUSED, TSPLIT
     F16 = fmt == "nvfp4" and "bf16" not in EXPERIMENTS
     WPRE = FUSED = TSPLIT = False
@@ -3967,7 +4008,15 @@ def emit_prep(fmt):
     optype = "f16" if F16 else "bf16"
     mxone = MXONE and fmt == "mxfp4"
     e = Emitter(1)
-    name = prep_name(fmt)
+    name = prep_name(fmt, pdl)
+    pdl_doc = """
+// _pdl: each CTA first executes griddepcontrol.launch_dependents, so that the kernel the host
+// launches after it as its programmatic dependent (the _w<n>_yt kernels: CU_LAUNCH_ATTRIBUTE_
+// PROGRAMMATIC_STREAM_SERIALIZATION) may be scheduled once every CTA of this grid has started,
+// and start its own loads while this grid converts; that kernel's W producer waits
+// (griddepcontrol.wait: this grid complete, its stores visible) before its first copy of Wp.
+// Without such a dependent the instruction does nothing; otherwise the same kernel.
+//""" if pdl else ""
     e(f"""//
 // {name}
 //
@@ -3996,7 +4045,7 @@ def emit_prep(fmt):
 //
 // Shared memory: 0 bytes dynamic; static {PREP_THREADS * 128} (the warps' staging blocks).
 //   total 0 bytes (dynamic shared memory; ptx/ABI.md lists this kernel's launch)
-//
+//{pdl_doc}
 .version 8.0
 .target sm_90a
 .address_size 64
@@ -4018,6 +4067,8 @@ def emit_prep(fmt):
 \t.reg .b32 %lut0, %lut1, %luth0, %luth1, %bfx126{", %mxt, %mxt2" if mxone else ""};
 \t.reg .b32 %tw<16>, %wi<8>, %sc<4>, %cv<6>;
 \t.shared .align 1024 .b8 stage[{PREP_THREADS * 128}];   // one 4 KiB row block a warp""")
+    if pdl:
+        e("\tgriddepcontrol.launch_dependents;           // the dependent kernel may be scheduled (header)")
     emit_lut_setup(e)
     e(f"""\tld.param.u64 %rd0, [p_W];
 \tcvta.to.global.u64 %rd0, %rd0;
@@ -4083,11 +4134,14 @@ def emit_prep(fmt):
 def main():
     # tw8 is measured on the one-CTA dense kernels only (its low-rank wgmma would need the
     # same split), so only those are emitted
+    def is_prep(inst):
+        return inst[1] in ("wprep", "wprep_pdl")
+
     def name_of(inst):
-        return prep_name(inst[0]) if inst[1] == "wprep" else entry_name(*inst)
+        return prep_name(inst[0], inst[1] == "wprep_pdl") if is_prep(inst) else entry_name(*inst)
 
     def emit_of(inst):
-        return emit_prep(inst[0]) if inst[1] == "wprep" else emit_kernel(*inst)
+        return emit_prep(inst[0], inst[1] == "wprep_pdl") if is_prep(inst) else emit_kernel(*inst)
 
     # the W-prepared kernels share the 8-warp consumers: the tw4 and consumer_assist
     # experiments build without them

@@ -1,0 +1,216 @@
+/* GPU suite: the swapped prepared plan (plan.h: swap on with w_prep on; the _w<n>_yt kernels
+ * compute Y^T = W.A^T from A prepared by its own launch, and are launched as that launch's
+ * programmatic dependent unless pdl is off).  Ragged edges and both formats against the
+ * double reference, the SANA shapes with whole tiles and stream-K, the fused family (every
+ * rank, the affine on and off), a padded Y left untouched, bitwise agreement of the
+ * dependent launch with the plain one and stability with the prepared operand poisoned
+ * before every launch, and the planted faults that prove the suite can fail: a scale byte of
+ * either operand, a dropped K block, a dropped low-rank column, unwritten outputs, and a
+ * kernel whose W producer does not wait for the preparation (FP4LR_GEN_EXPERIMENT=nogdwait),
+ * which the poisoned operand must catch.  Skips without an sm_90a GPU. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+#include "support_gpu_case.h"
+
+typedef tsupport_case gcase;
+
+static fp4lr_ctx *sm90a_or_skip(void) { return tsupport_sm90a_or_skip("the _w<n>_yt kernels are sm_90a kernels"); }
+
+static void setup(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, int64_t r, int affine, int64_t ldY,
+                  fp4lr_format f, uint64_t seed, int64_t rows, fp4lr_schedule sch, fp4lr_pdl pdl)
+{
+    fp4lr_problem p = {.M = M, .N = N, .K = K, .r = r, .format = f, .out = FP4LR_OUT_BF16, .ldY = ldY,
+                       .has_wc = affine, .has_beta = affine};
+    fp4lr_plan_opts o = {.swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_ON, .schedule = sch, .pdl = pdl};
+    tsupport_case_setup(g, ctx, &p, seed, FP4LR_PGEN_SCALES_REALISTIC, rows, &o);
+    cr_assert(g->plan.swap_ab && g->plan.w_prep && !g->plan.w_inline, "%lld x %lld x %lld: %s is not swapped prepared",
+              (long long)M, (long long)N, (long long)K, g->plan.entry);
+    cr_assert_eq(g->plan.pdl, pdl != FP4LR_PDL_OFF, "%s", g->plan.entry);
+}
+
+/* ---- edges: M and N not multiples of the tile, K at the minimum and above, both launches ---- */
+
+static void edges(fp4lr_format f)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    static const int64_t ms[] = {1, 127, 257, 1000}, ns[] = {7, 255, 1000, 1600};
+    const int64_t kmin = fp4lr_format_k_multiple(f);
+    uint64_t seed = 1100;
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+        for (size_t j = 0; j < sizeof ns / sizeof ns[0]; j++) {
+            gcase g;
+            setup(&g, ctx, ms[i], ns[j], (i + j) % 2 ? kmin : 3 * kmin, 0, 0, 0, f, seed++, 0, FP4LR_SCHEDULE_AUTO,
+                  j % 2 ? FP4LR_PDL_OFF : FP4LR_PDL_AUTO);
+            tsupport_case_run(&g);
+            tsupport_case_expect_pass(&g);
+            tsupport_case_teardown(&g);
+        }
+    fp4lr_ctx_destroy(ctx);
+}
+
+Test(gemm_swap_wprep, edges_nvfp4, .timeout = 600) { edges(FP4LR_NVFP4); }
+Test(gemm_swap_wprep, edges_mxfp4, .timeout = 600) { edges(FP4LR_MXFP4); }
+
+/* ---- SANA's shapes (M = 1024), whole tiles and stream-K ---- */
+
+Test(gemm_swap_wprep, sana_shapes, .timeout = 600)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    static const int64_t shapes[][3] = {{1024, 6912, 2240}, {1024, 2240, 2304}, {1024, 11200, 2240}};
+    uint64_t seed = 1150;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int f = 0; f < 2; f++)
+            for (int sch = FP4LR_SCHEDULE_DP; sch <= FP4LR_SCHEDULE_SK; sch++) {
+                const fp4lr_format fmt = f ? FP4LR_MXFP4 : FP4LR_NVFP4;
+                if (shapes[i][2] % fp4lr_format_k_multiple(fmt))
+                    continue;
+                gcase g;
+                setup(&g, ctx, shapes[i][0], shapes[i][1], shapes[i][2], 0, 0, 0, fmt, seed++, 96,
+                      (fp4lr_schedule)sch, FP4LR_PDL_AUTO);
+                tsupport_case_run(&g);
+                tsupport_case_expect_pass(&g);
+                tsupport_case_teardown(&g);
+            }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- the fused family: every rank, the affine on and off, ragged N (1700: Y staged) ---- */
+
+Test(gemm_swap_wprep, fused_ranks_and_affine, .timeout = 600)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    static const int64_t ranks[] = {0, 16, 32, 128, 1024};
+    uint64_t seed = 1200;
+    for (int f = 0; f < 2; f++)
+        for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++)
+            for (int affine = 0; affine < 2; affine++) {
+                if (ranks[i] == 0 && !affine)
+                    continue; /* the dense family */
+                gcase g;
+                setup(&g, ctx, 300, affine ? 1700 : 1600, 512, ranks[i], affine, 0, (fp4lr_format)f, seed++, 0,
+                      i % 2 ? FP4LR_SCHEDULE_SK : FP4LR_SCHEDULE_AUTO, FP4LR_PDL_AUTO);
+                cr_expect_eq(g.plan.family, FP4LR_FAMILY_FUSED);
+                tsupport_case_run(&g);
+                tsupport_case_expect_pass(&g);
+                tsupport_case_teardown(&g);
+            }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- a padded Y (ldY > N): every output right, the padding never written ---- */
+
+Test(gemm_swap_wprep, padded_y_is_left_alone, .timeout = 300)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    for (int f = 0; f < 2; f++) {
+        gcase g;
+        setup(&g, ctx, 300, 1700, 512, 32, 1, 1736, f ? FP4LR_MXFP4 : FP4LR_NVFP4, 1250 + f, 0, FP4LR_SCHEDULE_SK,
+              FP4LR_PDL_AUTO);
+        tsupport_case_run(&g);
+        tsupport_case_expect_pass(&g);
+        tsupport_case_expect_padding_untouched(&g);
+        tsupport_case_teardown(&g);
+    }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- the dependent launch: the plain launch's Y bit for bit, stable with Wp poisoned ---- */
+
+/* A shape whose first wave reads every N tile of the prepared operand at once: the kernel's
+ * M (the user's N) is 4 tiles, its N (the user's M) 32, so the first 128 CTAs start on all
+ * 32 prepared tiles, and the preparation (8192 x 2048: 1024 CTAs, more than fit at once)
+ * still writes its last rows when the first CTAs of the dependent start. */
+enum { RACE_M = 8192, RACE_N = 512, RACE_K = 2048 };
+
+Test(gemm_swap_wprep, dependent_launch_matches_and_is_stable, .timeout = 300)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    for (int f = 0; f < 2; f++) {
+        const fp4lr_format fmt = f ? FP4LR_MXFP4 : FP4LR_NVFP4;
+        gcase plain, dep;
+        setup(&plain, ctx, RACE_M, RACE_N, RACE_K, 0, 0, 0, fmt, 1300 + f, 64, FP4LR_SCHEDULE_AUTO, FP4LR_PDL_OFF);
+        setup(&dep, ctx, RACE_M, RACE_N, RACE_K, 0, 0, 0, fmt, 1300 + f, 64, FP4LR_SCHEDULE_AUTO, FP4LR_PDL_ON);
+        cr_expect_str_eq(plain.plan.entry, dep.plan.entry);
+        tsupport_case_run(&plain);
+        tsupport_case_expect_pass(&plain);
+        tsupport_case_run(&dep);
+        tsupport_case_expect_pass(&dep);
+        int64_t fm = -1, fn = -1;
+        const int64_t diff = fp4lr_compare_bitwise(&dep.host.p, plain.host.Y, dep.host.Y, &fm, &fn);
+        cr_expect_eq(diff, 0, "%s: the dependent launch differs from the plain one in %lld outputs, from (%lld, %lld)",
+                     dep.plan.entry, (long long)diff, (long long)fm, (long long)fn);
+        /* the prepared A holds the previous launch's values: a kernel that copied a chunk before
+         * this launch's preparation wrote it would pass the comparison above; not with the
+         * workspace poisoned before every launch */
+        tsupport_case_expect_stable_stale_wp(&dep, 10);
+        tsupport_case_teardown(&plain);
+        tsupport_case_teardown(&dep);
+    }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* Planted fault for the check above: the nogdwait kernel (its W producer copies the prepared
+ * operand without griddepcontrol.wait), built here, launched as the dependent, must give a
+ * different Y in at least one of 10 launches with the operand poisoned; launched plainly (pdl
+ * off: the stream orders it after the preparation) it is right. */
+Test(gemm_swap_wprep, a_dependent_that_does_not_wait_is_caught, .timeout = 300)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    char dir[] = "/tmp/fp4lr-nogdwait.XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    const char *entry = "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_w5_yt";
+    char cmd[512];
+    /* the kernel and the preparation it follows (the nogdwait build's is the committed one) */
+    snprintf(cmd, sizeof cmd,
+             "sh tools/experiment_build.sh nogdwait %s/k '*nvfp4_[dw]*_[yp][td]*.ptx' > /dev/null && "
+             "test -f %s/k/sm90a/%s.cubin && test -f %s/k/sm90a/fp4lr_sm90a_nvfp4_wprep_pdl.cubin",
+             dir, dir, entry, dir);
+    cr_assert_eq(system(cmd), 0, "the nogdwait kernel does not build");
+    snprintf(cmd, sizeof cmd, "%s/k", dir);
+    for (int pdl = 0; pdl < 2; pdl++) {
+        char *kernels = tsupport_kernel_dir_save(); /* use_kernel_dir below sets it */
+        gcase g;
+        setup(&g, ctx, RACE_M, RACE_N, RACE_K, 0, 0, 0, FP4LR_NVFP4, 1310, 64, FP4LR_SCHEDULE_AUTO,
+              pdl ? FP4LR_PDL_ON : FP4LR_PDL_OFF);
+        cr_assert_str_eq(g.plan.entry, entry);
+        tsupport_case_run(&g);
+        tsupport_case_expect_pass(&g);
+        tsupport_case_use_kernel_dir(&g, cmd);
+        const int bad = tsupport_case_unstable_stale_wp(&g, 10);
+        if (pdl)
+            cr_expect_gt(bad, 0, "the nogdwait kernel, launched as the dependent, gave the same Y in 10 of 10 "
+                                 "launches with the prepared operand poisoned");
+        else
+            cr_expect_eq(bad, 0, "the nogdwait kernel launched plainly differs in %d of 10 launches", bad);
+        tsupport_case_teardown(&g);
+        tsupport_kernel_dir_restore(kernels);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- planted faults: both operands reach the kernel exchanged, so each has its own ---- */
+
+Test(gemm_swap_wprep, faults_are_caught, .timeout = 300)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    for (int f = 0; f < 2; f++) {
+        gcase g;
+        setup(&g, ctx, 300, 1600, 512, 128, 1, 0, f ? FP4LR_MXFP4 : FP4LR_NVFP4, 1350 + f, 0, FP4LR_SCHEDULE_AUTO,
+              FP4LR_PDL_AUTO);
+        tsupport_case_run(&g);
+        tsupport_case_expect_pass(&g);
+        tsupport_case_expect_u_column_drop_fails(&g, 100);          /* a rank in the streamed tail */
+        tsupport_case_expect_sfw_flip_fails(&g, 1234, 5);           /* the register operand's scale */
+        tsupport_case_expect_sfa_flip_fails(&g, 211, 3);            /* the prepared operand's scale */
+        tsupport_case_expect_kblock_drop_fails(&g, 0, 64 / 2 * 3);  /* a K block of A */
+        tsupport_case_expect_kblock_drop_fails(&g, 1, 64 / 2 * 1);  /* a K block of W */
+        tsupport_case_expect_unwritten_fails(&g, 250, 1599);
+        tsupport_case_teardown(&g);
+    }
+    fp4lr_ctx_destroy(ctx);
+}
