@@ -89,6 +89,8 @@ fp4lr_status fp4lr_sm90a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *pla
     out->ldy = p->ldY <= (int64_t)UINT32_MAX ? (uint32_t)p->ldY : 0;
     out->ym = (uint32_t)p->M;
     out->fused = plan->family == FP4LR_FAMILY_FUSED;
+    out->wyt = plan->swap_ab && plan->w_prep && !plan->w_inline;
+    out->k = (uint32_t)p->K;
     if (out->fused)
         FP4LR_TRY(lowrank_params(ctx, plan, dev, &out->lr));
     return fp4lr_ok();
@@ -190,7 +192,7 @@ fp4lr_status fp4lr_sm90a_launch(const fp4lr_ctx *ctx, CUfunction f, const fp4lr_
     void *xp[] = {&prm->x_W, &prm->x_SFW, &prm->x_Wp, &prm->x_flags, &prm->x_epoch, &prm->x_N, &prm->x_K,
                   &prm->x_order, &prm->y, &prm->ldy, &prm->ym};
     void *args[sizeof common / sizeof common[0] + sizeof fused / sizeof fused[0] + sizeof skp / sizeof skp[0] +
-               sizeof xp / sizeof xp[0]];
+               sizeof xp / sizeof xp[0] + 1];
     size_t n = 0;
     for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
         args[n++] = common[i];
@@ -200,6 +202,8 @@ fp4lr_status fp4lr_sm90a_launch(const fp4lr_ctx *ctx, CUfunction f, const fp4lr_
         args[n++] = skp[i];
     for (size_t i = 0; prm->xconv && i < sizeof xp / sizeof xp[0]; i++)
         args[n++] = xp[i];
+    if (prm->wyt)
+        args[n++] = &prm->k;
     unsigned g[3] = {(unsigned)fp4lr_sm90a_grid(plan, prm, grid), 1, 1};
     unsigned b[3] = {(unsigned)plan->block_threads, 1, 1};
     /* a swapped prepared plan: the kernel starts while its preparation runs and waits for it

@@ -83,6 +83,10 @@ typedef struct fp4lr_sm90a_params {
      * kernel only the parameters it declares */
     CUdeviceptr y;
     uint32_t ldy, ym;
+    /* the swapped prepared kernels (_w<n>_yt): K, their last parameter (where the last K
+     * block ends: the NVFP4 ones skip a chunk wholly past K) */
+    int wyt;
+    uint32_t k;
 } fp4lr_sm90a_params;
 
 /* Bytes of one (K block, N tile) item's flags in the _x kernels: 8 u32, one per 32-row

@@ -345,6 +345,7 @@ Test(abi, swapped_prepared_plans_launch_as_dependents)
         cr_expect_eq(u32_at(&l, "p_tiles_m"), 18, "ceil(N / 128): the kernel's rows are Y's columns");
         cr_expect_eq(u32_at(&l, "p_tiles_n"), 4, "ceil(M / 256)");
         cr_expect_eq(u32_at(&l, "p_group"), 18, "a prepared plan walks one raster group");
+        cr_expect_eq(u32_at(&l, "p_K"), 2304, "the _w_yt kernels' last parameter");
         if (off) {
             cr_expect_eq(rec.cfg.numAttrs, 0);
         } else {

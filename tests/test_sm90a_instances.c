@@ -395,9 +395,13 @@ Test(sm90a_instances, committed_kernels_have_the_measured_layout)
                     "test $(grep -c 'mbarrier.test_wait.parity.shared::cta.b64 %pxd' $f) -eq 1 && " \
                     "grep -q 'xdone: the converters left' $f;; *) ! grep -q 'xdone' $f;; esac"
 /* HALFK: the 256-wide NVFP4 _yt kernels' consumers and W producer step over a chunk wholly past
- * K (K % 128 = 64) and the first fill stays out of such a K block; not in MXFP4 (K % 128 = 0),
- * the narrow tile or the non-swapped _x kernels (measured slower there on other K). */
-#define HALFK_CHECK "case $f in *nvfp4*n256*_x[0-9]_yt.ptx) grep -q '^L_c_halfk_test:' $f && test $(grep -c '^L_wp_halfk_[0-9]*:' $f) -eq 1 && " \
+ * K (K % 128 = 64) and the first fill stays out of such a K block (the _w_yt kernels have no
+ * first fill and read K from p_K); not in MXFP4 (K % 128 = 0), the narrow tile or the
+ * non-swapped _x kernels (measured slower there on other K). */
+#define HALFK_CHECK "case $f in *nvfp4*n256*_w[0-9]_yt.ptx) grep -q '^L_c_halfk_test:' $f && " \
+                    "test $(grep -c '^L_wp_halfk_[0-9]*:' $f) -eq 1 && grep -q 'ld.param.u32 %r13, \\[p_K\\];' $f && " \
+                    "! grep -q 'halfk: this fill' $f;; " \
+                    "*nvfp4*n256*_x[0-9]_yt.ptx) grep -q '^L_c_halfk_test:' $f && test $(grep -c '^L_wp_halfk_[0-9]*:' $f) -eq 1 && " \
                     "test $(grep -c 'halfk: this fill would reach a half K block' $f) -eq 1 && " \
                     "test $(grep -c 'halfk: no first fill where it would reach a half K block' $f) -eq 1;; " \
                     "*) ! grep -q 'halfk' $f;; esac"

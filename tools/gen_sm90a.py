@@ -831,7 +831,8 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     # the narrow fused kernel ran 5 % slower (sana-out) and the non-swapped fused _x one 0.9 %
     # (flux-qkv, qwen-fc1; A/B at bb5a5e5+1: ptxas schedules the consumers at their register
     # limit differently); the others lose or gain nothing measurable there.
-    HALFK = xconv and yt and fmt == "nvfp4" and bn == 256 and "nohalfk" not in EXPERIMENTS
+    # (and the _w_yt kernels, whose p_K gives them K: the same SANA plans, prepared)
+    HALFK = wpre and yt and fmt == "nvfp4" and bn == 256 and "nohalfk" not in EXPERIMENTS
     global XDBUF
     XDBUF = FUSED and xconv and BN % 64 == 0 and "noxdbuf" not in EXPERIMENTS
     if XDBUF and fmt == "mxfp4" and not yt:
@@ -887,7 +888,7 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
 \t.param .u32 p_tiles_m,               // ceil(M / {BM * CL}): cluster tiles
 \t.param .u32 p_tiles_n,               // ceil(N / {BN})
 \t.param .u32 p_group,                 // tile rows per raster group (>= 1)
-{fused_params() if FUSED else ""}{SK_PARAMS.replace("p_sk_epoch ", "p_sk_epoch,", 1) + (x_params().replace("p_x_order ", "p_x_order,", 1) + Y_PARAMS if EPISTG_ON else x_params()) if XCONV else SK_PARAMS})
+{fused_params() if FUSED else ""}{SK_PARAMS.replace("p_sk_epoch ", "p_sk_epoch,", 1) + (x_params().replace("p_x_order ", "p_x_order,", 1) + Y_PARAMS if EPISTG_ON else x_params()) if XCONV else SK_PARAMS.replace("p_sk_epoch ", "p_sk_epoch,", 1) + WYT_PARAMS if YT else SK_PARAMS})
 .maxntid {THREADS}, 1, 1
 .minnctapersm 1
 {{""")
@@ -1944,7 +1945,7 @@ L_transform:
                 e(f"""\t// halfk: no chunk 1 where it lies wholly past K (K % 128 = 64, the last K block)
 \tshl.b32 %r15, %pks, 7;
 \tadd.u32 %r15, %r15, 64;
-\tld.param.u32 %r14, [p_x_K];
+\tld.param.u32 %r14, [{k_param()}];
 \tsetp.ge.u32 %p5, %r15, %r14;
 \t@%p5 bra {past};""")
             e(f"""\t// chunk {h} of stage ks
@@ -3364,13 +3365,13 @@ L_c_halfk_back:""")
             load_a_chunk(e, fmt, 0, xr, xq, L)
             e("\tbra L_c_k;")
     if HALFK:
-        e("""L_c_halfk_test:
+        e(f"""L_c_halfk_test:
 \t// halfk: is chunk 1 of the unit's last stage (K block ke - 1) wholly past K?  It is when
 \t// K % 128 = 64 and the unit ends the tile
 \tsub.u32 %r12, %ke, 1;
 \tshl.b32 %r12, %r12, 7;
 \tadd.u32 %r12, %r12, 64;
-\tld.param.u32 %r13, [p_x_K];
+\tld.param.u32 %r13, [{k_param()}];
 \tsetp.lt.u32 %p0, %r12, %r13;
 \t@%p0 bra L_c_halfk_back;""")
         e("\t// halfk: the stage ends after chunk 0 (its slot is released at L_c_kdone)")
@@ -3691,6 +3692,17 @@ def epi_chunks():
 # NVFP4 fused epistg kernel spills 16 bytes; the dense ones still build clean.
 EPISTG = "epistg" in EXPERIMENTS
 EPISTG_ON = False   # set per kernel by emit_kernel
+# the _w<n>_yt kernels' last parameter: K, for HALFK (read by the NVFP4 ones; the family's
+# MXFP4 kernels declare it too, so that both formats share one parameter list)
+WYT_PARAMS = """\t.param .u32 p_K                        // K (a multiple of 64 / 128): where the last K block ends
+"""
+
+
+def k_param():
+    """The parameter that holds K (HALFK's test): the _x kernels' p_x_K, the _w_yt kernels' p_K."""
+    return "p_x_K" if XCONV else "p_K"
+
+
 Y_PARAMS = """\t.param .u64 p_y,                      // epistg: Y (16-byte aligned), for the direct stores
 \t.param .u32 p_ldy,                    // Y's row stride in elements (a multiple of 8, below 2^32)
 \t.param .u32 p_ym                      // Y's rows (M)
