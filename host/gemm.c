@@ -137,7 +137,7 @@ static fp4lr_status wprep_run(fp4lr_runtime *rt, const fp4lr_plan *plan, const f
         }
     }
     FP4LR_TRY(workspace_acquire(rt, &rt->wprep, fp4lr_sm90a_wprep_bytes(p), 0, stream));
-    FP4LR_TRY(fp4lr_sm90a_wprep_tmap(rt->ctx, p, rt->wprep.ptr, FP4LR_SM90A_TILE_N, tmW));
+    FP4LR_TRY(fp4lr_sm90a_wprep_tmap(rt->ctx, p, rt->wprep.ptr, (uint32_t)plan->tile_n, tmW));
     FP4LR_TRY(fp4lr_sm90a_wprep_launch(rt->ctx, k->fn, p, dev, rt->wprep.ptr, stream));
     /* recorded now too, so that a launch after a failure below still waits for this one; not
      * for a programmatic dependent, which must follow the preparation directly on the stream

@@ -73,13 +73,8 @@ static fp4lr_status swapped_plan(const fp4lr_problem *p, fp4lr_arch arch, const 
                           "the swapped plan converts A once per launch: w_prep must be auto or inline (inside the "
                           "kernel) or on (a preparation launch), not %s",
                           fp4lr_wprep_name(o->w_prep));
-    /* w_prep ON: A prepared by its own launch, the _w<n>_yt kernels (256 wide only) */
+    /* w_prep ON: A prepared by its own launch, the _w<n>_yt kernels */
     const int prep = o->w_prep == FP4LR_WPREP_ON;
-    if (prep && o->tile_n && o->tile_n != FP4LR_SM90A_TILE_N)
-        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SWAP",
-                          "the swapped prepared plan (w_prep on, _w<n>_yt kernels) is built %d wide; tile_n = %d "
-                          "needs w_prep auto or inline",
-                          FP4LR_SM90A_TILE_N, o->tile_n);
     if (o->pdl == FP4LR_PDL_ON && !prep)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "PDL",
                           "the programmatic dependent launch exists for the swapped prepared plans (w_prep on: the "
@@ -93,9 +88,8 @@ static fp4lr_status swapped_plan(const fp4lr_problem *p, fp4lr_arch arch, const 
     os.w_prep = prep ? FP4LR_WPREP_ON : FP4LR_WPREP_INLINE;
     os.pdl = FP4LR_PDL_AUTO; /* decided below, for the swapped plan */
     /* the tile width: the caller's, or AUTO's (plan.h), narrow only onto a built kernel */
-    os.tile_n = o->tile_n       ? o->tile_n
-                : !prep && fp4lr_sm90a_narrow_fits(&ps, o->sm_count) ? FP4LR_SM90A_TILE_N_NARROW
-                                                                       : FP4LR_SM90A_TILE_N;
+    os.tile_n = o->tile_n ? o->tile_n : fp4lr_sm90a_narrow_fits(&ps, o->sm_count) ? FP4LR_SM90A_TILE_N_NARROW
+                                                                                  : FP4LR_SM90A_TILE_N;
     fp4lr_status st = plan_kernel(&ps, arch, &os, 1, out);
     if (!o->tile_n && os.tile_n != FP4LR_SM90A_TILE_N && (st.code != FP4LR_OK || !yt_built(prep, out))) {
         os.tile_n = FP4LR_SM90A_TILE_N;
@@ -266,9 +260,12 @@ int fp4lr_sm90a_xconv_built(fp4lr_family family, int tile_n, int stages_main, in
 int fp4lr_sm90a_wyt_built(fp4lr_format format, fp4lr_family family, int tile_n, int stages_main,
                           int stages_transform)
 {
-    /* tools/gen_sm90a.py INSTANCES, the _w<n>_yt rows (tests/test_swap_plan.c compares): the
-     * solver's prepared layouts of every rank, 256 wide (NVFP4's 9 KiB main stages and
-     * MXFP4's 8.5 KiB ones solve to different counts) */
+    /* tools/gen_sm90a.py INSTANCES, the _w<n>_yt rows (tests/test_sm90a_instances.c compares):
+     * the solver's prepared layouts of every rank, 256 wide (NVFP4's 9 KiB main stages and
+     * MXFP4's 8.5 KiB ones solve to different counts), and the narrow tile's 4 main stages
+     * beside 5 W slots (both formats and families) */
+    if (tile_n == FP4LR_SM90A_TILE_N_NARROW)
+        return stages_main == 4 && stages_transform == 5;
     static const struct {
         fp4lr_format format;
         fp4lr_family family;

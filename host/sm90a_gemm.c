@@ -49,7 +49,7 @@ fp4lr_status fp4lr_sm90a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *pla
     if (plan->arch != FP4LR_ARCH_SM90A)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM90A_PLAN", "plan %s is not an sm_90a plan", plan->entry);
     const int narrow = plan->tile_n == FP4LR_SM90A_TILE_N_NARROW && plan->cluster == 1 && plan->swap_ab &&
-                       plan->w_inline;
+                       plan->w_prep;
     if ((plan->cluster != 1 && plan->cluster != 2) || plan->tile_m != TILE_M * plan->cluster ||
         (plan->tile_n != TILE_N && !narrow) || plan->tile_k != TILE_K)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM90A_DENSE_TILE",

@@ -38,9 +38,9 @@ Test(check_cli, swap_plans)
     cr_expect(strstr(out, "[FP4LR_E_UNSUPPORTED SWAP]") != NULL, "%s", out);
 }
 
-/* --swap on --w-prep on: the prepared swapped plan (_w<n>_yt), launched as the preparation's
- * programmatic dependent unless --pdl off; --pdl on elsewhere is refused by its rule, a bad
- * value names the choices. */
+/* --swap on --w-prep on: the prepared swapped plan (_w<n>_yt; sana-out on 132 SMs the narrow
+ * tile), launched as the preparation's programmatic dependent unless --pdl off; --pdl on
+ * elsewhere is refused by its rule, a bad value names the choices. */
 Test(check_cli, swapped_prepared_plans)
 {
     static char out[16384];
@@ -56,9 +56,9 @@ Test(check_cli, swapped_prepared_plans)
     cr_expect(strstr(out, "programmatic dependent") == NULL, "%s", out);
     cr_expect_eq(check("--shape flux-qkv --pdl on --plan-only", out, sizeof out), 3, "%s", out);
     cr_expect(strstr(out, "[FP4LR_E_UNSUPPORTED PDL]") != NULL, "%s", out);
-    cr_expect_eq(check("--shape sana-out --swap on --w-prep on --tile-n 160 --plan-only", out, sizeof out), 3, "%s",
+    cr_assert_eq(check("--shape sana-out --swap on --w-prep on --sm-count 132 --plan-only", out, sizeof out), 0, "%s",
                  out);
-    cr_expect(strstr(out, "[FP4LR_E_UNSUPPORTED SWAP]") != NULL, "%s", out);
+    cr_expect(strstr(out, "entry: fp4lr_sm90a_nvfp4_fused_m128n160k128_c1_s4_w5_yt") != NULL, "%s", out);
     cr_expect_eq(check("--shape sana-qkv --pdl maybe --plan-only", out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "pdl must be auto, on or off") != NULL, "%s", out);
 }

@@ -1,6 +1,7 @@
 /* GPU suite: the swapped prepared plan (plan.h: swap on with w_prep on; the _w<n>_yt kernels
  * compute Y^T = W.A^T from A prepared by its own launch, and are launched as that launch's
- * programmatic dependent unless pdl is off).  Ragged edges and both formats against the
+ * programmatic dependent unless pdl is off), on both tile widths (256 and the narrow 160).
+ * Ragged edges and both formats against the
  * double reference, the SANA shapes with whole tiles and stream-K, the fused family (every
  * rank, the affine on and off), a padded Y left untouched, bitwise agreement of the
  * dependent launch with the plain one and stability with the prepared operand poisoned
@@ -19,23 +20,31 @@ typedef tsupport_case gcase;
 
 static fp4lr_ctx *sm90a_or_skip(void) { return tsupport_sm90a_or_skip("the _w<n>_yt kernels are sm_90a kernels"); }
 
+/* The tile width the setups below ask (0: AUTO's); the tests run with 256 and 160 in turn. */
+static int tile_n;
+static const int widths[] = {FP4LR_SM90A_TILE_N, FP4LR_SM90A_TILE_N_NARROW};
+
 static void setup(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, int64_t r, int affine, int64_t ldY,
                   fp4lr_format f, uint64_t seed, int64_t rows, fp4lr_schedule sch, fp4lr_pdl pdl)
 {
     fp4lr_problem p = {.M = M, .N = N, .K = K, .r = r, .format = f, .out = FP4LR_OUT_BF16, .ldY = ldY,
                        .has_wc = affine, .has_beta = affine};
-    fp4lr_plan_opts o = {.swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_ON, .schedule = sch, .pdl = pdl};
+    fp4lr_plan_opts o = {.swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_ON, .schedule = sch, .pdl = pdl,
+                         .tile_n = tile_n};
     tsupport_case_setup(g, ctx, &p, seed, FP4LR_PGEN_SCALES_REALISTIC, rows, &o);
     cr_assert(g->plan.swap_ab && g->plan.w_prep && !g->plan.w_inline, "%lld x %lld x %lld: %s is not swapped prepared",
               (long long)M, (long long)N, (long long)K, g->plan.entry);
     cr_assert_eq(g->plan.pdl, pdl != FP4LR_PDL_OFF, "%s", g->plan.entry);
+    if (tile_n)
+        cr_assert_eq(g->plan.tile_n, tile_n, "%s", g->plan.entry);
 }
 
 /* ---- edges: M and N not multiples of the tile, K at the minimum and above, both launches ---- */
 
-static void edges(fp4lr_format f)
+static void edges(fp4lr_format f, int width)
 {
     fp4lr_ctx *ctx = sm90a_or_skip();
+    tile_n = width;
     static const int64_t ms[] = {1, 127, 257, 1000}, ns[] = {7, 255, 1000, 1600};
     const int64_t kmin = fp4lr_format_k_multiple(f);
     uint64_t seed = 1100;
@@ -51,10 +60,13 @@ static void edges(fp4lr_format f)
     fp4lr_ctx_destroy(ctx);
 }
 
-Test(gemm_swap_wprep, edges_nvfp4, .timeout = 600) { edges(FP4LR_NVFP4); }
-Test(gemm_swap_wprep, edges_mxfp4, .timeout = 600) { edges(FP4LR_MXFP4); }
+Test(gemm_swap_wprep, edges_nvfp4, .timeout = 600) { edges(FP4LR_NVFP4, FP4LR_SM90A_TILE_N); }
+Test(gemm_swap_wprep, edges_mxfp4, .timeout = 600) { edges(FP4LR_MXFP4, FP4LR_SM90A_TILE_N); }
+Test(gemm_swap_wprep, edges_nvfp4_narrow, .timeout = 600) { edges(FP4LR_NVFP4, FP4LR_SM90A_TILE_N_NARROW); }
+Test(gemm_swap_wprep, edges_mxfp4_narrow, .timeout = 600) { edges(FP4LR_MXFP4, FP4LR_SM90A_TILE_N_NARROW); }
 
-/* ---- SANA's shapes (M = 1024), whole tiles and stream-K ---- */
+/* ---- SANA's shapes (M = 1024), whole tiles and stream-K; the width AUTO's rule gives (sana-out
+ * on 132 SMs: 160) ---- */
 
 Test(gemm_swap_wprep, sana_shapes, .timeout = 600)
 {
@@ -70,6 +82,9 @@ Test(gemm_swap_wprep, sana_shapes, .timeout = 600)
                 gcase g;
                 setup(&g, ctx, shapes[i][0], shapes[i][1], shapes[i][2], 0, 0, 0, fmt, seed++, 96,
                       (fp4lr_schedule)sch, FP4LR_PDL_AUTO);
+                const fp4lr_problem kp = fp4lr_problem_swapped(&g.plan.problem);
+                cr_expect_eq(g.plan.tile_n, fp4lr_sm90a_narrow_fits(&kp, ctx->sm_count) ? 160 : 256, "%s on %d SMs",
+                             g.plan.entry, ctx->sm_count);
                 tsupport_case_run(&g);
                 tsupport_case_expect_pass(&g);
                 tsupport_case_teardown(&g);
@@ -84,19 +99,22 @@ Test(gemm_swap_wprep, fused_ranks_and_affine, .timeout = 600)
     fp4lr_ctx *ctx = sm90a_or_skip();
     static const int64_t ranks[] = {0, 16, 32, 128, 1024};
     uint64_t seed = 1200;
-    for (int f = 0; f < 2; f++)
-        for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++)
-            for (int affine = 0; affine < 2; affine++) {
-                if (ranks[i] == 0 && !affine)
-                    continue; /* the dense family */
-                gcase g;
-                setup(&g, ctx, 300, affine ? 1700 : 1600, 512, ranks[i], affine, 0, (fp4lr_format)f, seed++, 0,
-                      i % 2 ? FP4LR_SCHEDULE_SK : FP4LR_SCHEDULE_AUTO, FP4LR_PDL_AUTO);
-                cr_expect_eq(g.plan.family, FP4LR_FAMILY_FUSED);
-                tsupport_case_run(&g);
-                tsupport_case_expect_pass(&g);
-                tsupport_case_teardown(&g);
-            }
+    for (int w = 0; w < 2; w++) {
+        tile_n = widths[w];
+        for (int f = 0; f < 2; f++)
+            for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++)
+                for (int affine = 0; affine < 2; affine++) {
+                    if (ranks[i] == 0 && !affine)
+                        continue; /* the dense family */
+                    gcase g;
+                    setup(&g, ctx, 300, affine ? 1700 : 1600, 512, ranks[i], affine, 0, (fp4lr_format)f, seed++, 0,
+                          i % 2 ? FP4LR_SCHEDULE_SK : FP4LR_SCHEDULE_AUTO, FP4LR_PDL_AUTO);
+                    cr_expect_eq(g.plan.family, FP4LR_FAMILY_FUSED);
+                    tsupport_case_run(&g);
+                    tsupport_case_expect_pass(&g);
+                    tsupport_case_teardown(&g);
+                }
+    }
     fp4lr_ctx_destroy(ctx);
 }
 
@@ -105,10 +123,11 @@ Test(gemm_swap_wprep, fused_ranks_and_affine, .timeout = 600)
 Test(gemm_swap_wprep, padded_y_is_left_alone, .timeout = 300)
 {
     fp4lr_ctx *ctx = sm90a_or_skip();
-    for (int f = 0; f < 2; f++) {
+    for (int f = 0; f < 4; f++) {
+        tile_n = widths[f / 2];
         gcase g;
-        setup(&g, ctx, 300, 1700, 512, 32, 1, 1736, f ? FP4LR_MXFP4 : FP4LR_NVFP4, 1250 + f, 0, FP4LR_SCHEDULE_SK,
-              FP4LR_PDL_AUTO);
+        setup(&g, ctx, 300, 1700, 512, 32, 1, 1736, f % 2 ? FP4LR_MXFP4 : FP4LR_NVFP4, 1250 + f, 0,
+              FP4LR_SCHEDULE_SK, FP4LR_PDL_AUTO);
         tsupport_case_run(&g);
         tsupport_case_expect_pass(&g);
         tsupport_case_expect_padding_untouched(&g);
@@ -198,10 +217,11 @@ Test(gemm_swap_wprep, a_dependent_that_does_not_wait_is_caught, .timeout = 300)
 Test(gemm_swap_wprep, faults_are_caught, .timeout = 300)
 {
     fp4lr_ctx *ctx = sm90a_or_skip();
-    for (int f = 0; f < 2; f++) {
+    for (int f = 0; f < 4; f++) {
+        tile_n = widths[f / 2];
         gcase g;
-        setup(&g, ctx, 300, 1600, 512, 128, 1, 0, f ? FP4LR_MXFP4 : FP4LR_NVFP4, 1350 + f, 0, FP4LR_SCHEDULE_AUTO,
-              FP4LR_PDL_AUTO);
+        setup(&g, ctx, 300, 1600, 512, 128, 1, 0, f % 2 ? FP4LR_MXFP4 : FP4LR_NVFP4, 1350 + f, 0,
+              FP4LR_SCHEDULE_AUTO, FP4LR_PDL_AUTO);
         tsupport_case_run(&g);
         tsupport_case_expect_pass(&g);
         tsupport_case_expect_u_column_drop_fails(&g, 100);          /* a rank in the streamed tail */

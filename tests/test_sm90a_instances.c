@@ -82,6 +82,7 @@ static int load_instances(instance *out, int cap)
         n++;
     }
     closedir(d);
+    cr_assert_lt(n, cap, "%s holds %d kernels or more: raise the callers' capacity", PTX_DIR, cap);
     return n;
 }
 
@@ -97,8 +98,8 @@ static const int64_t ranks[] = {0, 16, 32, 48, 64, 128, 256, 1024};
 
 Test(sm90a_instances, entries_match_the_solver)
 {
-    instance in[96];
-    int n = load_instances(in, 96);
+    instance in[128];
+    int n = load_instances(in, 128);
     cr_assert_geq(n, 2, "expected at least one NVFP4 and one MXFP4 instantiation");
     for (int i = 0; i < n; i++) {
         fp4lr_problem p = family_problem(in[i].format, in[i].fused, 0);
@@ -155,8 +156,8 @@ static void expect_ring_fits(const instance *k, const fp4lr_plan *plan, const fp
  * (o = NULL) or forced ones, has a built kernel whose low-rank ring fits the plan. */
 static void every_plan_is_built(const fp4lr_plan_opts *o)
 {
-    instance in[96];
-    int n = load_instances(in, 96);
+    instance in[128];
+    int n = load_instances(in, 128);
     for (int f = 0; f < 2; f++)
         for (int fused = 0; fused < 2; fused++)
             for (size_t k = 0; k < (fused ? 2 * sizeof ranks / sizeof ranks[0] : 1); k++) {
@@ -182,8 +183,8 @@ Test(sm90a_instances, every_default_plan_is_built) { every_plan_is_built(NULL); 
  * wc / beta slices, ends inside the plan's shared memory. */
 Test(sm90a_instances, every_narrow_plan_is_built_and_its_ring_fits)
 {
-    instance in[96];
-    int n = load_instances(in, 96);
+    instance in[128];
+    int n = load_instances(in, 128);
     const fp4lr_plan_opts o = {.sm_count = 132};
     const size_t nr = sizeof ranks / sizeof ranks[0];
     for (int f = 0; f < 2; f++)
@@ -211,8 +212,8 @@ Test(sm90a_instances, every_transform_plan_is_built)
 {
     fp4lr_plan_opts o = {.w_prep = FP4LR_WPREP_OFF};
     every_plan_is_built(&o);
-    instance in[96];
-    int n = load_instances(in, 96), wprep = 0;
+    instance in[128];
+    int n = load_instances(in, 128), wprep = 0;
     for (int i = 0; i < n; i++)
         wprep += in[i].wprep;
     cr_expect_geq(wprep, 2, "expected the W-prepared dense kernels of both formats");
@@ -229,32 +230,46 @@ Test(sm90a_instances, wprep_kernels_are_built)
 }
 
 /* Every swapped prepared plan (swap on, w_prep on: the _w<n>_yt kernels) over formats, ranks
- * and the affine has a built kernel whose low-rank ring fits, and the built table the plan
- * consults (fp4lr_sm90a_wyt_built) names exactly the committed _w<n>_yt files. */
+ * and the affine, 256 wide and narrow (sana-out's shape on 132 SMs), has a built kernel whose
+ * low-rank ring fits, and the built table the plan consults (fp4lr_sm90a_wyt_built) names
+ * exactly the committed _w<n>_yt files. */
 Test(sm90a_instances, every_swapped_prepared_plan_is_built)
 {
     const fp4lr_plan_opts o = {.swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_ON};
     every_plan_is_built(&o);
-    static const char *const fam[] = {"dense", "fused"};
+    instance in[128];
+    const int n = load_instances(in, 128);
+    const fp4lr_plan_opts h200 = {.swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_ON, .sm_count = 132};
+    const size_t nr = sizeof ranks / sizeof ranks[0];
     for (int f = 0; f < 2; f++)
-        for (int fused = 0; fused < 2; fused++)
-            for (int m = 1; m <= 6; m++)
-                for (int t = 2; t <= 6; t++) {
-                    char path[256];
-                    snprintf(path, sizeof path, PTX_DIR "/fp4lr_sm90a_%s_%s_m128n256k128_c1_s%d_w%d_yt.ptx",
-                             f ? "mxfp4" : "nvfp4", fam[fused], m, t);
-                    FILE *fp = fopen(path, "r");
-                    if (fp)
-                        fclose(fp);
-                    const int built = fp4lr_sm90a_wyt_built((fp4lr_format)f, fused ? FP4LR_FAMILY_FUSED
-                                                                                  : FP4LR_FAMILY_DENSE,
-                                                            256, m, t);
-                    cr_expect_eq(built, fp != NULL, "%s: the table and ptx/sm90a disagree", path);
-                    cr_expect_not(fp4lr_sm90a_wyt_built((fp4lr_format)f, fused ? FP4LR_FAMILY_FUSED
-                                                                              : FP4LR_FAMILY_DENSE,
-                                                        160, m, t),
-                                  "no narrow _w<n>_yt kernel");
-                }
+        for (size_t k = 0; k < 2 * nr; k++) {
+            fp4lr_problem p = {.M = 1024, .N = 2240, .K = 2304, .r = ranks[k % nr], .format = (fp4lr_format)f,
+                               .out = FP4LR_OUT_BF16, .has_wc = k < nr, .has_beta = k < nr};
+            fp4lr_plan plan;
+            fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &h200, &plan);
+            cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+            cr_expect_eq(plan.tile_n, 160, "%s", plan.entry);
+            const int found = built_instance(in, n, &plan, &p);
+            if (found >= 0 && plan.family == FP4LR_FAMILY_FUSED && p.r > 0)
+                expect_ring_fits(&in[found], &plan, &p);
+        }
+    static const char *const fam[] = {"dense", "fused"};
+    static const int widths[] = {256, 160};
+    for (int w = 0; w < 2; w++)
+        for (int f = 0; f < 2; f++)
+            for (int fused = 0; fused < 2; fused++)
+                for (int m = 1; m <= 6; m++)
+                    for (int t = 2; t <= 6; t++) {
+                        char path[256];
+                        snprintf(path, sizeof path, PTX_DIR "/fp4lr_sm90a_%s_%s_m128n%dk128_c1_s%d_w%d_yt.ptx",
+                                 f ? "mxfp4" : "nvfp4", fam[fused], widths[w], m, t);
+                        FILE *fp = fopen(path, "r");
+                        if (fp)
+                            fclose(fp);
+                        const int built = fp4lr_sm90a_wyt_built(
+                            (fp4lr_format)f, fused ? FP4LR_FAMILY_FUSED : FP4LR_FAMILY_DENSE, widths[w], m, t);
+                        cr_expect_eq(built, fp != NULL, "%s: the table and ptx/sm90a disagree", path);
+                    }
 }
 
 /* The pair (cluster 2, 256-row cluster tile), dense and fused: nothing is split on Hopper, so

@@ -117,9 +117,10 @@ Test(swap_plan, on_swaps_or_names_the_rule)
     expect_refused(dense(1024, 6912, 2240, FP4LR_NVFP4), &pair, FP4LR_E_UNSUPPORTED, "cluster 2");
     const fp4lr_plan_opts transform = {.swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_OFF};
     expect_refused(dense(1024, 6912, 2240, FP4LR_NVFP4), &transform, FP4LR_E_UNSUPPORTED, "w_prep off");
-    /* w_prep on takes the prepared kernels (256 wide only) */
+    /* w_prep on takes the prepared kernels, narrow ones too */
     const fp4lr_plan_opts prep160 = {.swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_ON, .tile_n = 160};
-    expect_refused(dense(1024, 2240, 2304, FP4LR_NVFP4), &prep160, FP4LR_E_UNSUPPORTED, "prepared, 160 wide");
+    cr_expect_str_eq(plan_of(dense(1024, 2240, 2304, FP4LR_NVFP4), &prep160).entry,
+                     "fp4lr_sm90a_nvfp4_dense_m128n160k128_c1_s4_w5_yt");
     fp4lr_plan out;
     fp4lr_problem p = dense(1024, 6912, 2240, FP4LR_NVFP4);
     cr_expect_eq(fp4lr_plan_make(&p, FP4LR_ARCH_SM100A, &on, &out).code, FP4LR_E_UNSUPPORTED, "sm_100a");
@@ -281,8 +282,9 @@ Test(swap_plan, print_names_the_swap)
 
 /* The swapped prepared plan (swap on, w_prep on): the _w plan of the problem with M and N
  * exchanged (the user's A prepared by its own launch), entry _w<n>_yt, the user's problem
- * kept; 256 wide even where AUTO's inline plan takes the narrow tile; launched as the
- * preparation's programmatic dependent unless pdl is off.  AUTO never takes it. */
+ * kept; the narrow tile where AUTO's rule takes it (sana-out on 132 SMs), as for the inline
+ * plan; launched as the preparation's programmatic dependent unless pdl is off.  AUTO never
+ * takes it. */
 Test(swap_plan, prepared_swapped_plans)
 {
     static const int64_t shapes[][4] = {{1024, 6912, 2240, 0}, {1024, 2240, 2304, 32}, {1024, 11200, 2240, 32},
@@ -297,13 +299,27 @@ Test(swap_plan, prepared_swapped_plans)
             const fp4lr_plan_opts o = {.swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_ON, .sm_count = 132};
             fp4lr_plan pl = plan_of(p, &o);
             cr_expect(pl.swap_ab && pl.w_prep && !pl.w_inline && pl.pdl, "%s", pl.entry);
-            cr_expect_eq(pl.tile_n, 256, "%s", pl.entry);
+            fp4lr_problem ps = fp4lr_problem_swapped(&p);
+            const int width = fp4lr_sm90a_narrow_fits(&ps, 132) ? 160 : 256;
+            cr_expect_eq(pl.tile_n, width, "%s", pl.entry);
             cr_expect_eq(pl.problem.M, p.M);
             cr_expect_eq(pl.problem.N, p.N);
-            fp4lr_problem ps = fp4lr_problem_swapped(&p);
             ps.ldY = (ps.N + 7) / 8 * 8;
+            fp4lr_plan ref;
             const fp4lr_plan_opts w = {.w_prep = FP4LR_WPREP_ON, .swap = FP4LR_SWAP_OFF};
-            fp4lr_plan ref = plan_of(ps, &w);
+            if (width == 256) {
+                ref = plan_of(ps, &w);
+            } else { /* a 160-wide plan exists only swapped: the budget of that tile */
+                fp4lr_budget_req req = {.arch = FP4LR_ARCH_SM90A, .format = p.format, .tile_m = 128, .tile_n = 160,
+                                        .tile_k = 128, .cluster = 1, .rank = (int)p.r, .family = pl.family,
+                                        .has_affine = p.has_wc, .out_bytes = 2, .smem_capacity = 0, .w_prep = 1};
+                memset(&ref, 0, sizeof ref);
+                cr_assert_eq(fp4lr_budget_solve(&req, &ref.budget).code, FP4LR_OK);
+                ref.smem_bytes = ref.budget.total_bytes;
+                snprintf(ref.entry, sizeof ref.entry, "fp4lr_sm90a_%s_%s_m128n160k128_c1_s%d_w%d",
+                         fp4lr_format_name(p.format), fp4lr_family_name(pl.family), ref.budget.stages_main,
+                         ref.budget.stages_transform);
+            }
             char want[FP4LR_ENTRY_NAME_LEN + 4];
             snprintf(want, sizeof want, "%s_yt", ref.entry);
             cr_expect_str_eq(pl.entry, want);

@@ -426,6 +426,12 @@ INSTANCES = [
     ("mxfp4", "fused", 1, 4, 5, True, False, True),
     ("mxfp4", "fused", 1, 4, 4, True, False, True),
     ("mxfp4", "fused", 1, 3, 4, True, False, True),
+    # ... and their narrow tile (128 x 160: the solver's 4 main stages beside 5 W slots of
+    # 20 KiB at every rank, both formats), where the 256-wide grid is under one wave (sana-out)
+    ("nvfp4", "dense", 1, 4, 5, True, False, True, BN_NARROW),
+    ("mxfp4", "dense", 1, 4, 5, True, False, True, BN_NARROW),
+    ("nvfp4", "fused", 1, 4, 5, True, False, True, BN_NARROW),
+    ("mxfp4", "fused", 1, 4, 5, True, False, True, BN_NARROW),
     # the W preparation kernels of the _w kernels, and (_pdl) the same kernels releasing their
     # programmatic dependents at their start (the _w<n>_yt launches)
     ("nvfp4", "wprep"),
@@ -765,9 +771,9 @@ def wpre_roles_doc():
 def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False, yt=False, bn=256):
     global CL, SPLIT, FUSED, BULK, WB_STAGES, TSLOTS, WPRE, XCONV, YT, BN, AFF_SLICE
     assert family in ("dense", "fused") and cluster in (1, 2)
-    # the narrow tile: the swapped _x kernels only (their wc / beta slices hold 64 rows, so a
-    # slice of 2 x BN fp32 has room for beta at +1024)
-    assert bn == 256 or (bn == BN_NARROW and yt and xconv and cluster == 1 and TW8)
+    # the narrow tile: the swapped _x and _w kernels only (their wc / beta slices hold 64 rows,
+    # so a slice of 2 x BN fp32 has room for beta at +1024)
+    assert bn == 256 or (bn == BN_NARROW and yt and wpre and cluster == 1 and TW8)
     BN = bn
     AFF_SLICE = 2 * BN * 4
     global REG_WG0, REG_CONSUMER
