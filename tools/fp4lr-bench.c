@@ -206,6 +206,11 @@ static void run_fp4lr(bench *b, const fp4lr_bench_job *job, fp4lr_bench_row *row
                 snprintf(row->note, sizeof row->note, "rotation limited by %s",
                          fp4lr_rotation_limit_name(w->rot.limit));
             }
+            if (row->pass && job->plan.pdl) { /* the entry does not say how it was launched */
+                const size_t n = strlen(row->note);
+                snprintf(row->note + n, sizeof row->note - n, "%sprogrammatic dependent of its preparation",
+                         n ? "; " : "");
+            }
         }
     }
     if (st.code == FP4LR_E_UNSUPPORTED) {
