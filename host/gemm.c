@@ -343,10 +343,10 @@ static fp4lr_status gemm_launch(fp4lr_runtime *rt, const fp4lr_plan *plan, const
                 (void)workspace_used(rt, &rt->wprep, stream);
             return st;
         }
+        if (plan->w_prep) /* first: with pdl, the only record of the preparation's use */
+            FP4LR_TRY(workspace_used(rt, &rt->wprep, stream));
         if (prm.sk.split)
             FP4LR_TRY(workspace_used(rt, &rt->sk, stream));
-        if (plan->w_prep)
-            FP4LR_TRY(workspace_used(rt, &rt->wprep, stream));
         if (plan->w_inline) {
             FP4LR_TRY(workspace_used(rt, &rt->xflags, stream));
             if (order) /* none for the identity order */

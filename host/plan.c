@@ -170,7 +170,7 @@ static fp4lr_status plan_kernel(const fp4lr_problem *p, fp4lr_arch arch, const f
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "PDL",
                           "the programmatic dependent launch exists for the swapped prepared plans (swap on, "
                           "w_prep on: the _w<n>_yt kernels wait for their preparation); this plan is not one");
-    /* sm_90a kernels are built 256 wide; a swapped plan's _x kernels also 160 (plan.h) */
+    /* sm_90a kernels are built 256 wide; a swapped plan's (_x5_yt, _w5_yt) also 160 (plan.h) */
     if (arch == FP4LR_ARCH_SM90A && pl->tile_n != FP4LR_SM90A_TILE_N &&
         !(pl->tile_n == FP4LR_SM90A_TILE_N_NARROW && swapped))
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "TILE_N",

@@ -91,6 +91,11 @@ fp4lr_status fp4lr_sm90a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *pla
     out->fused = plan->family == FP4LR_FAMILY_FUSED;
     out->wyt = plan->swap_ab && plan->w_prep && !plan->w_inline;
     out->k = (uint32_t)p->K;
+    if (plan->pdl && !out->wyt)
+        return fp4lr_fail(FP4LR_E_INVALID, "PDL",
+                          "plan %s asks a programmatic dependent launch, which only the swapped prepared kernels "
+                          "(_w<n>_yt) wait for: plan it with fp4lr_plan_make",
+                          plan->entry);
     if (out->fused)
         FP4LR_TRY(lowrank_params(ctx, plan, dev, &out->lr));
     return fp4lr_ok();
@@ -208,6 +213,6 @@ fp4lr_status fp4lr_sm90a_launch(const fp4lr_ctx *ctx, CUfunction f, const fp4lr_
     unsigned b[3] = {(unsigned)plan->block_threads, 1, 1};
     /* a swapped prepared plan: the kernel starts while its preparation runs and waits for it
      * (griddepcontrol.wait) before reading the prepared operand (plan.h fp4lr_pdl) */
-    return (plan->pdl ? fp4lr_launch_dependent : fp4lr_launch)(ctx, f, g, b, (unsigned)plan->smem_bytes,
-                                                               (unsigned)plan->cluster, stream, args);
+    return (plan->pdl && prm->wyt ? fp4lr_launch_dependent : fp4lr_launch)(
+        ctx, f, g, b, (unsigned)plan->smem_bytes, (unsigned)plan->cluster, stream, args);
 }

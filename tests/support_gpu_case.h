@@ -21,6 +21,7 @@ typedef struct tsupport_case {
     int64_t *rows;
     int64_t nrows;
     double *ref, *mag;
+    CUstream stream; /* where tsupport_case_run launches: NULL (the legacy stream) unless a test sets one */
 } tsupport_case;
 
 /* The device context when fp4lr has kernels of `family` for it (both families: sm_90a,

@@ -354,6 +354,15 @@ Test(abi, swapped_prepared_plans_launch_as_dependents)
             cr_expect_eq(rec.attr.value.programmaticStreamSerializationAllowed, 1);
         }
     }
+    /* a plan edited to ask it for a kernel that does not wait is refused, not launched */
+    fp4lr_problem big = {.M = 4608, .N = 3072, .K = 3072, .format = FP4LR_NVFP4};
+    fp4lr_plan plan;
+    fp4lr_sm90a_params prm;
+    cr_assert_eq(fp4lr_plan_make(&big, FP4LR_ARCH_SM90A, NULL, &plan).code, FP4LR_OK);
+    plan.pdl = 1;
+    fp4lr_status st = fp4lr_sm90a_params_make(&fake_ctx, &plan, &fake_args, &prm);
+    cr_expect_eq(st.code, FP4LR_E_INVALID, "%s", plan.entry);
+    cr_expect_str_eq(st.rule, "PDL");
 }
 
 /* Dense MXFP4 in a pair, M 257, N 300, K 640: KA = 5, KS = 1; tiles_m counts 256-row

@@ -71,6 +71,7 @@ Test(gemm_swap_wprep, edges_mxfp4_narrow, .timeout = 600) { edges(FP4LR_MXFP4, F
 Test(gemm_swap_wprep, sana_shapes, .timeout = 600)
 {
     fp4lr_ctx *ctx = sm90a_or_skip();
+    tile_n = 0; /* AUTO's width */
     static const int64_t shapes[][3] = {{1024, 6912, 2240}, {1024, 2240, 2304}, {1024, 11200, 2240}};
     uint64_t seed = 1150;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
@@ -144,15 +145,27 @@ Test(gemm_swap_wprep, padded_y_is_left_alone, .timeout = 300)
  * still writes its last rows when the first CTAs of the dependent start. */
 enum { RACE_M = 8192, RACE_N = 512, RACE_K = 2048 };
 
+/* A stream of the test's own (non-blocking): the dependent launch is not left to the legacy
+ * stream's semantics. */
+static CUstream own_stream(fp4lr_ctx *ctx)
+{
+    CUstream s = NULL;
+    cr_assert_eq(ctx->drv->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    return s;
+}
+
 Test(gemm_swap_wprep, dependent_launch_matches_and_is_stable, .timeout = 300)
 {
     fp4lr_ctx *ctx = sm90a_or_skip();
+    tile_n = 0; /* AUTO's width: 256 for this shape */
+    CUstream stream = own_stream(ctx);
     for (int f = 0; f < 2; f++) {
         const fp4lr_format fmt = f ? FP4LR_MXFP4 : FP4LR_NVFP4;
         gcase plain, dep;
         setup(&plain, ctx, RACE_M, RACE_N, RACE_K, 0, 0, 0, fmt, 1300 + f, 64, FP4LR_SCHEDULE_AUTO, FP4LR_PDL_OFF);
         setup(&dep, ctx, RACE_M, RACE_N, RACE_K, 0, 0, 0, fmt, 1300 + f, 64, FP4LR_SCHEDULE_AUTO, FP4LR_PDL_ON);
         cr_expect_str_eq(plain.plan.entry, dep.plan.entry);
+        plain.stream = dep.stream = stream;
         tsupport_case_run(&plain);
         tsupport_case_expect_pass(&plain);
         tsupport_case_run(&dep);
@@ -168,6 +181,7 @@ Test(gemm_swap_wprep, dependent_launch_matches_and_is_stable, .timeout = 300)
         tsupport_case_teardown(&plain);
         tsupport_case_teardown(&dep);
     }
+    cr_expect_eq(ctx->drv->cuStreamDestroy(stream), CUDA_SUCCESS);
     fp4lr_ctx_destroy(ctx);
 }
 
@@ -178,15 +192,19 @@ Test(gemm_swap_wprep, dependent_launch_matches_and_is_stable, .timeout = 300)
 Test(gemm_swap_wprep, a_dependent_that_does_not_wait_is_caught, .timeout = 300)
 {
     fp4lr_ctx *ctx = sm90a_or_skip();
+    tile_n = 0;
+    CUstream stream = own_stream(ctx);
     char dir[] = "/tmp/fp4lr-nogdwait.XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
     const char *entry = "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_w5_yt";
     char cmd[512];
-    /* the kernel and the preparation it follows (the nogdwait build's is the committed one) */
+    /* the kernel and both preparations it may follow (the nogdwait build's are the committed
+     * ones): every NVFP4 file with "w5" or "wp" in its name */
     snprintf(cmd, sizeof cmd,
-             "sh tools/experiment_build.sh nogdwait %s/k '*nvfp4_[dw]*_[yp][td]*.ptx' > /dev/null && "
-             "test -f %s/k/sm90a/%s.cubin && test -f %s/k/sm90a/fp4lr_sm90a_nvfp4_wprep_pdl.cubin",
-             dir, dir, entry, dir);
+             "sh tools/experiment_build.sh nogdwait %s/k '*nvfp4_*w[5p]*.ptx' > /dev/null && "
+             "test -f %s/k/sm90a/%s.cubin && test -f %s/k/sm90a/fp4lr_sm90a_nvfp4_wprep_pdl.cubin && "
+             "test -f %s/k/sm90a/fp4lr_sm90a_nvfp4_wprep.cubin",
+             dir, dir, entry, dir, dir);
     cr_assert_eq(system(cmd), 0, "the nogdwait kernel does not build");
     snprintf(cmd, sizeof cmd, "%s/k", dir);
     for (int pdl = 0; pdl < 2; pdl++) {
@@ -195,6 +213,7 @@ Test(gemm_swap_wprep, a_dependent_that_does_not_wait_is_caught, .timeout = 300)
         setup(&g, ctx, RACE_M, RACE_N, RACE_K, 0, 0, 0, FP4LR_NVFP4, 1310, 64, FP4LR_SCHEDULE_AUTO,
               pdl ? FP4LR_PDL_ON : FP4LR_PDL_OFF);
         cr_assert_str_eq(g.plan.entry, entry);
+        g.stream = stream;
         tsupport_case_run(&g);
         tsupport_case_expect_pass(&g);
         tsupport_case_use_kernel_dir(&g, cmd);
@@ -209,6 +228,7 @@ Test(gemm_swap_wprep, a_dependent_that_does_not_wait_is_caught, .timeout = 300)
     }
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_expect_eq(system(cmd), 0);
+    cr_expect_eq(ctx->drv->cuStreamDestroy(stream), CUDA_SUCCESS);
     fp4lr_ctx_destroy(ctx);
 }
 

@@ -57,9 +57,10 @@ OUTDIR = os.path.join(os.path.dirname(HERE), "ptx", "sm90a")
 BM, BN, BK, CHUNK_K = 128, 256, 128, 64
 # The narrow swapped tile: 128 x 160 (wgmma N = 80 a half), for small-M problems whose
 # 256-wide grid leaves SMs idle (sana-out: 72 tiles of 128 x 256 on 132 SMs, all split by
-# stream-K; 126 of 128 x 160, one whole tile a CTA).  Only the _x4 / _x5 _yt kernels are
-# built with it: the converters' units are 32 rows (BN / 32 of them an item), the W slots
-# BN x 64, and the epilogue stores 32-column chunks (BN is no multiple of 64).
+# stream-K; 126 of 128 x 160, one whole tile a CTA).  Only the swapped kernels are built
+# with it (_x5_yt, and the prepared _w5_yt): in the _x ones the converters' units are 32 rows
+# (BN / 32 of them an item); in both the W slots are BN x 64 and the epilogue stores
+# 32-column chunks (BN is no multiple of 64).
 BN_NARROW = 160
 # setmaxnreg budget of the tw4 layout: 384 threads x 168 registers at entry = a pool of
 # 64512; WG0 (four transform warps, one of them the producer) 104, two consumer WGs 200
@@ -1844,7 +1845,9 @@ L_bulk_sent_{h}:
 def wparam_doc():
     """The p_tmW parameter's comment: fp4 W, or the prepared W of a W-prepared kernel."""
     if WPRE:
-        return (f"// W   {'FLOAT16' if F16 else 'BFLOAT16'} {{K, N}}: W prepared by {prep_name('nvfp4' if F16 else 'mxfp4')}, "
+        fmt = "nvfp4" if F16 else "mxfp4"
+        by = f"{prep_name(fmt, True)} (or _wprep)" if GDWAIT_ON else prep_name(fmt)
+        return (f"// W   {'FLOAT16' if F16 else 'BFLOAT16'} {{K, N}}: W prepared by {by}, "
                 f"box {{64, {BN}}}, swizzle 128B")
     return f"// W   UINT8 {{K/2, N}}, box {{64, {BN}}}, swizzle 64B"
 
