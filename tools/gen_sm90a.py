@@ -2021,6 +2021,7 @@ L_wprod:
 \t// this kernel as the programmatic dependent: wait until that grid has completed and its
 \t// stores are visible (without such a launch, nothing to wait for)
 \tgriddepcontrol.wait;""")
+        tline(e, 28, 32)   # the prepared operand is there: the _x kernels' "first item ready"
     if XCONV:
         e("""\tld.param.u64 %xflags, [p_x_flags];
 \tcvta.to.global.u64 %xflags, %xflags;
