@@ -750,3 +750,25 @@ Test(sm90a_instances, skbulk_experiment_builds, .timeout = 180)
         "! grep -q skbulk ptx/sm90a/*.ptx");
     cr_expect_eq(rc, 0, "the skbulk experiment does not build (or lacks its code)");
 }
+
+/* nogdwait (the planted fault of tests/test_gemm_swap_wprep.c): the _w<n>_yt kernels without
+ * griddepcontrol.wait, everything else as committed (the preparations byte for byte); and the
+ * tline builds of the dense _w<n>_yt kernels record event 28 (the W producer past the wait) and
+ * build clean. */
+Test(sm90a_instances, nogdwait_and_the_wyt_timeline_build, .timeout = 240)
+{
+    int rc = run_in_tmpdir(
+        "FP4LR_GEN_EXPERIMENT=nogdwait python3 tools/gen_sm90a.py --outdir $D/a > /dev/null && "
+        "test $(ls $D/a/*_w[0-9]_yt.ptx | wc -l) -eq $(ls ptx/sm90a/*_w[0-9]_yt.ptx | wc -l) && "
+        "! grep -q '^.griddepcontrol.wait' $D/a/*.ptx && "
+        "cmp -s $D/a/fp4lr_sm90a_nvfp4_wprep_pdl.ptx ptx/sm90a/fp4lr_sm90a_nvfp4_wprep_pdl.ptx && "
+        "cmp -s $D/a/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx ptx/sm90a/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt.ptx && "
+        "test $(diff $D/a/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_w5_yt.ptx "
+        "ptx/sm90a/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_w5_yt.ptx | grep -c '^>.*griddepcontrol.wait;') -eq 1 && "
+        GATE_EACH("$D/a", "$D", "nvfp4_dense_m128n256k128_c1_s3_w5_yt") " && "
+        "FP4LR_GEN_EXPERIMENT=tline python3 tools/gen_sm90a.py --outdir $D/b > /dev/null && "
+        "grep -q '// tline: event 28$' $D/b/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_w5_yt.ptx && "
+        "grep -q '// tline: event 28$' $D/b/fp4lr_sm90a_mxfp4_dense_m128n160k128_c1_s4_w5_yt.ptx && "
+        GATE_EACH("$D/b", "$D/b", "nvfp4_dense_m128n256k128_c1_s3_w5_yt nvfp4_dense_m128n160k128_c1_s4_w5_yt"));
+    cr_expect_eq(rc, 0, "nogdwait or the _w_yt tline builds do not build (or lack their code)");
+}
