@@ -18,7 +18,8 @@
  * size_objects): one 64-column buffer (in the 256-wide _x kernels, w_inline, the converters'
  * staging becomes the second once they have converted their last unit: charged once, in
  * its own row), or in the narrow _x tile two 32-column ones (tools/gen_sm90a.py WB_STAGES,
- * EPI_COLS and XDBUF say what each measured). */
+ * EPI_COLS and XDBUF say what each measured).  The swapped prepared kernels (_w<n>_yt,
+ * yt_prepared) keep two in both families, as their _x counterparts have. */
 #define WB_CHUNK_BYTES 128
 #define WB_CHUNK_BYTES_SM90A_FUSED_X 64
 #define WB_STAGES 2
@@ -164,6 +165,8 @@ static fp4lr_status validate_request(const fp4lr_budget_req *r)
                        "with a rank", r->force_lora_stages, r->rank, LORA_STAGES_MAX);
     if (r->w_inline && !r->w_prep)
         return INVALID("W_PREP", "W converted in the kernel (w_inline) needs a prepared-W plan");
+    if (r->yt_prepared && (!r->w_prep || r->w_inline))
+        return INVALID("W_PREP", "yt_prepared (the _w<n>_yt kernels) needs a prepared-W plan without w_inline");
     if (r->w_prep && (r->arch != FP4LR_ARCH_SM90A || r->cluster != 1))
         return INVALID("W_PREP", "a prepared W (w_prep) exists on sm90a with one CTA, not %s with cluster %d",
                        fp4lr_arch_name(r->arch), r->cluster);
@@ -564,7 +567,7 @@ fp4lr_status fp4lr_budget_solve(const fp4lr_budget_req *req, fp4lr_budget *out)
 
     const obj_sizes s = size_objects(req);
     b->per_stage_main = s.a.cta + s.sfa.cta + s.w.cta + s.sfw.cta;
-    b->stages_wb = req->arch == FP4LR_ARCH_SM90A && req->family == FP4LR_FAMILY_FUSED &&
+    b->stages_wb = req->arch == FP4LR_ARCH_SM90A && req->family == FP4LR_FAMILY_FUSED && !req->yt_prepared &&
                            (!req->w_inline || req->tile_n % 64 == 0)
                        ? WB_STAGES_SM90A_FUSED : WB_STAGES;
     int64_t charged = 0;

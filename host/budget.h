@@ -74,6 +74,9 @@ typedef struct fp4lr_budget_req {
                                    3 main stages allow (force_transform_stages: 2..5) */
     int w_inline;               /* with w_prep, dense: W converted in the kernel (the _x kernels):
                                    the converter warps' staging blocks are charged too */
+    int yt_prepared;            /* with w_prep, not w_inline: the swapped prepared kernels
+                                   (_w<n>_yt), whose fused family keeps two writeback buffers
+                                   (the _x ones take their second from the converters' staging) */
 } fp4lr_budget_req;
 
 /* The resident objects, in table order. */

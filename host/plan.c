@@ -215,6 +215,7 @@ static fp4lr_status plan_kernel(const fp4lr_problem *p, fp4lr_arch arch, const f
         .force_lora_stages = o->force_lora_stages,
         .w_prep = pl->w_prep,
         .w_inline = pl->w_inline,
+        .yt_prepared = swapped && pl->w_prep && !pl->w_inline,
     };
     FP4LR_TRY(fp4lr_budget_solve(&req, &pl->budget));
     /* AUTO takes only the _x layouts that are built (another shared-memory capacity may solve
@@ -261,25 +262,24 @@ int fp4lr_sm90a_wyt_built(fp4lr_format format, fp4lr_family family, int tile_n, 
                           int stages_transform)
 {
     /* tools/gen_sm90a.py INSTANCES, the _w<n>_yt rows (tests/test_sm90a_instances.c compares):
-     * the solver's prepared layouts of every rank, 256 wide (NVFP4's 9 KiB main stages and
-     * MXFP4's 8.5 KiB ones solve to different counts), and the narrow tile's 4 main stages
-     * beside 5 W slots (both formats and families) */
-    if (tile_n == FP4LR_SM90A_TILE_N_NARROW)
-        return stages_main == 4 && stages_transform == 5;
+     * the solver's layouts of every rank (fused with two writeback buffers, budget.h
+     * yt_prepared; NVFP4's 9 KiB main stages and MXFP4's 8.5 KiB ones solve differently) */
     static const struct {
+        int tile_n;
         fp4lr_format format;
         fp4lr_family family;
         int main, transform;
-    } built[] = {{FP4LR_NVFP4, FP4LR_FAMILY_DENSE, 3, 5}, {FP4LR_MXFP4, FP4LR_FAMILY_DENSE, 4, 5},
-                 {FP4LR_NVFP4, FP4LR_FAMILY_FUSED, 4, 5}, {FP4LR_NVFP4, FP4LR_FAMILY_FUSED, 3, 5},
-                 {FP4LR_NVFP4, FP4LR_FAMILY_FUSED, 4, 4}, {FP4LR_NVFP4, FP4LR_FAMILY_FUSED, 3, 4},
-                 {FP4LR_MXFP4, FP4LR_FAMILY_FUSED, 4, 5}, {FP4LR_MXFP4, FP4LR_FAMILY_FUSED, 4, 4},
-                 {FP4LR_MXFP4, FP4LR_FAMILY_FUSED, 3, 4}};
-    if (tile_n != FP4LR_SM90A_TILE_N)
-        return 0;
+    } built[] = {
+        {256, FP4LR_NVFP4, FP4LR_FAMILY_DENSE, 3, 5}, {256, FP4LR_MXFP4, FP4LR_FAMILY_DENSE, 4, 5},
+        {256, FP4LR_NVFP4, FP4LR_FAMILY_FUSED, 3, 5}, {256, FP4LR_NVFP4, FP4LR_FAMILY_FUSED, 4, 4},
+        {256, FP4LR_MXFP4, FP4LR_FAMILY_FUSED, 3, 5}, {256, FP4LR_MXFP4, FP4LR_FAMILY_FUSED, 4, 4},
+        {256, FP4LR_MXFP4, FP4LR_FAMILY_FUSED, 3, 4}, {160, FP4LR_NVFP4, FP4LR_FAMILY_DENSE, 4, 5},
+        {160, FP4LR_MXFP4, FP4LR_FAMILY_DENSE, 4, 5}, {160, FP4LR_NVFP4, FP4LR_FAMILY_FUSED, 4, 5},
+        {160, FP4LR_NVFP4, FP4LR_FAMILY_FUSED, 3, 5}, {160, FP4LR_MXFP4, FP4LR_FAMILY_FUSED, 4, 5},
+    };
     for (size_t i = 0; i < sizeof built / sizeof built[0]; i++)
-        if (built[i].format == format && built[i].family == family && built[i].main == stages_main &&
-            built[i].transform == stages_transform)
+        if (built[i].tile_n == tile_n && built[i].format == format && built[i].family == family &&
+            built[i].main == stages_main && built[i].transform == stages_transform)
             return 1;
     return 0;
 }

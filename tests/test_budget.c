@@ -824,3 +824,31 @@ Test(budget, forced_lowrank_ring_is_validated)
     d.force_lora_chunk = 16;
     expect_fail(d, FP4LR_E_INVALID, "LORA_CHUNK", "with rank 0");
 }
+
+/* The swapped prepared kernels (yt_prepared, the _w<n>_yt ones): the fused family keeps two
+ * writeback buffers (the plain prepared one keeps one), both charged in the epilogue row, and
+ * the flag needs a prepared W without w_inline. */
+Test(budget, sm90_yt_prepared_fused_keeps_two_writeback_buffers)
+{
+    fp4lr_budget_req r = fused(sm90_req(), 32);
+    r.w_prep = 1;
+    fp4lr_budget plain = solve_ok(r);
+    cr_expect_eq(plain.stages_wb, 1);
+    r.yt_prepared = 1;
+    fp4lr_budget yt = solve_ok(r);
+    cr_expect_eq(yt.stages_wb, 2);
+    expect_row(&yt, FP4LR_OBJ_EPILOGUE, 16384, 16384, 2);
+    cr_expect_leq(yt.total_bytes, yt.capacity);
+    r.tile_n = 160; /* the narrow tile: two 32-column buffers of 8 KiB */
+    fp4lr_budget narrow = solve_ok(r);
+    cr_expect_eq(narrow.stages_wb, 2);
+    expect_row(&narrow, FP4LR_OBJ_EPILOGUE, 8192, 8192, 2);
+    fp4lr_budget_req dense = sm90_req();
+    dense.w_prep = dense.yt_prepared = 1;
+    cr_expect_eq(solve_ok(dense).stages_wb, 2, "dense: two, as always");
+    r.w_inline = 1;
+    expect_fail(r, FP4LR_E_INVALID, "W_PREP", "yt_prepared");
+    r.w_inline = 0;
+    r.w_prep = 0;
+    expect_fail(r, FP4LR_E_INVALID, "W_PREP", "yt_prepared");
+}

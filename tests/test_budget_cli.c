@@ -1,5 +1,5 @@
 /* CPU suite: build/bin/fp4lr-budget, the budget solver's command line - its table and JSON,
- * the W-prepared tables (--w-prep, --w-inline), and the exit statuses and rules of bad requests. */
+ * the W-prepared tables (--w-prep, --w-inline, --yt-prepared), and the exit statuses and rules of bad requests. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +23,11 @@ Test(budget_cli, sm90a_tables)
     cr_assert_eq(budget("--arch sm90a --w-inline", out, sizeof out), 0, "%s", out);
     cr_expect(strstr(out, "W converter staging") != NULL, "%s", out);
     cr_expect(strstr(out, "total 226304 B") != NULL, "4 x 9216 + 4 x 32768 + 2 x 16384 + 24576 + 1024: %s", out);
+    cr_assert_eq(budget("--arch sm90a --yt-prepared --rank 32", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "writeback 2") != NULL && strstr(out, "total 230400 B") != NULL,
+              "the _w_yt fused table, 4 x 9216 + 4 x 32768 + L, U, slices + 2 x 16384 + 1024: %s", out);
+    cr_expect_eq(budget("--arch sm90a --yt-prepared --w-inline", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "W_PREP") != NULL, "%s", out);
 }
 
 Test(budget_cli, bad_requests_name_their_rule)

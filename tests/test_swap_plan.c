@@ -304,22 +304,19 @@ Test(swap_plan, prepared_swapped_plans)
             cr_expect_eq(pl.tile_n, width, "%s", pl.entry);
             cr_expect_eq(pl.problem.M, p.M);
             cr_expect_eq(pl.problem.N, p.N);
-            ps.ldY = (ps.N + 7) / 8 * 8;
+            /* the solver's prepared layout of the kernel's tile, fused with two writeback
+             * buffers (budget.h yt_prepared) */
+            fp4lr_budget_req req = {.arch = FP4LR_ARCH_SM90A, .format = p.format, .tile_m = 128, .tile_n = width,
+                                    .tile_k = 128, .cluster = 1, .rank = (int)p.r, .family = pl.family,
+                                    .has_affine = p.has_wc, .out_bytes = 2, .w_prep = 1, .yt_prepared = 1};
             fp4lr_plan ref;
-            const fp4lr_plan_opts w = {.w_prep = FP4LR_WPREP_ON, .swap = FP4LR_SWAP_OFF};
-            if (width == 256) {
-                ref = plan_of(ps, &w);
-            } else { /* a 160-wide plan exists only swapped: the budget of that tile */
-                fp4lr_budget_req req = {.arch = FP4LR_ARCH_SM90A, .format = p.format, .tile_m = 128, .tile_n = 160,
-                                        .tile_k = 128, .cluster = 1, .rank = (int)p.r, .family = pl.family,
-                                        .has_affine = p.has_wc, .out_bytes = 2, .smem_capacity = 0, .w_prep = 1};
-                memset(&ref, 0, sizeof ref);
-                cr_assert_eq(fp4lr_budget_solve(&req, &ref.budget).code, FP4LR_OK);
-                ref.smem_bytes = ref.budget.total_bytes;
-                snprintf(ref.entry, sizeof ref.entry, "fp4lr_sm90a_%s_%s_m128n160k128_c1_s%d_w%d",
-                         fp4lr_format_name(p.format), fp4lr_family_name(pl.family), ref.budget.stages_main,
-                         ref.budget.stages_transform);
-            }
+            memset(&ref, 0, sizeof ref);
+            cr_assert_eq(fp4lr_budget_solve(&req, &ref.budget).code, FP4LR_OK);
+            ref.smem_bytes = ref.budget.total_bytes;
+            snprintf(ref.entry, sizeof ref.entry, "fp4lr_sm90a_%s_%s_m128n%dk128_c1_s%d_w%d",
+                     fp4lr_format_name(p.format), fp4lr_family_name(pl.family), width, ref.budget.stages_main,
+                     ref.budget.stages_transform);
+            cr_expect_eq(ref.budget.stages_wb, 2, "%s", ref.entry);
             char want[FP4LR_ENTRY_NAME_LEN + 4];
             snprintf(want, sizeof want, "%s_yt", ref.entry);
             cr_expect_str_eq(pl.entry, want);

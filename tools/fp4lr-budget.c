@@ -32,6 +32,8 @@ static const char usage[] =
     "                            by bulk copies into its ring: no fp4 W or SFW in the main stages)\n"
     "  --w-inline                sm90a, one CTA: the _x kernels' table (W converted inside\n"
     "                            the kernel: the converter warps' staging beside the W-prepared rings)\n"
+    "  --yt-prepared             sm90a, one CTA: the swapped prepared kernels' table (_w<n>_yt: as\n"
+    "                            --w-prep, the fused family with two writeback buffers)\n"
     "  --lora-chunk N            force N ranks a low-rank chunk (a multiple of 16, at most R)\n"
     "  --lora-slots N            force N low-rank ring slots (1..4)\n"
     "  --json                    print one JSON object instead of the table\n"
@@ -174,6 +176,7 @@ static int parse_args(int argc, char **argv, cli *c)
         if (!strcmp(a, "--no-affine")) { c->no_affine = 1; continue; }
         if (!strcmp(a, "--w-prep")) { c->req.w_prep = 1; continue; }
         if (!strcmp(a, "--w-inline")) { c->req.w_prep = 1; c->req.w_inline = 1; continue; }
+        if (!strcmp(a, "--yt-prepared")) { c->req.w_prep = 1; c->req.yt_prepared = 1; continue; }
         if (strncmp(a, "--", 2) != 0)
             return bad("USAGE", "unexpected argument", a);
         /* --opt=value or --opt value */

@@ -417,21 +417,22 @@ INSTANCES = [
     # the W-prepared kernels storing their tile transposed (_w<n>_yt): the swapped plan with
     # w_prep on (host/plan.c), the user's A (the small operand at M = 1024) prepared by its own
     # launch and the kernel launched as that launch's programmatic dependent; the solver's
-    # counts for every rank (the same as the _w rows above: the budget follows the tile)
+    # counts for every rank (dense as the _w rows above; fused with two writeback buffers,
+    # host/budget.c yt_prepared: r = 0 s3_w5, r >= 16 s4_w4, MXFP4 r = 48 s3_w4)
     ("nvfp4", "dense", 1, 3, 5, True, False, True),
     ("mxfp4", "dense", 1, 4, 5, True, False, True),
-    ("nvfp4", "fused", 1, 4, 5, True, False, True),
     ("nvfp4", "fused", 1, 3, 5, True, False, True),
     ("nvfp4", "fused", 1, 4, 4, True, False, True),
-    ("nvfp4", "fused", 1, 3, 4, True, False, True),
-    ("mxfp4", "fused", 1, 4, 5, True, False, True),
+    ("mxfp4", "fused", 1, 3, 5, True, False, True),
     ("mxfp4", "fused", 1, 4, 4, True, False, True),
     ("mxfp4", "fused", 1, 3, 4, True, False, True),
-    # ... and their narrow tile (128 x 160: the solver's 4 main stages beside 5 W slots of
-    # 20 KiB at every rank, both formats), where the 256-wide grid is under one wave (sana-out)
+    # ... and their narrow tile (128 x 160: 4 main stages beside 5 W slots of 20 KiB, but 3 in
+    # NVFP4 fused from r = 112, whose low-rank chunk grows), where the 256-wide grid is under
+    # one wave (sana-out)
     ("nvfp4", "dense", 1, 4, 5, True, False, True, BN_NARROW),
     ("mxfp4", "dense", 1, 4, 5, True, False, True, BN_NARROW),
     ("nvfp4", "fused", 1, 4, 5, True, False, True, BN_NARROW),
+    ("nvfp4", "fused", 1, 3, 5, True, False, True, BN_NARROW),
     ("mxfp4", "fused", 1, 4, 5, True, False, True, BN_NARROW),
     # the W preparation kernels of the _w kernels, and (_pdl) the same kernels releasing their
     # programmatic dependents at their start (the _w<n>_yt launches)
@@ -846,7 +847,8 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
         # its converters spill 4 bytes at 56 registers with the 64-column epilogue (ptxas
         # 13.0); at 64 / 192 neither role spills
         REG_WG0, REG_CONSUMER = REG_NARROW
-    WB_STAGES = 1 if FUSED and (not xconv or XDBUF) else 2
+    # (the _w_yt kernels keep two: host/budget.c yt_prepared)
+    WB_STAGES = 1 if FUSED and ((not xconv and not yt) or XDBUF) else 2
     EPI_COLS = 32 if (FUSED and xconv and not XDBUF) or BN % 64 else 64
     TSLOTS = tslots
     F16 = fmt == "nvfp4" and "bf16" not in EXPERIMENTS
