@@ -46,6 +46,8 @@ void fp4lr_bench_usage(FILE *f)
             "                    --w-prep on, A prepared by its own launch, timed with the kernel) or off\n"
             "  --pdl P           swapped prepared rows (--swap on --w-prep on): auto (default: on), on or\n"
             "                    off: the kernel launched as the programmatic dependent of the preparation\n"
+            "  --stream S        legacy (default: the legacy default stream) or own (a non-blocking stream of\n"
+            "                    the run's own): where every timed launch goes, fp4lr and peers alike\n"
             "  --tile-n W        sm_90a swapped rows: the kernel's tile width, auto (default: 160 where the\n"
             "                    256-wide grid is under one wave of the GPU's SMs and the 160-wide one fits\n"
             "                    in one), 256 or 160 (rows that do not swap refuse 160)\n"
@@ -201,6 +203,14 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
             if (sw < 0)
                 return bad(err, errlen, "--swap %s: expected auto, on or off", v);
             o->swap = (fp4lr_swap)sw, i++;
+        } else if (!strcmp(a, "--stream")) {
+            if (v && !strcmp(v, "legacy"))
+                o->own_stream = 0;
+            else if (v && !strcmp(v, "own"))
+                o->own_stream = 1;
+            else
+                return bad(err, errlen, "--stream %s: expected legacy or own", v ? v : "(missing)");
+            i++;
         } else if (!strcmp(a, "--pdl")) {
             const int d = fp4lr_pdl_parse(v);
             if (d < 0)

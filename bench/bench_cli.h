@@ -63,6 +63,8 @@ typedef struct fp4lr_bench_opts {
     fp4lr_swap swap;          /* sm_90a one-CTA rows: the swapped plan (--swap) */
     int tile_n;               /* sm_90a one-CTA rows: the swapped kernel's width, 0 = AUTO (--tile-n) */
     fp4lr_pdl pdl;            /* sm_90a swapped prepared rows: the programmatic dependent launch (--pdl) */
+    int own_stream;           /* --stream own: every timed launch (fp4lr and peers) on a non-blocking stream of
+                                 the run's own; legacy (default): the legacy default stream */
     int sweep_stages;         /* every main stage count from 1 to the solver's */
     fp4lr_arch arch;          /* the plans shown without a GPU (--arch, default sm90a) */
     uint64_t seed;

@@ -163,6 +163,7 @@ typedef struct fp4lr_run_info {
     int small_scales;            /* --scales small */
     int sweep_stages;            /* --sweep-stages */
     char schedule[8];            /* the sm_90a tile walk asked for: auto, dp, sk */
+    int own_stream;              /* --stream own: timed on a non-blocking stream (else the legacy one) */
     char variants[96];           /* the variants asked for, e.g. "dense,dense-c2,fused,peers" */
     char arch[16];               /* the architecture planned for, "sm90a" / "sm100a" */
     int validate_rows;

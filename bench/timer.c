@@ -18,6 +18,10 @@ fp4lr_status fp4lr_time(const fp4lr_ctx *ctx, fp4lr_timed_fn fn, void *user, int
     if (reps < 1 || reps > MAX_REPS || warmup < 0)
         return fp4lr_fail(FP4LR_E_INVALID, "TIMER_REPS", "repetitions must be 1..%d (got %d), warm-up >= 0",
                           MAX_REPS, reps);
+    /* a stream of the caller's own (non-blocking) does not wait for the legacy stream's work
+     * (the inputs' uploads, Y's poison): let that finish first */
+    if (stream)
+        FP4LR_TRY(fp4lr_ctx_sync(ctx));
     for (int i = 0; i < warmup; i++)
         FP4LR_TRY(fn(user, i, stream));
     CUevent ev[MAX_REPS + 1];

@@ -1310,6 +1310,22 @@ Test(bench_cli, swap_with_w_prep_on_takes_the_prepared_kernels)
     cr_expect(strstr(err, "expected auto, on or off") != NULL, "%s", err);
 }
 
+/* --stream: the legacy stream by default, own on request; anything else names the choices. */
+Test(bench_cli, stream_is_legacy_or_own)
+{
+    fp4lr_bench_opts o;
+    char err[256];
+    cr_assert_eq(PARSE(&o, err, "--shape", "sana-qkv"), 0, "%s", err);
+    cr_expect_eq(o.own_stream, 0);
+    cr_assert_eq(PARSE(&o, err, "--shape", "sana-qkv", "--stream", "own"), 0, "%s", err);
+    cr_expect_eq(o.own_stream, 1);
+    cr_assert_eq(PARSE(&o, err, "--stream", "legacy"), 0, "%s", err);
+    cr_expect_eq(o.own_stream, 0);
+    cr_expect_neq(PARSE(&o, err, "--stream", "default"), 0);
+    cr_expect(strstr(err, "expected legacy or own") != NULL, "%s", err);
+    cr_expect_neq(PARSE(&o, err, "--stream"), 0);
+}
+
 /* --tile-n and the device's SM count: sana-out's one-CTA rows take the narrow swapped tile on
  * 132 SMs (AUTO) and with --tile-n 160, the wide one with --tile-n 256 or an unknown SM count;
  * a bad width names the choices. */

@@ -58,6 +58,7 @@ typedef struct bench {
     FILE *csv;
     fp4lr_bench_jobs jobs;
     workload w;
+    CUstream stream;                      /* where the timed launches go: NULL (legacy) or --stream own's */
     int step, steps;                      /* progress */
     int validation_failed, errors;
 } bench;
@@ -194,7 +195,7 @@ static void run_fp4lr(bench *b, const fp4lr_bench_job *job, fp4lr_bench_row *row
     if (st.code == FP4LR_OK) {
         fp4lr_ring_gemm g = {&b->rt, &job->plan, &w->ring};
         fp4lr_timing t;
-        st = fp4lr_time(b->ctx, fp4lr_ring_gemm_timed, &g, b->o->warmup, b->o->iters, NULL, &t);
+        st = fp4lr_time(b->ctx, fp4lr_ring_gemm_timed, &g, b->o->warmup, b->o->iters, b->stream, &t);
         if (st.code == FP4LR_OK)
             st = fp4lr_ctx_sync(b->ctx);
         if (st.code == FP4LR_OK) {
@@ -245,7 +246,7 @@ static void run_peer(bench *b, const fp4lr_shape *s, fp4lr_peer_kind k, fp4lr_be
     }
     if (st.code == FP4LR_OK) {
         fp4lr_timing t;
-        st = fp4lr_time(b->ctx, fp4lr_peer_gemm_timed, &g, b->o->warmup, b->o->iters, NULL, &t);
+        st = fp4lr_time(b->ctx, fp4lr_peer_gemm_timed, &g, b->o->warmup, b->o->iters, b->stream, &t);
         if (st.code == FP4LR_OK)
             st = fp4lr_ctx_sync(b->ctx);
         if (st.code == FP4LR_OK) {
@@ -477,12 +478,23 @@ static int measure(const fp4lr_bench_opts *o, fp4lr_ctx *ctx, fp4lr_run_info *ru
         }
         fp4lr_results_csv_header(b.csv);
     }
+    if (o->own_stream) {
+        const CUresult r = ctx->drv->cuStreamCreate(&b.stream, CU_STREAM_NON_BLOCKING);
+        if (r != CUDA_SUCCESS) {
+            say_status("stream", fp4lr_cu_status(ctx->drv, r, "cuStreamCreate", __FILE__, __LINE__));
+            if (b.csv)
+                fclose(b.csv);
+            fp4lr_bench_jobs_free(&b.jobs);
+            fp4lr_runtime_release(&b.rt);
+            return 3;
+        }
+    }
     peers_open(&b, run);
     b.steps = count_steps(&b);
     printf("method: %d warm-up + %d timed launches per job, CUDA events, median; inputs rotated over copies "
-           "> %dx L2 (at most %d); fp4lr validated on %d sampled rows first; kernels from %s\n",
+           "> %dx L2 (at most %d); fp4lr validated on %d sampled rows first; kernels from %s; %s stream\n",
            o->warmup, o->iters, FP4LR_ROTATION_L2_FACTOR, FP4LR_ROTATION_MAX_COPIES, FP4LR_BENCH_VALIDATE_ROWS,
-           b.rt.kernel_dir);
+           b.rt.kernel_dir, o->own_stream ? "a non-blocking" : "the legacy");
     print_notes(o, arch);
 
     fp4lr_nvidia_smi_query(run->smi_before, sizeof run->smi_before);
@@ -514,6 +526,8 @@ static int measure(const fp4lr_bench_opts *o, fp4lr_ctx *ctx, fp4lr_run_info *ru
     }
     fp4lr_cublaslt_close(b.lt);
     fp4lr_runtime_release(&b.rt);
+    if (b.stream)
+        ctx->drv->cuStreamDestroy(b.stream);
     fp4lr_bench_jobs_free(&b.jobs);
     /* A failed validation outranks other errors: a wrong result must not hide behind one. */
     return b.validation_failed ? 1 : b.errors ? 3 : 0;
@@ -548,6 +562,7 @@ int main(int argc, char **argv)
     run.force_lora_chunk = o.force_lora_chunk, run.force_lora_slots = o.force_lora_slots;
     run.small_scales = o.small_scales;
     snprintf(run.schedule, sizeof run.schedule, "%s", fp4lr_schedule_name(o.schedule));
+    run.own_stream = o.own_stream;
     run.validate_rows = FP4LR_BENCH_VALIDATE_ROWS;
     fp4lr_bench_variants_format(o.variants, run.variants, sizeof run.variants);
 
