@@ -258,6 +258,28 @@ int tsupport_case_unstable_stale_wp(tsupport_case *g, int n)
     return unstable_launches(g, n, 1, &diff0, &fm0, &fn0);
 }
 
+void tsupport_swap_edges(fp4lr_ctx *ctx, fp4lr_format f, const fp4lr_plan_opts *opts, uint64_t seed)
+{
+    static const int64_t ms[] = {1, 127, 257, 1000}, ns[] = {7, 255, 1000, 1600};
+    const int64_t kmin = fp4lr_format_k_multiple(f);
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+        for (size_t j = 0; j < sizeof ns / sizeof ns[0]; j++) {
+            const fp4lr_problem p = {.M = ms[i], .N = ns[j], .K = (i + j) % 2 ? kmin : 3 * kmin, .format = f,
+                                     .out = FP4LR_OUT_BF16};
+            tsupport_case g;
+            tsupport_case_setup(&g, ctx, &p, seed++, FP4LR_PGEN_SCALES_REALISTIC, 0, opts);
+            cr_assert(g.plan.swap_ab, "%lld x %lld x %lld: %s is not swapped", (long long)p.M, (long long)p.N,
+                      (long long)p.K, g.plan.entry);
+            if (opts->tile_n)
+                cr_assert_eq(g.plan.tile_n, opts->tile_n, "%s", g.plan.entry);
+            if (opts->w_prep == FP4LR_WPREP_ON)
+                cr_assert(g.plan.w_prep && !g.plan.w_inline, "%s is not a prepared plan", g.plan.entry);
+            tsupport_case_run(&g);
+            tsupport_case_expect_pass(&g);
+            tsupport_case_teardown(&g);
+        }
+}
+
 char *tsupport_kernel_dir_save(void)
 {
     const char *env = getenv("FP4LR_KERNEL_DIR");

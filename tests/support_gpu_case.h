@@ -73,6 +73,11 @@ int tsupport_case_unstable_stale_wp(tsupport_case *g, int n);
 /* Loads the case's kernels from `dir` from now on (a fresh runtime; FP4LR_KERNEL_DIR is set
  * to dir in this test process, since it overrides a caller's directory). */
 void tsupport_case_use_kernel_dir(tsupport_case *g, const char *dir);
+/* The swapped plans' ragged edges (tests/test_gemm_swap*.c): M in {1, 127, 257, 1000}, N in
+ * {7, 255, 1000, 1600}, K at the format's minimum or 3 times it, each planned with `opts` (swap
+ * on; a tile_n it sets is asserted, and w_prep on must give the prepared kernels), run and
+ * compared with the reference.  Seeds from `seed` on. */
+void tsupport_swap_edges(fp4lr_ctx *ctx, fp4lr_format f, const fp4lr_plan_opts *opts, uint64_t seed);
 /* FP4LR_KERNEL_DIR as the test found it (a copy, or NULL when unset), and setting it back
  * (freeing the copy), around tsupport_case_use_kernel_dir. */
 char *tsupport_kernel_dir_save(void);

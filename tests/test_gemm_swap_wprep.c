@@ -44,19 +44,11 @@ static void setup(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, int
 static void edges(fp4lr_format f, int width)
 {
     fp4lr_ctx *ctx = sm90a_or_skip();
-    tile_n = width;
-    static const int64_t ms[] = {1, 127, 257, 1000}, ns[] = {7, 255, 1000, 1600};
-    const int64_t kmin = fp4lr_format_k_multiple(f);
-    uint64_t seed = 1100;
-    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
-        for (size_t j = 0; j < sizeof ns / sizeof ns[0]; j++) {
-            gcase g;
-            setup(&g, ctx, ms[i], ns[j], (i + j) % 2 ? kmin : 3 * kmin, 0, 0, 0, f, seed++, 0, FP4LR_SCHEDULE_AUTO,
-                  j % 2 ? FP4LR_PDL_OFF : FP4LR_PDL_AUTO);
-            tsupport_case_run(&g);
-            tsupport_case_expect_pass(&g);
-            tsupport_case_teardown(&g);
-        }
+    for (int pdl = 0; pdl < 2; pdl++) { /* as the preparation's dependent, then after it */
+        const fp4lr_plan_opts o = {.swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_ON, .tile_n = width,
+                                   .pdl = pdl ? FP4LR_PDL_OFF : FP4LR_PDL_AUTO};
+        tsupport_swap_edges(ctx, f, &o, 1100 + 100 * (uint64_t)pdl);
+    }
     fp4lr_ctx_destroy(ctx);
 }
 
