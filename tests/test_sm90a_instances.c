@@ -772,3 +772,26 @@ Test(sm90a_instances, nogdwait_and_the_wyt_timeline_build, .timeout = 240)
         GATE_EACH("$D/b", "$D/b", "nvfp4_dense_m128n256k128_c1_s3_w5_yt nvfp4_dense_m128n160k128_c1_s4_w5_yt"));
     cr_expect_eq(rc, 0, "nogdwait or the _w_yt tline builds do not build (or lack their code)");
 }
+
+/* w3wb (a measurement, with xself1): the 256-wide dense _x4 kernels with 3 W slots and four
+ * 64-column writeback buffers (the fourth slot's 32 KiB), under their committed names and
+ * shared-memory totals, so that the committed host runs them; they build clean, and no other
+ * kernel changes. */
+Test(sm90a_instances, w3wb_measurement_builds, .timeout = 240)
+{
+    int rc = run_in_tmpdir(
+        "FP4LR_GEN_EXPERIMENT=w3wb,xself1 python3 tools/gen_sm90a.py --outdir $D/a > /dev/null && "
+        "for k in nvfp4_dense_m128n256k128_c1_s4_x4 nvfp4_dense_m128n256k128_c1_s4_x4_yt "
+        "mxfp4_dense_m128n256k128_c1_s4_x4 mxfp4_dense_m128n256k128_c1_s4_x4_yt; do "
+        "f=$D/a/fp4lr_sm90a_$k.ptx; c=ptx/sm90a/fp4lr_sm90a_$k.ptx; "
+        "grep -q '^.visible .entry fp4lr_sm90a_'$k'($' $f && "
+        "grep -q 'W ring, 3 slots of 256 x 64' $f && grep -q 'writeback staging, 4 buffers of' $f && "
+        "grep -q 'mbarriers: full\\[4\\], empty\\[4\\], tfull\\[3\\], tempty\\[3\\]' $f && "
+        "test \"$(grep -o '^//   total [0-9]*' $f)\" = \"$(grep -o '^//   total [0-9]*' $c)\" && "
+        "grep -q 'cp.async.bulk.wait_group.read 3;' $f || exit 1; done && "
+        "cmp -s $D/a/fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4.ptx "
+        "$(FP4LR_GEN_EXPERIMENT=xself1 python3 tools/gen_sm90a.py --outdir $D/b > /dev/null && echo $D/b/fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4.ptx) && "
+        GATE_EACH("$D/a", "$D", "nvfp4_dense_m128n256k128_c1_s4_x4 nvfp4_dense_m128n256k128_c1_s4_x4_yt "
+                                "mxfp4_dense_m128n256k128_c1_s4_x4"));
+    cr_expect_eq(rc, 0, "w3wb does not build (or lacks its layout)");
+}

@@ -28,7 +28,7 @@ KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfen
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
                      "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre", "epinostore", "epistg", "fillasync", "epinowait",
-                     "nogdwait"}
+                     "nogdwait", "w3wb"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -317,6 +317,12 @@ XDBUF = False
 # 128 kb + 64 h < K.  SANA's K = 2240 is such a K: 1 chunk of 35 a tile.
 HALFK = False
 GDWAIT_ON = False  # the W producer waits for the preparation grid first (griddepcontrol.wait; set by emit_kernel)
+# FP4LR_GEN_EXPERIMENT=w3wb (measurement, with xself1): the 256-wide dense _x4 kernels keep 3 W
+# slots and give the fourth slot's 32 KiB to two more 64-column writeback buffers, four in all,
+# so that a tile's four epilogue chunks never wait for the bulk stores' reads (what epinowait
+# bounds).  Same entry names and shared-memory size: the committed host runs them.
+W3WB = "w3wb" in EXPERIMENTS
+NAME_TSLOTS = 2    # the W slots the entry's name says (TSLOTS but under w3wb; set by emit_kernel)
 AFF_SLICE = 2 * 256 * 4   # fused: one WG's wc and beta slices of a tile (BN fp32 each; set per kernel)
 
 FORMATS = {
@@ -508,7 +514,7 @@ def layout(fmt, stages):
 
 def header(e, fmt, family, cluster, stages, L):
     blk, ka, _, _ = FORMATS[fmt]
-    name = entry_name(fmt, family, cluster, stages, TSLOTS, WPRE, XCONV, YT, BN)
+    name = entry_name(fmt, family, cluster, stages, NAME_TSLOTS, WPRE, XCONV, YT, BN)
     scale = "ue4m3 (e4m3 bits, sign 0)" if fmt == "nvfp4" else "ue8m0 (0xFF = NaN)"
     optype = "f16" if F16 else "bf16"
     optype_why = (": |value| in [2^-10, 2688], at most 6 significant bits" if F16 else
@@ -851,6 +857,13 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     WB_STAGES = 1 if FUSED and ((not xconv and not yt) or XDBUF) else 2
     EPI_COLS = 32 if (FUSED and xconv and not XDBUF) or BN % 64 else 64
     TSLOTS = tslots
+    global NAME_TSLOTS
+    NAME_TSLOTS = tslots
+    if W3WB and xconv and not FUSED and bn == 256 and tslots == 4:
+        # w3wb (measurement): the fourth W slot's 32 KiB as two more writeback buffers; the
+        # entry keeps its name and shared-memory size (the barrier area loses two mbarriers)
+        assert not XSELF_ON or XSELF_KB == 1, "w3wb needs xself1: the first fill takes 2 slots a K block"
+        TSLOTS, WB_STAGES = 3, 4
     F16 = fmt == "nvfp4" and "bf16" not in EXPERIMENTS
     # Measured on the H200 (flux-qkv NVFP4): c1 480 TFLOP/s, c2 with both CTAs converting
     # every W row 441, c2 splitting the rows and writing the peer's half with
@@ -871,7 +884,7 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     L = layout(fmt, stages)
     e = Emitter(CL)
     header(e, fmt, family, cluster, stages, L)
-    name = entry_name(fmt, family, cluster, stages, TSLOTS, WPRE, XCONV, YT, BN)
+    name = entry_name(fmt, family, cluster, stages, NAME_TSLOTS, WPRE, XCONV, YT, BN)
     e(""".version 8.0
 .target sm_90a
 .address_size 64
