@@ -773,25 +773,30 @@ Test(sm90a_instances, nogdwait_and_the_wyt_timeline_build, .timeout = 240)
     cr_expect_eq(rc, 0, "nogdwait or the _w_yt tline builds do not build (or lack their code)");
 }
 
-/* w3wb (a measurement, with xself1): the 256-wide dense _x4 kernels with 3 W slots and four
- * 64-column writeback buffers (the fourth slot's 32 KiB), under their committed names and
- * shared-memory totals, so that the committed host runs them; they build clean, and no other
- * kernel changes. */
-Test(sm90a_instances, w3wb_measurement_builds, .timeout = 240)
+/* w3wb (a measurement, with noxself or xself1): the 256-wide _x4 kernels with 3 W slots and the
+ * fourth slot's 32 KiB as two more 64-column writeback buffers (dense four, fused three of
+ * their own and no XDBUF), under their committed names and shared-memory totals, so that the
+ * committed host runs them; with noxself every one builds clean (with xself1 the NVFP4 fused
+ * ones spill, as they do with xself1 alone), and nothing else changes. */
+Test(sm90a_instances, w3wb_measurement_builds, .timeout = 300)
 {
     int rc = run_in_tmpdir(
-        "FP4LR_GEN_EXPERIMENT=w3wb,xself1 python3 tools/gen_sm90a.py --outdir $D/a > /dev/null && "
-        "for k in nvfp4_dense_m128n256k128_c1_s4_x4 nvfp4_dense_m128n256k128_c1_s4_x4_yt "
-        "mxfp4_dense_m128n256k128_c1_s4_x4 mxfp4_dense_m128n256k128_c1_s4_x4_yt; do "
-        "f=$D/a/fp4lr_sm90a_$k.ptx; c=ptx/sm90a/fp4lr_sm90a_$k.ptx; "
-        "grep -q '^.visible .entry fp4lr_sm90a_'$k'($' $f && "
-        "grep -q 'W ring, 3 slots of 256 x 64' $f && grep -q 'writeback staging, 4 buffers of' $f && "
-        "grep -q 'mbarriers: full\\[4\\], empty\\[4\\], tfull\\[3\\], tempty\\[3\\]' $f && "
+        "FP4LR_GEN_EXPERIMENT=w3wb,noxself python3 tools/gen_sm90a.py --outdir $D/a > /dev/null && "
+        "FP4LR_GEN_EXPERIMENT=noxself python3 tools/gen_sm90a.py --outdir $D/b > /dev/null && "
+        "for f in $D/a/*_x4.ptx $D/a/*_x4_yt.ptx; do c=ptx/sm90a/$(basename $f); "
+        "case $f in *dense*) n=4;; *) n=3;; esac; "
+        "grep -q 'W ring, 3 slots of 256 x 64' $f && grep -q \"writeback staging, $n buffers of\" $f && "
+        "grep -q 'tfull\\[3\\], tempty\\[3\\]' $f && ! grep -q 'xdone' $f && "
         "test \"$(grep -o '^//   total [0-9]*' $f)\" = \"$(grep -o '^//   total [0-9]*' $c)\" && "
-        "grep -q 'cp.async.bulk.wait_group.read 3;' $f || exit 1; done && "
-        "cmp -s $D/a/fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4.ptx "
-        "$(FP4LR_GEN_EXPERIMENT=xself1 python3 tools/gen_sm90a.py --outdir $D/b > /dev/null && echo $D/b/fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4.ptx) && "
-        GATE_EACH("$D/a", "$D", "nvfp4_dense_m128n256k128_c1_s4_x4 nvfp4_dense_m128n256k128_c1_s4_x4_yt "
-                                "mxfp4_dense_m128n256k128_c1_s4_x4"));
+        "grep -q \"cp.async.bulk.wait_group.read $((n - 1));\" $f || { echo $f >&2; exit 1; }; done && "
+        "test $(ls $D/a/*_x4.ptx $D/a/*_x4_yt.ptx | wc -l) -eq 12 && "
+        "for f in $D/a/*.ptx; do case $f in *_x4.ptx|*_x4_yt.ptx) continue;; esac; "
+        "cmp -s $f $D/b/$(basename $f) || { echo $f >&2; exit 1; }; done && "
+        "FP4LR_GEN_EXPERIMENT=w3wb,xself1 python3 tools/gen_sm90a.py --outdir $D/c > /dev/null && "
+        "grep -q 'xself: the consumers convert the first unit.s first 1 K blocks' "
+        "$D/c/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4.ptx && "
+        GATE_EACH("$D/a", "$D", "nvfp4_fused_m128n256k128_c1_s3_x4 nvfp4_dense_m128n256k128_c1_s4_x4_yt "
+                                "mxfp4_fused_m128n256k128_c1_s3_x4_yt") " && "
+        GATE_EACH("$D/c", "$D/c", "nvfp4_dense_m128n256k128_c1_s4_x4"));
     cr_expect_eq(rc, 0, "w3wb does not build (or lacks its layout)");
 }

@@ -317,10 +317,11 @@ XDBUF = False
 # 128 kb + 64 h < K.  SANA's K = 2240 is such a K: 1 chunk of 35 a tile.
 HALFK = False
 GDWAIT_ON = False  # the W producer waits for the preparation grid first (griddepcontrol.wait; set by emit_kernel)
-# FP4LR_GEN_EXPERIMENT=w3wb (measurement, with xself1): the 256-wide dense _x4 kernels keep 3 W
-# slots and give the fourth slot's 32 KiB to two more 64-column writeback buffers, four in all,
+# FP4LR_GEN_EXPERIMENT=w3wb (measurement, with xself1): the 256-wide _x4 kernels keep 3 W slots
+# and give the fourth slot's 32 KiB to two more 64-column writeback buffers: dense four in all,
 # so that a tile's four epilogue chunks never wait for the bulk stores' reads (what epinowait
-# bounds).  Same entry names and shared-memory size: the committed host runs them.
+# bounds); fused three of their own instead of one plus the converters' staging (XDBUF).  Same
+# entry names and shared-memory size: the committed host runs them.
 W3WB = "w3wb" in EXPERIMENTS
 NAME_TSLOTS = 2    # the W slots the entry's name says (TSLOTS but under w3wb; set by emit_kernel)
 AFF_SLICE = 2 * 256 * 4   # fused: one WG's wc and beta slices of a tile (BN fp32 each; set per kernel)
@@ -859,11 +860,13 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     TSLOTS = tslots
     global NAME_TSLOTS
     NAME_TSLOTS = tslots
-    if W3WB and xconv and not FUSED and bn == 256 and tslots == 4:
-        # w3wb (measurement): the fourth W slot's 32 KiB as two more writeback buffers; the
-        # entry keeps its name and shared-memory size (the barrier area loses two mbarriers)
+    if W3WB and xconv and bn == 256 and tslots == 4:
+        # w3wb (measurement): the fourth W slot's 32 KiB as two more 64-column writeback
+        # buffers (dense 4; fused 3 of its own, without XDBUF's converter staging); the entry
+        # keeps its name and shared-memory size (the barrier area loses two mbarriers)
         assert not XSELF_ON or XSELF_KB == 1, "w3wb needs xself1: the first fill takes 2 slots a K block"
-        TSLOTS, WB_STAGES = 3, 4
+        TSLOTS, WB_STAGES = 3, (3 if FUSED else 4)
+        XDBUF, EPI_COLS = False, 64
     F16 = fmt == "nvfp4" and "bf16" not in EXPERIMENTS
     # Measured on the H200 (flux-qkv NVFP4): c1 480 TFLOP/s, c2 with both CTAs converting
     # every W row 441, c2 splitting the rows and writing the peer's half with
