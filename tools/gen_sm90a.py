@@ -317,7 +317,8 @@ XDBUF = False
 # 128 kb + 64 h < K.  SANA's K = 2240 is such a K: 1 chunk of 35 a tile.
 HALFK = False
 GDWAIT_ON = False  # the W producer waits for the preparation grid first (griddepcontrol.wait; set by emit_kernel)
-# FP4LR_GEN_EXPERIMENT=w3wb (measurement, with xself1): the 256-wide _x4 kernels keep 3 W slots
+# FP4LR_GEN_EXPERIMENT=w3wb (measurement, with noxself, or xself1 where that builds: the first
+# fill needs two slots a K block): the 256-wide _x4 kernels keep 3 W slots
 # and give the fourth slot's 32 KiB to two more 64-column writeback buffers: dense four in all,
 # so that a tile's four epilogue chunks never wait for the bulk stores' reads (what epinowait
 # bounds); fused three of their own instead of one plus the converters' staging (XDBUF).  Same
