@@ -362,8 +362,10 @@ fp4lr_status fp4lr_plan_print(FILE *f, const fp4lr_plan *pl)
             p->ldU, p->ldY, p->has_wc ? "yes" : "no", p->has_beta ? "yes" : "no");
     fprintf(f, "entry: %s\n", pl->entry);
     if (pl->arch == FP4LR_ARCH_SM90A)
-        fprintf(f, "schedule: %s (tile walk: auto splits the last waves along K when whole tiles leave "
-                   "SMs idle)\n", fp4lr_schedule_name(pl->schedule));
+        fprintf(f, "schedule: %s (tile walk: %s)\n", fp4lr_schedule_name(pl->schedule),
+                pl->schedule == FP4LR_SCHEDULE_DP   ? "whole tiles only"
+                : pl->schedule == FP4LR_SCHEDULE_SK ? "the last waves split along K (stream-K)"
+                                                    : "the last waves split along K when whole tiles leave SMs idle");
     if (pl->swap_ab)
         fprintf(f, "swapped: the kernel computes Y^T = W.A^T (A and W, M and N exchanged: %" PRId64 " x %" PRId64
                    " tiles below are Y^T's) and stores its tiles transposed; the operand it converts once per "

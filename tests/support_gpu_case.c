@@ -280,6 +280,25 @@ void tsupport_swap_edges(fp4lr_ctx *ctx, fp4lr_format f, const fp4lr_plan_opts *
         }
 }
 
+void tsupport_swap_narrow_back_to_back(fp4lr_ctx *ctx, fp4lr_format f, int64_t r, const fp4lr_plan_opts *opts,
+                                       uint64_t seed)
+{
+    const fp4lr_problem p = {.M = 1600, .N = 4096, .K = fp4lr_format_k_multiple(f), .r = r, .format = f,
+                             .out = FP4LR_OUT_BF16, .has_wc = r > 0, .has_beta = r > 0};
+    fp4lr_plan_opts o = *opts;
+    o.schedule = FP4LR_SCHEDULE_DP;
+    o.tile_n = FP4LR_SM90A_TILE_N_NARROW;
+    cr_assert_gt(320, ctx->sm_count, "this check needs more tiles than CTAs");
+    tsupport_case g;
+    tsupport_case_setup(&g, ctx, &p, seed, FP4LR_PGEN_SCALES_REALISTIC, 64, &o);
+    cr_assert(g.plan.swap_ab && g.plan.tile_n == FP4LR_SM90A_TILE_N_NARROW, "%s is not the narrow swapped plan",
+              g.plan.entry);
+    tsupport_case_run(&g);
+    tsupport_case_expect_pass(&g);
+    tsupport_case_expect_stable(&g, 30);
+    tsupport_case_teardown(&g);
+}
+
 char *tsupport_kernel_dir_save(void)
 {
     const char *env = getenv("FP4LR_KERNEL_DIR");

@@ -78,6 +78,13 @@ void tsupport_case_use_kernel_dir(tsupport_case *g, const char *dir);
  * on; a tile_n it sets is asserted, and w_prep on must give the prepared kernels), run and
  * compared with the reference.  Seeds from `seed` on. */
 void tsupport_swap_edges(fp4lr_ctx *ctx, fp4lr_format f, const fp4lr_plan_opts *opts, uint64_t seed);
+/* The narrow swapped tile's epilogue across tiles (tests/test_gemm_swap*.c): the kernel's
+ * problem 4096 / 128 x 1600 / 160 = 320 narrow tiles, several a CTA, data-parallel, K at the
+ * format's minimum (a short K loop between two epilogues), rank r with the affine when r > 0,
+ * planned with `opts` (swap on, tile_n 160 asserted); checked against the reference and bitwise
+ * stable over 30 launches. */
+void tsupport_swap_narrow_back_to_back(fp4lr_ctx *ctx, fp4lr_format f, int64_t r, const fp4lr_plan_opts *opts,
+                                       uint64_t seed);
 /* FP4LR_KERNEL_DIR as the test found it (a copy, or NULL when unset), and setting it back
  * (freeing the copy), around tsupport_case_use_kernel_dir. */
 char *tsupport_kernel_dir_save(void);

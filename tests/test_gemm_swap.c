@@ -130,6 +130,20 @@ Test(gemm_swap, launches_are_bitwise_stable, .timeout = 300)
     fp4lr_ctx_destroy(ctx);
 }
 
+/* The narrow tile's five epilogue chunks over two staging buffers end on buffer 0, which the
+ * next tile's chunk 0 writes: it must wait for every store of the tile before (a race found by
+ * review, fixed 2026-12-04; tools/writeback_check.py checks the PTX on the CPU).  Several tiles
+ * a CTA, data-parallel, K at its minimum so that the K loop between two epilogues is short. */
+Test(gemm_swap, narrow_tiles_back_to_back_are_stable, .timeout = 300)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    const fp4lr_plan_opts o = {.swap = FP4LR_SWAP_ON};
+    tsupport_swap_narrow_back_to_back(ctx, FP4LR_NVFP4, 0, &o, 990);
+    tsupport_swap_narrow_back_to_back(ctx, FP4LR_MXFP4, 0, &o, 991);
+    tsupport_swap_narrow_back_to_back(ctx, FP4LR_NVFP4, 32, &o, 992);
+    fp4lr_ctx_destroy(ctx);
+}
+
 /* Planted fault for the poisoned-workspace check above: the xnowait kernel
  * (FP4LR_GEN_EXPERIMENT=xnowait: the W producer copies without waiting for the converters'
  * flags; with noxself, so that its first copies are not held back behind the first fill),

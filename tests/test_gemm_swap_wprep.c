@@ -146,6 +146,20 @@ static CUstream own_stream(fp4lr_ctx *ctx)
     return s;
 }
 
+/* The narrow tile's epilogue across tiles (test_gemm_swap.c, narrow_tiles_back_to_back_are_stable):
+ * several tiles a CTA, K at its minimum, both launches. */
+Test(gemm_swap_wprep, narrow_tiles_back_to_back_are_stable, .timeout = 300)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    const fp4lr_plan_opts dep = {.swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_ON};
+    const fp4lr_plan_opts plain = {.swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_ON, .pdl = FP4LR_PDL_OFF};
+    tsupport_swap_narrow_back_to_back(ctx, FP4LR_NVFP4, 0, &dep, 1290);
+    tsupport_swap_narrow_back_to_back(ctx, FP4LR_MXFP4, 0, &plain, 1291);
+    tsupport_swap_narrow_back_to_back(ctx, FP4LR_NVFP4, 16, &dep, 1292);
+    tsupport_swap_narrow_back_to_back(ctx, FP4LR_MXFP4, 48, &dep, 1293);
+    fp4lr_ctx_destroy(ctx);
+}
+
 Test(gemm_swap_wprep, dependent_launch_matches_and_is_stable, .timeout = 300)
 {
     fp4lr_ctx *ctx = sm90a_or_skip();

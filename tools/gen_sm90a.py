@@ -3663,8 +3663,9 @@ def epilogue_chunk_begin(e, q, L):
 \tmad.lo.u32 %r53, %r42, {L['wbuf'] // 2}, %r53;   // this WG's half
 \tadd.u32 %r54, %r53, %r49;""")
     else:
-        e(f"""\t// chunk {q}
-\t@%p2 cp.async.bulk.wait_group.read {WB_STAGES - 1};
+        keep = wb_wait_keep(q)
+        e(f"""\t// chunk {q}{"" if keep == WB_STAGES - 1 else f" (the previous tile's last store read this buffer: wait for all)"}
+\t@%p2 cp.async.bulk.wait_group.read {keep};
 \tbar.sync %r46, 128;
 \tadd.u32 %r53, %sbase, {L['wb'] + buf * L['wbuf']};
 \tmad.lo.u32 %r53, %r42, {L['wbuf'] // 2}, %r53;   // this WG's half
@@ -3702,6 +3703,28 @@ def epi_buffers_doc(L):
         return (f"chunk q uses the own buffer ({half}), odd chunks\n\t// the converters' staging "
                 "instead once they have left (xdone; two buffers)")
     return f"chunk q uses staging buffer q%{WB_STAGES} ({half})"
+
+
+def wb_wait_keep(q):
+    """The bulk groups chunk q's wait may leave outstanding: those committed after the last
+    store that read its buffer (q % WB_STAGES).  WB_STAGES - 1 inside a tile; for the first
+    chunks of a tile, the previous tile's stores after that buffer's last use there, plus this
+    tile's before chunk q (0 for chunk 0 of the narrow tile: five chunks over two buffers end
+    on buffer 0).  tools/writeback_check.py checks the result from the PTX."""
+    if q >= WB_STAGES:
+        return WB_STAGES - 1
+    e = epi_chunks()
+    last = q + WB_STAGES * ((e - 1 - q) // WB_STAGES)   # the previous tile's last chunk on q's buffer
+    return min(WB_STAGES - 1, (e - 1 - last) + q)
+
+
+def wb_wait_doc():
+    """wait_group.read's count in the plain epilogue's header comment."""
+    keeps = [wb_wait_keep(q) for q in range(epi_chunks())]
+    if len(set(keeps)) == 1:
+        return str(keeps[0])
+    return ", ".join(f"{k} at chunk {q}" for q, k in enumerate(keeps) if k != WB_STAGES - 1) + \
+        f", else {WB_STAGES - 1}"
 
 
 def epi_chunks():
@@ -3862,7 +3885,7 @@ def emit_epilogue(e, L):
     e(f"""\t// ---- epilogue: alpha * acc -> bf16 -> swizzled staging -> bulk tensor store ----
 \t// {CHUNK_WORDS[epi_chunks()]} {EPI_COLS}-column chunks; {epi_buffers_doc(L)}.
 \t// Before writing a buffer the WG's issuing thread waits until the store that used it
-\t// last has finished reading (wait_group.read {"1, or 0 with one buffer" if XDBUF else WB_STAGES - 1}), then the WG synchronises.
+\t// last has finished reading (wait_group.read {"1, or 0 with one buffer" if XDBUF else wb_wait_doc()}), then the WG synchronises.
 \tadd.u32 %r46, %r42, 1;                      // named barrier id 1 / 2
 \tand.b32 %r47, %r20, 63;                     // row inside the WG's 64 rows
 {phase}
