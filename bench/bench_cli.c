@@ -133,6 +133,7 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
     o->seed = 1;
     err[0] = '\0';
     fp4lr_shape req[FP4LR_BENCH_MAX_SHAPES];
+    int custom[FP4LR_BENCH_MAX_SHAPES] = {0}; /* req[i] came from --mnk */
     int nreq = 0, iters = -1, warmup = -1, no_peers = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -169,6 +170,7 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
                 if (fp4lr_shape_parse(v, &s) || s.M < 1 || s.N < 1 || s.K < 1)
                     return bad(err, errlen, "--mnk %s: expected MxNxK or MxNxK:r with positive integers", v);
                 s.name = v;
+                custom[nreq] = 1;
             }
             req[nreq++] = s, i++;
         } else if (!strcmp(a, "--format")) {
@@ -275,6 +277,25 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
     if (o->iters < FP4LR_BENCH_ITERS_MIN && !o->quick)
         return bad(err, errlen, "--iters %d: at least %d for a measurement (--quick allows fewer)", o->iters,
                    FP4LR_BENCH_ITERS_MIN);
+    /* a shape the user wrote must be a problem in at least one of the run's formats (a table
+     * shape that one format cannot run, as SANA's K = 2240 in MXFP4, is a skipped row) */
+    for (int q = 0; q < nreq; q++) {
+        fp4lr_status first = fp4lr_ok();
+        int fits = 0;
+        for (int f = FP4LR_NVFP4; f <= FP4LR_MXFP4; f++) {
+            if (!(o->formats & 1 << f))
+                continue;
+            fp4lr_problem p = {.M = req[q].M, .N = req[q].N, .K = req[q].K, .r = req[q].r,
+                               .format = (fp4lr_format)f, .out = FP4LR_OUT_BF16};
+            fp4lr_problem_resolve(&p);
+            fp4lr_status st = fp4lr_problem_validate(&p);
+            fits += st.code == FP4LR_OK;
+            if (st.code != FP4LR_OK && first.code == FP4LR_OK)
+                first = st;
+        }
+        if (custom[q] && !fits)
+            return bad(err, errlen, "--mnk %s: %s [%s]", req[q].name, first.msg, first.rule);
+    }
     if (!nreq)
         for (int s = 0; s < fp4lr_num_shapes; s++)
             if (fp4lr_shapes[s].large) {

@@ -31,14 +31,18 @@ plots-gnuplot:
 # `make bench`: the whole benchmark in one command - every shape and variant against the
 # cuBLASLt peers, the main-stage sweep on four shapes, both appended to bench/results/ (JSON
 # Lines, plus CSV), then the plots and the README's results table and plots.  Without a GPU
-# fp4lr-bench lists the jobs it would run and records nothing; without gnuplot (and no way to
+# fp4lr-bench lists the jobs it would run and records nothing, and the rest is skipped (the
+# README and plots stay as they are); without gnuplot (and no way to
 # install it) the plots step says how to draw them elsewhere.  BENCH_ARGS adds options.
 BENCH_ARGS  ?=
 SWEEP_SHAPES := --shape flux-qkv --shape square-r0 --shape qwen-fc1-r128 --shape sana-out
 .PHONY: bench
 bench: all
+	$(Q)rm -f $(B)/bench-all.csv $(B)/bench-sweep.csv
 	$(Q)$(B)/bin/fp4lr-bench $(BENCH_ARGS) --csv $(B)/bench-all.csv
-	$(Q)$(B)/bin/fp4lr-bench --sweep-stages --no-peers --variants dense,dense-c2,fused $(SWEEP_SHAPES) \
-	    $(BENCH_ARGS) --csv $(B)/bench-sweep.csv
-	$(Q)$(PYTHON) tools/results_table.py --update-readme
-	$(Q)$(MAKE) --no-print-directory plots PLOTS_ARGS=--update-readme
+	$(Q)if [ ! -s $(B)/bench-all.csv ]; then \
+	    echo "bench: nothing was measured (no GPU?): README.md and the plots are left as they are"; exit 0; fi; \
+	$(B)/bin/fp4lr-bench --sweep-stages --no-peers --variants dense,dense-c2,fused $(SWEEP_SHAPES) \
+	    $(BENCH_ARGS) --csv $(B)/bench-sweep.csv && \
+	$(PYTHON) tools/results_table.py --update-readme && \
+	$(MAKE) --no-print-directory plots PLOTS_ARGS=--update-readme

@@ -168,7 +168,8 @@ static fp4lr_status validate_request(const fp4lr_budget_req *r)
     if (r->yt_prepared && (!r->w_prep || r->w_inline))
         return INVALID("W_PREP", "yt_prepared (the _w<n>_yt kernels) needs a prepared-W plan without w_inline");
     if (r->w_prep && (r->arch != FP4LR_ARCH_SM90A || r->cluster != 1))
-        return INVALID("W_PREP", "a prepared W (w_prep) exists on sm90a with one CTA, not %s with cluster %d",
+        return INVALID("W_PREP", "a prepared W (w_prep%s) exists on sm90a with one CTA, not %s with cluster %d",
+                       r->w_inline ? ", here for w_inline" : r->yt_prepared ? ", here for yt_prepared" : "",
                        fp4lr_arch_name(r->arch), r->cluster);
     if (r->w_prep && r->force_transform_stages &&
         (r->force_transform_stages < TRANSFORM_STAGES || r->force_transform_stages > WPREP_STAGES_MAX))
@@ -178,8 +179,9 @@ static fp4lr_status validate_request(const fp4lr_budget_req *r)
                                       (r->force_transform_stages != TRANSFORM_STAGES &&
                                        r->force_transform_stages != TRANSFORM_STAGES_DEEP)))
         return INVALID("TRANSFORM_STAGES", "forced transform slots = %d: 0 (the solver's choice), "
-                       "or on sm90a %d or %d (sm100a has no transform ring)",
-                       r->force_transform_stages, TRANSFORM_STAGES, TRANSFORM_STAGES_DEEP);
+                       "or on sm90a %d or %d (%d..%d with a prepared W; sm100a has no transform ring)",
+                       r->force_transform_stages, TRANSFORM_STAGES, TRANSFORM_STAGES_DEEP, TRANSFORM_STAGES,
+                       WPREP_STAGES_MAX);
     return fp4lr_ok();
 }
 

@@ -19,6 +19,7 @@
 #include "problem_gen.h"
 #include "results.h"
 #include "rotate.h"
+#include "support_cmd.h"
 #include "support_gpu.h"
 
 #define MiB ((size_t)1 << 20)
@@ -678,6 +679,38 @@ Test(bench_cli, opts_bad_arguments)
     cr_expect(o.help);
     cr_expect_eq(PARSE(&o, err, "--list-shapes"), 0);
     cr_expect(o.list_shapes);
+}
+
+/* A shape the user writes is checked as a problem when parsed: it must run in at least one of
+ * the run's formats (a table shape one format cannot run is a skipped row instead). */
+Test(bench_cli, opts_custom_shapes_are_problems)
+{
+    fp4lr_bench_opts o;
+    char err[256];
+    cr_expect_eq(PARSE(&o, err, "--mnk", "128x128x128:7"), 2);
+    cr_expect(strstr(err, "--mnk 128x128x128:7") != NULL && strstr(err, "[R_MULTIPLE]") != NULL, "%s", err);
+    cr_expect_eq(PARSE(&o, err, "--mnk", "128x128x100"), 2);
+    cr_expect(strstr(err, "[K_MULTIPLE]") != NULL, "%s", err);
+    cr_expect_eq(PARSE(&o, err, "--format", "mxfp4", "--mnk", "128x128x64"), 2);
+    cr_expect(strstr(err, "not a multiple of 128") != NULL, "%s", err);
+    /* K = 64 runs in NVFP4: with both formats the MXFP4 rows are skipped, as for a table shape */
+    cr_expect_eq(PARSE(&o, err, "--mnk", "128x128x64"), 0, "%s", err);
+    cr_expect_eq(PARSE(&o, err, "--mnk", "128x128x128:32"), 0, "%s", err);
+    cr_expect_eq(PARSE(&o, err, "--shape", "sana-qkv", "--format", "mxfp4"), 0, "%s", err);
+}
+
+/* Without a GPU the dry run lists the jobs; a row whose plan failed (not a fit) is an error,
+ * as it is with a GPU. */
+Test(bench_cli, dry_run_with_a_failed_plan_exits_3)
+{
+    char out[16384];
+    int rc = tsupport_run_bin("fp4lr-bench", "--no-json --shape flux-out --variants dense --pdl on", out, sizeof out);
+    if (!strstr(out, "no GPU"))
+        cr_skip_test("this machine has a GPU: the dry run is not what runs");
+    cr_expect_eq(rc, 3, "%s", out);
+    cr_expect(strstr(out, "[PDL]") != NULL && strstr(out, "have no plan") != NULL, "%s", out);
+    rc = tsupport_run_bin("fp4lr-bench", "--no-json --shape flux-out --variants dense", out, sizeof out);
+    cr_expect_eq(rc, 0, "%s", out);
 }
 
 Test(bench_cli, format_granularity)

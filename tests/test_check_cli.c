@@ -54,7 +54,7 @@ Test(check_cli, swapped_prepared_plans)
     cr_expect(strstr(out, "entry: fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_w5_yt") != NULL, "%s", out);
     cr_expect(strstr(out, "fp4lr_sm90a_nvfp4_wprep converts A") != NULL, "%s", out);
     cr_expect(strstr(out, "programmatic dependent") == NULL, "%s", out);
-    cr_expect_eq(check("--shape flux-qkv --pdl on --plan-only", out, sizeof out), 3, "%s", out);
+    cr_expect_eq(check("--shape flux-qkv --pdl on --plan-only", out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "[FP4LR_E_UNSUPPORTED PDL]") != NULL, "%s", out);
     cr_assert_eq(check("--shape sana-out --swap on --w-prep on --sm-count 132 --plan-only", out, sizeof out), 0, "%s",
                  out);
@@ -74,7 +74,7 @@ Test(check_cli, narrow_tile_plans)
     cr_expect(strstr(out, "126 tiles of 128x160") != NULL, "%s", out);
     cr_assert_eq(check("--shape sana-out --plan-only --sm-count 132 --tile-n 256", out, sizeof out), 0, "%s", out);
     cr_expect(strstr(out, "entry: fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4_yt") != NULL, "%s", out);
-    cr_expect_eq(check("--shape flux-qkv --plan-only --tile-n 160", out, sizeof out), 3, "%s", out);
+    cr_expect_eq(check("--shape flux-qkv --plan-only --tile-n 160", out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "[FP4LR_E_UNSUPPORTED TILE_N]") != NULL, "%s", out);
     cr_expect_eq(check("--shape sana-out --plan-only --tile-n 192", out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "tile-n must be auto, 256 or 160") != NULL, "%s", out);
@@ -86,6 +86,41 @@ Test(check_cli, plan_only_prints_the_plan)
     static char out[16384];
     cr_assert_eq(check("--mnk 300x520x448 --dense --plan-only", out, sizeof out), 0, "%s", out);
     cr_expect(strstr(out, "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_") != NULL, "%s", out);
+}
+
+/* A plan whose kernel is not built (a forced stage count the solver allows) says so. */
+Test(check_cli, plan_only_names_a_kernel_that_is_not_built)
+{
+    static char out[16384];
+    cr_assert_eq(check("--stages 9 --plan-only", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "note: kernel fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s9_") != NULL &&
+                  strstr(out, "is not built") != NULL, "%s", out);
+    cr_assert_eq(check("--plan-only", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "is not built") == NULL, "the default plan's kernel is built: %s", out);
+}
+
+/* Contradictions, values that are options, and outputs that cannot be written are refused
+ * before any work (status 2, the rule named); a plan the options cannot have is status 2. */
+Test(check_cli, contradictions_and_unwritable_outputs)
+{
+    static char out[16384];
+    cr_expect_eq(check("--mnk 256x256x256 --shape sana-out --plan-only", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "excludes --shape") != NULL, "%s", out);
+    cr_expect_eq(check("--mnk 256x256x256:32 --rank 16 --plan-only", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "--rank names it again") != NULL, "%s", out);
+    cr_expect_eq(check("--mnk 256x256x256:32 --dense --plan-only", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "which --dense excludes") != NULL, "%s", out);
+    cr_expect_eq(check("--timeline --plan-only", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "missing value") != NULL, "%s", out);
+    cr_expect_eq(check("--in ''", out, sizeof out), 2, "%s", out);
+    cr_expect_eq(check("--out /nonexistent-dir/o --plan-only", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "/nonexistent-dir is not a directory") != NULL, "%s", out);
+    cr_expect_eq(check("--out README.md --plan-only", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "exists and is not a directory") != NULL, "%s", out);
+    cr_expect_eq(check("--timeline /nonexistent-dir/t.csv --plan-only", out, sizeof out), 2, "%s", out);
+    cr_expect_eq(check("--dense --lora-slots 2 --plan-only", out, sizeof out), 2, "%s", out);
+    cr_expect_eq(check("--stages 40 --plan-only", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "fp4lr-check:") != NULL, "%s", out);
 }
 
 static void repeat_case(const char *args, int n)

@@ -11,8 +11,10 @@
 static char dir[64];
 
 /* A build directory whose bin/fp4lr-check exists, and a stub sanitizer that logs
- * "<tool> <args>" and exits 9 when the tool is `fail_tool` (the empty string: never). */
-static void make_stub(const char *fail_tool)
+ * "<tool> <args>" and exits 9 when the tool is `fail_tool` (the empty string: never); it says
+ * "validate: PASS" (a kernel ran) unless `no_gpu`, where it says what fp4lr-check says
+ * without a GPU and exits 0. */
+static void make_stub_gpu(const char *fail_tool, int no_gpu)
 {
     snprintf(dir, sizeof dir, "/tmp/fp4lr-san.XXXXXX");
     cr_assert_not_null(mkdtemp(dir));
@@ -32,11 +34,13 @@ static void make_stub(const char *fail_tool)
             "#!/bin/sh\n"
             "echo \"$2 $*\" >> %s/calls.log\n"
             "if [ \"$2\" = \"%s\" ]; then echo '========= ERROR SUMMARY: 1 error'; exit 9; fi\n"
-            "echo 'validate: PASS'; echo '========= ERROR SUMMARY: 0 errors'\n",
-            dir, fail_tool);
+            "echo '%s'; echo '========= ERROR SUMMARY: 0 errors'\n",
+            dir, fail_tool, no_gpu ? "no kernel was run (no GPU)." : "validate: PASS");
     fclose(f);
     chmod(path, 0755);
 }
+
+static void make_stub(const char *fail_tool) { make_stub_gpu(fail_tool, 0); }
 
 static int lines(const char *path)
 {
@@ -105,6 +109,17 @@ Test(sanitize_script, an_error_stops_it)
     fclose(f);
     cr_expect(first_racecheck[0], "racecheck ran");
     cr_expect_eq(after, 0, "nothing after the failing case");
+    remove_dir();
+}
+
+/* without a GPU fp4lr-check exits 0 having run no kernel: that is no clean result */
+Test(sanitize_script, no_kernel_run_is_a_failure)
+{
+    make_stub_gpu("", 1);
+    char out[8192];
+    cr_expect_eq(run(dir, out, sizeof out), 1, "%s", out);
+    cr_expect(strstr(out, "sanitize: memcheck ran no validated kernel on --mnk") != NULL, "%s", out);
+    cr_expect(strstr(out, "clean") == NULL, "%s", out);
     remove_dir();
 }
 

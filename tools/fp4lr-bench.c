@@ -424,8 +424,10 @@ static int dry_run(const fp4lr_bench_opts *o, fp4lr_status gpu)
            runnable, fp4lr_arch_name(o->arch), fp4lr_kernel_dir(NULL), o->iters, o->warmup, FP4LR_BENCH_VALIDATE_ROWS);
     print_notes(o, o->arch);
     fp4lr_results_table_header(stdout);
+    int plan_errors = 0;
     for (int i = 0; i < jobs.n; i++) {
         fp4lr_bench_row *row = &jobs.row[i];
+        plan_errors += jobs.job[i].plan_error;
         if (jobs.job[i].runnable) {
             row->state = FP4LR_ROW_SKIPPED;
             if (row->has_plan)
@@ -436,7 +438,13 @@ static int dry_run(const fp4lr_bench_opts *o, fp4lr_status gpu)
         fp4lr_results_table_row(stdout, row);
     }
     fp4lr_bench_jobs_free(&jobs);
-    return 0;
+    if (o->csv || o->json)
+        printf("nothing measured, so nothing recorded (%s%s%s not written)\n", o->csv ? "--csv " : "",
+               o->csv ? o->csv : "", o->json ? (o->csv ? ", the results record" : "the results record") : "");
+    /* as with a GPU: a plan that failed for a reason other than fit is an error */
+    if (plan_errors)
+        printf("%d job(s) have no plan (rows FAILED above): exit 3\n", plan_errors);
+    return plan_errors ? 3 : 0;
 }
 
 /* ---- main -------------------------------------------------------------------------------------- */

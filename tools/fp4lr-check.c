@@ -10,6 +10,7 @@
  * --out DIR writes the output (and, with --out-ref, the reference) as .npy files;
  * tools/README.md lists the files and their layouts. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,7 @@ static void usage(FILE *f)
             "  --seed S            input seed (default 1)\n"
             "  --scales S          realistic (default), full (every scale code; sums may overflow) or\n"
             "                      small (MXFP4 block scales <= 2^0, as a trained model's)\n"
-            "  --rows N            rows validated, sampled (default 384; 0 = every row)\n"
+            "  --rows N            rows validated, sampled (default 384, at least 12; 0 = every row)\n"
             "  --iters N           timed launches (default 20; 0 = no timing)\n"
             "  --repeat N          after validating, N more launches, each into a poisoned Y and\n"
             "                      compared bit for bit with the validated Y (default 0)\n"
@@ -157,6 +158,8 @@ static int parse(int argc, char **argv, opts *o)
             o->out_ref = 1;
         } else if (!v) {
             return bad_arg(a, NULL, "unknown flag or missing value");
+        } else if (!*v || !strncmp(v, "--", 2)) {
+            return bad_arg(a, v, "missing value (the next argument is empty or an option)");
         } else if (!strcmp(a, "--shape")) {
             o->shape_name = v, shape_set = 1, i++;
         } else if (!strcmp(a, "--mnk")) {
@@ -253,15 +256,21 @@ static int parse(int argc, char **argv, opts *o)
         /* The shapes come from the files (load_inputs); nothing else may set them. */
         if (shape_set || mnk || o->rank_set || o->affine_set || o->dense || scales_set)
             return bad_arg("--in", o->in_dir,
-                           "the problem comes from the files: --shape, --mnk, --rank, --affine and --scales do not apply");
+                           "the problem comes from the files: --shape, --mnk, --rank, --affine, --no-affine, --dense "
+                           "and --scales do not apply");
         return 0;
     }
     if (o->alpha_set)
         return bad_arg("--alpha", NULL, "needs --in (generated problems draw their own alpha)");
     fp4lr_shape sh;
+    if (mnk && shape_set)
+        return bad_arg("--mnk", mnk, "excludes --shape (both name the problem's shape)");
     if (mnk) {
         if (fp4lr_shape_parse(mnk, &sh))
             return bad_arg("--mnk", mnk, "expected MxNxK or MxNxK:r with integers");
+        if (strchr(mnk, ':') && (o->rank_set || o->dense))
+            return bad_arg("--mnk", mnk, o->dense ? "names a rank, which --dense excludes"
+                                                  : "names a rank; --rank names it again");
     } else {
         const fp4lr_shape *f = fp4lr_shape_find(o->shape_name);
         if (!f)
@@ -562,6 +571,61 @@ static fp4lr_status repeat_launches(fp4lr_runtime *rt, const fp4lr_plan *plan, f
     return st;
 }
 
+/* 0 when `path` names a place this run can write (kind "dir": an existing writable directory
+ * or a new one in a writable directory; "file": a writable regular file or a new one in a
+ * writable directory), checked before any work so that a long run does not end refused; else
+ * the message in why. */
+static int writable_target(const char *path, int dir, char *why, size_t cap)
+{
+    struct stat sb;
+    if (stat(path, &sb) == 0) {
+        if (dir ? !S_ISDIR(sb.st_mode) : !S_ISREG(sb.st_mode))
+            return snprintf(why, cap, "exists and is not a %s", dir ? "directory" : "regular file"), 1;
+        if (access(path, dir ? W_OK | X_OK : W_OK))
+            return snprintf(why, cap, "not writable: %s", strerror(errno)), 1;
+        return 0;
+    }
+    if (errno != ENOENT)
+        return snprintf(why, cap, "%s", strerror(errno)), 1;
+    char parent[1024];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(parent, sizeof parent, ".");
+    else if (slash == path)
+        snprintf(parent, sizeof parent, "/");
+    else
+        snprintf(parent, sizeof parent, "%.*s", (int)(slash - path), path);
+    if (stat(parent, &sb) || !S_ISDIR(sb.st_mode))
+        return snprintf(why, cap, "%s is not a directory", parent), 1;
+    if (access(parent, W_OK | X_OK))
+        return snprintf(why, cap, "cannot create it in %s: %s", parent, strerror(errno)), 1;
+    return 0;
+}
+
+/* The plan's kernel may be one the solver allows but nobody built (a forced stage count, say):
+ * say so before anything is generated or launched. */
+static void note_unbuilt(const fp4lr_plan *plan)
+{
+    char path[1024];
+    struct stat sb;
+    if (fp4lr_module_path(path, sizeof path, fp4lr_kernel_dir(NULL), fp4lr_arch_name(plan->arch), plan->entry,
+                          "cubin").code == FP4LR_OK &&
+        stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+        return;
+    printf("note: kernel %s is not built (no %s): this plan can be printed, not launched "
+           "(ptx/ABI.md lists the built kernels)\n", plan->entry, path);
+}
+
+/* A plan the options cannot have is a bad argument (2): a rule broken, a budget that does
+ * not fit, a combination no kernel is built for; the device's own refusal (an architecture
+ * without kernels) and every other error is 3. */
+static int plan_refusal_exit(fp4lr_status st)
+{
+    if (st.code == FP4LR_E_INVALID || st.code == FP4LR_E_INFEASIBLE)
+        return 2;
+    return st.code == FP4LR_E_UNSUPPORTED && strcmp(st.rule, "arch_unsupported") ? 2 : 3;
+}
+
 static int fail(fp4lr_status st, int code)
 {
     fprintf(stderr, "fp4lr-check: %s [%s%s%s]\n", st.msg, fp4lr_code_name(st.code), st.rule[0] ? " " : "",
@@ -575,6 +639,11 @@ int main(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc)
         return rc;
+    char why[1200];
+    if (o.out_dir && writable_target(o.out_dir, 1, why, sizeof why))
+        return bad_arg("--out", o.out_dir, why);
+    if (o.timeline && writable_target(o.timeline, 0, why, sizeof why))
+        return bad_arg("--timeline", o.timeline, why);
     checked c;
     memset(&c, 0, sizeof c);
     fp4lr_status st;
@@ -615,9 +684,10 @@ int main(int argc, char **argv)
                o.p.has_wc ? ", wc" : "", o.p.has_beta ? ", beta" : "");
     if (st.code) {
         release(&c);
-        return fail(st, 3);
+        return fail(st, plan_refusal_exit(st));
     }
     fp4lr_plan_print(stdout, &plan);
+    note_unbuilt(&plan);
     if (o.plan_only) {
         release(&c);
         return 0;
@@ -646,11 +716,16 @@ int main(int argc, char **argv)
         st = prepare(&o, &c);
         if (st.code == FP4LR_OK) {
             double amax = 0;
-            for (int64_t i = 0; i < c.nrows * o.p.N; i++)
-                if (c.ref[i] > amax || -c.ref[i] > amax)
+            long long nonfinite = 0;
+            for (int64_t i = 0; i < c.nrows * o.p.N; i++) {
+                if (!isfinite(c.ref[i]))
+                    nonfinite++;
+                else if (c.ref[i] > amax || -c.ref[i] > amax)
                     amax = c.ref[i] < 0 ? -c.ref[i] : c.ref[i];
-            printf("reference: %lld rows x %lld columns in double, max |ref| = %.6g, tol_acc = %.3g\n",
-                   (long long)c.nrows, (long long)o.p.N, amax, fp4lr_tol_acc(&c.host.p));
+            }
+            printf("reference: %lld rows x %lld columns in double, max finite |ref| = %.6g, %lld non-finite "
+                   "(NaN or Inf), tol_acc = %.3g\n",
+                   (long long)c.nrows, (long long)o.p.N, amax, nonfinite, fp4lr_tol_acc(&c.host.p));
             printf("no kernel was run (no GPU).\n");
             if (o.out_dir)
                 st = write_outputs(&o, &c, 0);

@@ -5,8 +5,14 @@
 # frame), or when ptxas reports a performance warning that serializes wgmma
 # (C7508 setmaxnreg ignored, C7517/C7519 injected waits/arrives).  PTXAS names the
 # assembler (default ptxas); PTXAS_FLAGS adds options (e.g. -lineinfo).
+# Exit status: 0 gated clean; 1 ptxas failed or the gate refused; 2 bad arguments.
 set -eu
+usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; }
+case ${1:-} in -h|--help) usage; exit 0;; esac
+[ $# -eq 3 ] || { usage >&2; exit 2; }
 arch=$1; in=$2; out=$3
+[ -f "$in" ] || { echo "ptxas gate: $in: no such file" >&2; exit 2; }
+case $out in *.cubin) ;; *) echo "ptxas gate: $out: the output's name ends in .cubin (the report goes beside it)" >&2; exit 2;; esac
 report=${out%.cubin}.ptxas.txt
 ptxas=${PTXAS:-ptxas}
 # shellcheck disable=SC2086  # PTXAS_FLAGS is a word list

@@ -102,7 +102,7 @@ def advance(e, idx, phase, n):
 
 def main(tool, doc, instances, name_of, emit_of, outdir, subdir_of=None):
     """Writes every instantiation into outdir (or outdir/subdir_of(inst)), or --check /
-    --list; returns the exit status."""
+    --list; returns the exit status (0; 1 --check found a difference; 2 cannot write)."""
     ap = argparse.ArgumentParser(prog=tool, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="compare with the committed files, write nothing")
     ap.add_argument("--list", action="store_true", help="print the entry names")
@@ -126,9 +126,13 @@ def main(tool, doc, instances, name_of, emit_of, outdir, subdir_of=None):
                 print(f"{tool}: {path} differs from the generator's output (run tools/{tool}.py)", file=sys.stderr)
                 bad = 1
         else:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w") as f:
-                f.write(text)
+            try:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w") as f:
+                    f.write(text)
+            except OSError as e:
+                print(f"{tool}: cannot write {path}: {e.strerror}", file=sys.stderr)
+                return 2
     if args.check and not bad:
         print(f"{tool}: {len(instances)} kernels match the generator")
     return bad

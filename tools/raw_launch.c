@@ -152,7 +152,7 @@ static void usage(FILE *f)
             "  --format F          nvfp4 (default) or mxfp4\n"
             "  --no-affine         no wc, no beta (with r = 0: the dense family)\n"
             "  --dense             r = 0, no wc, no beta: the dense family\n"
-            "  --cluster C         1 (default) or 2 (dense only)\n"
+            "  --cluster C         1 (default) or 2 (a CTA pair: the _c2 kernels, dense and fused)\n"
             "  --w-prep W          auto (default: as the library plans, but on where it would convert\n"
             "                      W in the kernel), on or off: the W-prepared _w kernel and its wprep\n"
             "                      launch (ABI.md §4.1), or the transform kernel\n"
@@ -846,8 +846,11 @@ static int run(const opts *given, gpu *g, host_problem *h, dev_problem *d)
         st = fp4lr_plan_make(p, FP4LR_ARCH_SM90A, &popts, &plan);
     }
     if (st.code) {
+        /* the options ask a plan the planner refuses: a bad argument */
         fprintf(stderr, "raw_launch: plan: %s [%s]\n", st.msg, st.rule);
-        return EXIT_ERROR;
+        return st.code == FP4LR_E_INVALID || st.code == FP4LR_E_INFEASIBLE || st.code == FP4LR_E_UNSUPPORTED
+                   ? EXIT_USAGE
+                   : EXIT_ERROR;
     }
     int rc = load_kernel(g, &plan, kernel_dir(o->kernel_dir));
     if (!rc)

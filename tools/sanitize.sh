@@ -6,11 +6,12 @@
 # at the first failure; the log of the last case is BUILD_DIR/sanitize.log.  `make sanitize`
 # runs it; on a GPU machine without make, run it directly on the copied build.  SANITIZER
 # names the tool (default compute-sanitizer).  --list prints the cases and stops.
-# Exit status: 0 clean; 1 a tool reported errors or the check failed; 2 bad arguments.
+# Exit status: 0 clean; 1 a tool reported errors, the check failed, or a case ran no
+# validated kernel (no GPU: nothing was checked); 2 bad arguments.
 set -u
 here=$(dirname "$0")
 cases="$here/../tests/sanitize_cases.txt"
-if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0; fi
+if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0; fi
 if [ "${1:-}" = "--list" ]; then grep -v '^#' "$cases" | grep -v '^$'; exit 0; fi
 [ $# -le 1 ] || { echo "sanitize: one build directory at most" >&2; exit 2; }
 b=${1:-build}
@@ -29,6 +30,11 @@ for tool in memcheck racecheck synccheck; do
             grep -E "ERROR SUMMARY|RACECHECK SUMMARY|^validate" "$b/sanitize.log"
             if [ $rc -ne 0 ]; then
                 echo "sanitize: $tool failed on $c (exit $rc; log in $b/sanitize.log)"
+                exit 1
+            fi
+            # a clean exit that ran no kernel (no GPU: fp4lr-check's CPU path) checked nothing
+            if ! grep -q '^validate: PASS' "$b/sanitize.log"; then
+                echo "sanitize: $tool ran no validated kernel on $c (no GPU?), so it checked nothing (log in $b/sanitize.log)"
                 exit 1
             fi
         done
