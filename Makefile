@@ -102,10 +102,12 @@ $(B)/ptx/sm100f/%.cubin: ptx/sm100f/%.ptx tools/ptxas_gate.sh
 run: all
 	$(Q)$(B)/bin/fp4lr-check $(RUN_ARGS)
 
-# Every suite in one Criterion binary (one closing line), then the codec oracle check and
-# the .npy round trip of fp4lr-check against an independent numpy reference.
+# Every suite in one Criterion binary (one closing line, then tests/test_report.py: the totals
+# with each skip reason, since the closing line does not count skipped tests), then the codec
+# oracle check and the .npy round trip of fp4lr-check against an independent numpy reference.
 test: all
-	$(Q)cd $(CURDIR) && $(TEST_BIN) $(TEST_ARGS)
+	$(Q)cd $(CURDIR) && $(TEST_BIN) $(TEST_ARGS) --json=$(B)/test-report.json
+	$(Q)$(PYTHON) tests/test_report.py $(B)/test-report.json
 	$(Q)$(MAKE) --no-print-directory check-vectors
 	$(Q)$(PYTHON) tests/npy_roundtrip.py --tool $(B)/bin/fp4lr-check
 	$(Q)B=$(B) MAKE="$(MAKE)" CC="$(CC)" sh tests/test_install.sh

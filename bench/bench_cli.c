@@ -157,6 +157,8 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
             o->json = 0;
         } else if (!v) {
             return bad(err, errlen, "%s: unknown flag or missing value", a);
+        } else if (!*v || !strncmp(v, "--", 2)) {
+            return bad(err, errlen, "%s '%s': missing value (the next argument is empty or an option)", a, v);
         } else if (!strcmp(a, "--shape") || !strcmp(a, "--mnk")) {
             fp4lr_shape s;
             if (nreq == FP4LR_BENCH_MAX_SHAPES)

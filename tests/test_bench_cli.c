@@ -697,6 +697,9 @@ Test(bench_cli, opts_custom_shapes_are_problems)
     cr_expect_eq(PARSE(&o, err, "--mnk", "128x128x64"), 0, "%s", err);
     cr_expect_eq(PARSE(&o, err, "--mnk", "128x128x128:32"), 0, "%s", err);
     cr_expect_eq(PARSE(&o, err, "--shape", "sana-qkv", "--format", "mxfp4"), 0, "%s", err);
+    /* an option where a value belongs is not taken as the value */
+    cr_expect_eq(PARSE(&o, err, "--csv", "--no-json"), 2);
+    cr_expect(strstr(err, "missing value") != NULL, "%s", err);
 }
 
 /* Without a GPU the dry run lists the jobs; a row whose plan failed (not a fit) is an error,

@@ -44,6 +44,10 @@ Test(raw_launch, bad_arguments_exit_2)
     cr_expect(strstr(out, "K") != NULL, "the message names K: %s", out);
     cr_expect_eq(raw_launch("--cluster 3", out, sizeof out), 2, "%s", out);
     cr_expect_eq(raw_launch("--w-prep maybe", out, sizeof out), 2, "%s", out);
+    cr_expect_eq(raw_launch("--mnk 300x520x512:32 --dense", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "excludes a rank in --mnk") != NULL, "%s", out);
+    cr_expect_eq(raw_launch("--kernel-dir --dense", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "missing value") != NULL, "%s", out);
 }
 
 /* Every sm_90a family, both formats, ragged edges, the affine-only and tiny problems. */

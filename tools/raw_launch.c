@@ -205,7 +205,7 @@ static int parse(int argc, char **argv, opts *o)
                            .out = FP4LR_OUT_BF16, .has_wc = 1, .has_beta = 1};
     o->cluster = 1;
     o->seed = 1;
-    int dense = 0, no_affine = 0;
+    int dense = 0, no_affine = 0, mnk_rank = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long long x;
@@ -218,13 +218,15 @@ static int parse(int argc, char **argv, opts *o)
             no_affine = 1;
         } else if (!strcmp(a, "--dense")) {
             dense = 1;
-        } else if (!v) {
-            return bad_arg(a, "unknown flag or missing value");
+        } else if (!v || !*v || !strncmp(v, "--", 2)) {
+            return bad_arg(a, v ? "missing value (the next argument is empty or an option)"
+                                : "unknown flag or missing value");
         } else if (!strcmp(a, "--print-params")) {
             return print_params(v);
         } else if (!strcmp(a, "--mnk")) {
             if (parse_mnk(v, &o->p))
                 return bad_arg(a, "expected MxNxK or MxNxK:r");
+            mnk_rank = strchr(v, ':') != NULL;
             i++;
         } else if (!strcmp(a, "--format")) {
             if (!strcmp(v, "nvfp4")) o->p.format = FP4LR_NVFP4;
@@ -251,6 +253,8 @@ static int parse(int argc, char **argv, opts *o)
             return bad_arg(a, "unknown flag");
         }
     }
+    if (dense && mnk_rank && o->p.r)
+        return bad_arg("--dense", "excludes a rank in --mnk (the dense family has r = 0)");
     if (dense)
         o->p.r = 0;
     o->p.has_wc = o->p.has_beta = !(dense || no_affine);
