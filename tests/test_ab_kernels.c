@@ -126,6 +126,26 @@ Test(ab_kernels, a_broken_bench_run_stops_the_comparison)
     cr_expect_null(strstr(out, "round 2"), "no second round after a broken run: %s", out);
 }
 
+/* A bench run that exits 0 without a CSV (no GPU: it lists its jobs and measures nothing)
+ * stops the script with status 3, naming the run, before any comparison. */
+Test(ab_kernels, a_run_that_measured_nothing_stops_it)
+{
+    write_stub("benchA", "500.0", "1", 0);
+    char path[160];
+    snprintf(path, sizeof path, "%s/benchB", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\necho 'no GPU: no CUDA driver'\nexit 0\n");
+    fclose(f);
+    chmod(path, 0755);
+    static char out[8192], cmd[1024];
+    snprintf(cmd, sizeof cmd, "sh tools/ab_kernels.sh -n 2 %s/out a %s/benchA %s/ka b %s/benchB %s/kb -- x 2>&1",
+             dir, dir, dir, dir, dir);
+    cr_expect_eq(tsupport_run_capture(cmd, out, sizeof out), 3, "%s", out);
+    cr_expect_not_null(strstr(out, "(round 1, b) measured nothing (no GPU?)"), "%s", out);
+    cr_expect_null(strstr(out, "round 2"), "no second round: %s", out);
+}
+
 Test(ab_kernels, refuses_bad_arguments)
 {
     write_stub("benchA", "500.0", "1", 0);

@@ -11,10 +11,11 @@
 # Then tools/ab_compare.py OUTDIR prints B / A per shape and variant.  Each run validates
 # before it times; a build that fails validation is reported, not compared.  ROUNDS: 2.
 # Exit status: ab_compare's (0, or 1 when a build failed validation); 2 for bad arguments;
-# a bench run failing otherwise than by validation (status 1) stops the script with its status.
+# a bench run failing otherwise than by validation (status 1) stops the script with its status;
+# a run that measured nothing (no GPU: no CSV) stops it with status 3.
 set -eu
 usage() {
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 rounds=2
@@ -51,6 +52,11 @@ bench() {
     if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
         echo "ab_kernels: $bin (round $i, $label) failed with status $rc" >&2
         exit "$rc"
+    fi
+    # without a GPU fp4lr-bench lists its jobs, measures nothing and writes no CSV
+    if [ ! -s "$out/$label-$i.csv" ]; then
+        echo "ab_kernels: $bin (round $i, $label) measured nothing (no GPU?): no $out/$label-$i.csv" >&2
+        exit 3
     fi
 }
 while [ "$i" -le "$rounds" ]; do
