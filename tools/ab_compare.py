@@ -16,7 +16,7 @@ results may be wrong by design): its rows that fail validation are compared by t
 all the same, marked "t", and do not make the exit status 1.  The other build's must pass.
 
 Exit status: 0; 1 when a row of either build failed validation or failed to run; 2 for
-unusable input.
+unusable input (among it a CSV that is empty, header-only, or holds a truncated row).
 """
 import collections
 import csv
@@ -47,9 +47,21 @@ def load(d):
                 rows = list(csv.DictReader(f))
         except (OSError, UnicodeDecodeError, csv.Error) as e:
             raise InputError(f"{d}/{n}: cannot read ({e}) [AB_CSV]")
-        if rows and not {"shape", "variant", "state", "tflops", "pass"} <= set(rows[0]):
+        if not rows:
+            raise InputError(f"{d}/{n}: no rows (an empty or header-only CSV: did that run measure "
+                             "anything?) [AB_CSV_EMPTY]")
+        if not {"shape", "variant", "state", "tflops", "pass"} <= set(rows[0]):
             raise InputError(f"{d}/{n}: not an fp4lr-bench CSV (columns shape, variant, state, tflops, "
                              "pass) [AB_CSV_COLUMNS]")
+        for i, r in enumerate(rows, 1):
+            if None in r or None in r.values():
+                raise InputError(f"{d}/{n}: row {i}: not as many fields as the header (a truncated or "
+                                 "malformed row) [AB_CSV_ROW]")
+            try:
+                if r["tflops"] or r["state"] == "ok":
+                    float(r["tflops"])
+            except ValueError:
+                raise InputError(f"{d}/{n}: row {i}: tflops '{r['tflops']}' is not a number [AB_CSV_ROW]")
         runs[m.group("label")][int(m.group("round"))] = rows
     if len(runs) != 2:
         raise InputError(f"{d}: expected the CSVs of exactly two labels (LABEL-ROUND.csv), found "
@@ -77,7 +89,11 @@ def main(argv=None):
     first = os.path.join(d, ".ab_order")
     if os.path.exists(first):
         with open(first) as f:
-            a, b = f.read().split()[:2]
+            order = f.read().split()[:2]
+        if len(order) != 2:
+            print(f"ab_compare: {first} does not name two labels [AB_ORDER]", file=sys.stderr)
+            return 2
+        a, b = order
         if {a, b} != set(runs):
             print(f"ab_compare: {first} names {a}, {b}; the CSVs are of {', '.join(sorted(runs))} "
                   "[AB_ORDER]", file=sys.stderr)

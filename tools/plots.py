@@ -21,18 +21,23 @@ stage sweep) and draws three SVGs into bench/results/plots/:
 
 The gnuplot data and scripts go to build/plots/ (--work); gnuplot is the Debian package
 gnuplot-nox (`make plots` installs it when missing and run as root).  Exit status: 0 ok,
-2 no usable results, 3 gnuplot missing or failed.
+2 no usable results (also: a results or --sweep file that cannot be read or is not
+fp4lr-bench output, a --sweep file without usable rows, an --out or --work directory that
+cannot be written, README.md without the markers), 3 gnuplot missing or failed.
 """
 import argparse
 import csv
 import glob
-import json
 import math
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results_jsonl  # noqa: E402  (the one reader of bench/results/*.jsonl)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN, END = "<!-- plots:begin -->", "<!-- plots:end -->"
@@ -64,6 +69,12 @@ def rel(path):
     return os.path.relpath(path, ROOT)
 
 
+def fail(msg, status=2):
+    """One line on stderr (the message names the file), then the exit status."""
+    print(f"plots: {msg}", file=sys.stderr)
+    sys.exit(status)
+
+
 # ---- reading results ------------------------------------------------------------------------
 
 def results_files():
@@ -75,8 +86,12 @@ def results_files():
 
 
 def read_jsonl(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
+    """The file's records (results_jsonl.read_records); fails naming the file and line otherwise."""
+    try:
+        records = results_jsonl.read_records(path)
+    except results_jsonl.ResultsError as e:
+        fail(str(e))
+    return records
 
 
 def number(text):
@@ -335,7 +350,7 @@ def plot_fused(rec, pts, work, svg):
 def run_gnuplot(gnuplot, script_path):
     out = subprocess.run([gnuplot, script_path], capture_output=True, text=True)
     if out.returncode != 0:
-        sys.exit(f"plots: gnuplot failed on {rel(script_path)}:\n{out.stderr}")
+        fail(f"gnuplot failed on {rel(script_path)}:\n{out.stderr}", 3)
 
 
 # ---- the README block -----------------------------------------------------------------------
@@ -394,8 +409,11 @@ def readme_block(made, results_path):
 def update_readme(block):
     """Replaces the plots block; without one, inserts it on the line after the results block."""
     readme = os.path.join(ROOT, "README.md")
-    with open(readme) as f:
-        s = f.read()
+    try:
+        with open(readme) as f:
+            s = f.read()
+    except OSError as e:
+        fail(f"{readme}: cannot read ({e.strerror})")
     if BEGIN in s and END in s:
         head, rest = s.split(BEGIN, 1)
         _, tail = rest.split(END, 1)
@@ -405,9 +423,12 @@ def update_readme(block):
         tail = tail[1:] if tail.startswith("\n") else tail  # the results line's own newline
         tail = "\n" + tail
     else:
-        sys.exit(f"plots: README.md has neither {BEGIN} ... {END} nor {RESULTS_END}")
-    with open(readme, "w") as f:
-        f.write(head + BEGIN + "\n" + block + END + tail)
+        fail(f"{readme}: has neither {BEGIN} ... {END} nor {RESULTS_END}; left as it is")
+    try:
+        with open(readme, "w") as f:
+            f.write(head + BEGIN + "\n" + block + END + tail)
+    except OSError as e:
+        fail(f"{readme}: cannot write ({e.strerror})")
     print("plots: README.md updated")
 
 
@@ -429,32 +450,51 @@ def main():
         print("plots: no bench/results/*.jsonl yet (run fp4lr-bench on a GPU)", file=sys.stderr)
         return 2
     records = read_jsonl(path)
-    os.makedirs(args.out, exist_ok=True)
-    os.makedirs(args.work, exist_ok=True)
+    try:
+        t = throughput_data(records)
+        fused = fused_points(records, t[0] if t else None)
+        if not args.sweep:
+            curves, source, title = sweep_from_records(records)
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        fail(f"{path}: not fp4lr-bench results ({type(e).__name__}: {e})")
+    if args.sweep:
+        try:
+            if args.sweep.endswith(".csv"):
+                rows = read_csv_rows(args.sweep)
+                curves, source = sweep_curves(rows), rel(os.path.abspath(args.sweep))
+                title = os.path.basename(args.sweep)
+            else:
+                sweep_records = read_jsonl(args.sweep)
+                rows = [x for r in sweep_records for x in r.get("results", [])]
+                curves, source, title = sweep_from_records(sweep_records)
+            usable = any(ok(x) and is_fp4lr(x) for x in rows)
+        except OSError as e:
+            fail(f"{args.sweep}: cannot read ({e.strerror})")
+        except (KeyError, TypeError, AttributeError, ValueError, csv.Error) as e:
+            fail(f"{args.sweep}: not fp4lr-bench output ({type(e).__name__}: {e})")
+        if not usable:
+            fail(f"{args.sweep}: no usable rows (no fp4lr row in state ok with a plan): no stage sweep to draw")
+    for opt, d in (("--out", args.out), ("--work", args.work)):
+        try:
+            os.makedirs(d, exist_ok=True)
+            tempfile.TemporaryFile(dir=d).close()
+        except OSError as e:
+            fail(f"{opt} {d}: not a writable directory ({e.strerror})")
     gnuplot = shutil.which(args.gnuplot)
 
     scripts, made = [], {}
-    t = throughput_data(records)
     if t:
         made["throughput"] = t
         scripts.append(("throughput", plot_throughput(t, args.work, os.path.join(args.out, "throughput.svg"))))
     else:
         print(f"plots: {rel(path)} has no run with cuBLASLt ratios: skipping throughput.svg")
-    if args.sweep:
-        if args.sweep.endswith(".csv"):
-            curves, source = sweep_curves(read_csv_rows(args.sweep)), rel(os.path.abspath(args.sweep))
-            title = os.path.basename(args.sweep)
-        else:
-            curves, source, title = sweep_from_records(read_jsonl(args.sweep))
-    else:
-        curves, source, title = sweep_from_records(records)
     if curves:
         made["sweep"] = (curves, source)
         scripts.append(("stage_sweep", plot_sweep(curves, title, args.work, os.path.join(args.out, "stage_sweep.svg"))))
     else:
         print("plots: no stage sweep (fp4lr-bench --sweep-stages, or runs with --stages N) with two or more "
               "counts of one variant: skipping stage_sweep.svg")
-    rec, pts = fused_points(records, t[0] if t else None)
+    rec, pts = fused
     if pts:
         made["fused"] = (rec, pts)
         scripts.append(("fused_vs_dense", plot_fused(rec, pts, args.work, os.path.join(args.out, "fused_vs_dense.svg"))))
@@ -465,7 +505,7 @@ def main():
     for name, gp in scripts:
         write(os.path.join(args.work, name + ".gp"), gp)
     if not scripts:
-        return 2
+        fail(f"{path}: no usable results: no plot to draw")
     if not gnuplot:
         print(f"plots: {args.gnuplot} not found; the data and scripts are in {rel(args.work)} "
               "(install gnuplot-nox, then make plots)", file=sys.stderr)

@@ -10,30 +10,59 @@ measured in the same run, the plan's main stages and shared memory, and the vali
     tools/results_table.py FILE [--index N]       a given file / record
     tools/results_table.py --update-readme        rewrite the block between the
                                                   results markers of README.md
+
+Exit status: 0 ok; 2 bad arguments or unusable input (no results file, one that cannot be
+read or is not fp4lr-bench JSON Lines, no record compared against cuBLAS, --index out of
+range, README.md without the results markers); the message names the file.
 """
 import argparse
 import glob
-import json
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results_jsonl  # noqa: E402  (the one reader of bench/results/*.jsonl)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
+def fail(msg):
+    """Unusable input: one line on stderr, exit status 2."""
+    print(f"results_table: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
 def newest_file():
     files = sorted(glob.glob(os.path.join(ROOT, "bench", "results", "*.jsonl")), key=os.path.getmtime)
     if not files:
-        sys.exit("results_table: no bench/results/*.jsonl yet (run fp4lr-bench on a GPU)")
+        fail("no bench/results/*.jsonl yet (run fp4lr-bench on a GPU)")
     return files[-1]
 
 
-def pick(records, index):
+def read_records(path):
+    """The file's records (results_jsonl.read_records); fails naming the file and line otherwise."""
+    try:
+        records = results_jsonl.read_records(path)
+    except results_jsonl.ResultsError as e:
+        fail(str(e))
+    if not records:
+        fail(f"{path}: no records (an empty file)")
+    return records
+
+
+def pick(records, index, path):
     if index is not None:
+        if not -len(records) <= index < len(records):
+            fail(f"{path}: --index {index} out of range (the file holds {len(records)} records: "
+                 f"0..{len(records) - 1}, or -{len(records)}..-1)")
         return records[index]
-    with_peers = [r for r in records if any(x.get("ratio_vs_cublas_bf16") for x in r.get("results", []))]
+    try:
+        with_peers = [r for r in records if any(x.get("ratio_vs_cublas_bf16") for x in r.get("results", []))]
+    except (AttributeError, TypeError):
+        fail(f"{path}: not fp4lr-bench records (their \"results\" are not lists of objects)")
     if not with_peers:
-        sys.exit("results_table: no record in the file compared against cuBLAS")
+        fail(f"{path}: no record compared against cuBLAS (--index N picks one)")
     return with_peers[-1]
 
 
@@ -78,21 +107,29 @@ def main():
     ap.add_argument("--update-readme", action="store_true")
     args = ap.parse_args()
     path = args.file or newest_file()
-    with open(path) as f:
-        records = [json.loads(line) for line in f if line.strip()]
-    text = table(pick(records, args.index), path)
+    records = read_records(path)
+    try:
+        text = table(pick(records, args.index, path), path)
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        fail(f"{path}: not an fp4lr-bench record ({type(e).__name__}: {e})")
     if not args.update_readme:
         sys.stdout.write(text)
         return 0
     readme = os.path.join(ROOT, "README.md")
-    with open(readme) as f:
-        s = f.read()
-    if BEGIN not in s or END not in s:
-        sys.exit(f"results_table: README.md has no {BEGIN} ... {END} block")
+    try:
+        with open(readme) as f:
+            s = f.read()
+    except OSError as e:
+        fail(f"{readme}: cannot read ({e.strerror})")
+    if BEGIN not in s or END not in s.split(BEGIN, 1)[1]:
+        fail(f"{readme}: has no {BEGIN} ... {END} block; left as it is")
     head, rest = s.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    with open(readme, "w") as f:
-        f.write(head + BEGIN + "\n" + text + END + tail)
+    try:
+        with open(readme, "w") as f:
+            f.write(head + BEGIN + "\n" + text + END + tail)
+    except OSError as e:
+        fail(f"{readme}: cannot write ({e.strerror})")
     print("results_table: README.md updated from", os.path.relpath(path, ROOT))
     return 0
 

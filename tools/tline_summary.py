@@ -5,6 +5,9 @@ FILE: "cta,event,us" rows (microseconds after the launch's earliest entry), from
 built with FP4LR_GEN_EXPERIMENT=tline (tools/gen_sm90a.py names the events).  Prints, per
 event, how many CTAs stored it and the minimum, median and maximum time over them, then
 per CTA the busy span: from its entry to its last event.
+
+Exit status: 0 ok; 2 bad arguments or unusable input (a FILE that cannot be read, lacks the
+cta,event,us header, holds a row that is not three numbers, or has no rows).
 """
 import csv
 import os
@@ -14,15 +17,29 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_sm90a import TLINE_NAMES  # noqa: E402  (the event names, one table)
 
+COLUMNS = ("cta", "event", "us")
+
 
 def summary(path):
     ev = {}
     last = {}
     with open(path) as f:
-        for row in csv.DictReader(f):
-            c, e, us = int(row["cta"]), int(row["event"]), float(row["us"])
+        rows = csv.DictReader(f)
+        if rows.fieldnames is None:
+            raise ValueError("no rows (an empty file)")
+        missing = [k for k in COLUMNS if k not in rows.fieldnames]
+        if missing:
+            raise ValueError(f"not a timeline CSV: no {','.join(COLUMNS)} header (missing columns: "
+                             f"{', '.join(missing)})")
+        for row in rows:
+            try:
+                c, e, us = int(row["cta"]), int(row["event"]), float(row["us"])
+            except (TypeError, ValueError):
+                raise ValueError(f"line {rows.line_num}: not cta,event,us numbers (a truncated or malformed row)")
             ev.setdefault(e, []).append(us)
             last[c] = max(last.get(c, 0.0), us)
+    if not ev:
+        raise ValueError("no rows (an empty timeline: did the kernel store any event?)")
     out = [f"# {path}", f"{'event':>5}  {'name':<42}{'CTAs':>5}{'min':>9}{'median':>9}{'max':>9}  (us)"]
     for e in sorted(ev):
         v = ev[e]
@@ -42,9 +59,10 @@ def main(argv):
     for p in argv[1:]:
         try:
             print(summary(p))
-        except (OSError, KeyError, ValueError) as err:
-            print(f"tline_summary: {p}: {err}", file=sys.stderr)
-            return 1
+        except (OSError, ValueError, csv.Error) as err:
+            why = f"cannot read ({err.strerror})" if isinstance(err, OSError) else err
+            print(f"tline_summary: {p}: {why}", file=sys.stderr)
+            return 2
     return 0
 
 

@@ -1,0 +1,210 @@
+/* tools/results_table.py, plots.py, tline_summary.py, ab_compare.py on bad input: a file that
+ * does not exist or is a directory, what is not the format they read, an empty or header-only
+ * CSV, a truncated row, an --index out of range, an unwritable output directory.  Each must
+ * end with one line naming the file and what is wrong and exit status 2 (unusable input),
+ * never a Python traceback; beside each, good input in the same directory still works. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "support_cmd.h"
+
+static char dir[64];
+static char out[16384];
+
+/* One fp4lr-bench record (JSON Lines): one ok row compared against cuBLAS. */
+static const char RECORD[] =
+    "{\"device\": {\"name\": \"Stub GPU\", \"sm_count\": 1, \"driver_version\": 1}, \"time_utc\": \"T\", "
+    "\"command\": \"fp4lr-bench\", \"results\": [{\"state\": \"ok\", \"shape\": \"stub-shape\", \"M\": 1, \"N\": 2, "
+    "\"K\": 3, \"variant\": \"fp4lr-nvfp4\", \"time_ms\": {\"median\": 1.0}, \"tflops\": 2.0, "
+    "\"ratio_vs_cublas_bf16\": 1.5}]}\n";
+
+static const char AB_HEADER[] = "shape,variant,state,tflops,pass,validated,note\n";
+
+static void put(const char *name, const char *text)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Runs a shell command (every %s in fmt is the scratch directory); it must succeed. */
+static void sh(const char *fmt)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, fmt, dir, dir, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+/* Runs tools/<script> with args (every %s in fmt is the scratch directory) and returns its status. */
+static int tool(const char *script, const char *fmt)
+{
+    char args[512];
+    snprintf(args, sizeof args, fmt, dir, dir, dir, dir);
+    return tsupport_run_py_tool(script, args, out, sizeof out);
+}
+
+/* The output holds `want` (with %s the scratch directory) and no traceback. */
+static void says(const char *want)
+{
+    char text[512];
+    snprintf(text, sizeof text, want, dir);
+    cr_expect_not_null(strstr(out, text), "expected \"%s\" in: %s", text, out);
+    cr_expect_null(strstr(out, "Traceback"), "a traceback: %s", out);
+}
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/fp4lr-pyerr.XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    put("good.jsonl", RECORD);
+    put("bad.jsonl", "{\"device\": \n");
+    put("array.jsonl", "[{\"device\": {}}, {\"results\": []}]\n");
+    put("results.csv", "shape,variant,state\nflux-qkv,fp4lr-nvfp4,ok\n");
+    put("empty.csv", "");
+    sh("mkdir %s/adir");
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+TestSuite(py_tool_errors, .init = setup, .fini = teardown);
+
+Test(py_tool_errors, results_table_refuses_a_missing_file_and_a_directory)
+{
+    cr_expect_eq(tool("results_table.py", "%s/missing.jsonl"), 2, "%s", out);
+    says("results_table: %s/missing.jsonl: cannot read (No such file or directory)");
+    cr_expect_eq(tool("results_table.py", "%s/adir"), 2, "%s", out);
+    says("results_table: %s/adir: cannot read (Is a directory)");
+}
+
+Test(py_tool_errors, results_table_refuses_what_is_not_json_lines)
+{
+    cr_expect_eq(tool("results_table.py", "%s/good.jsonl"), 0, "%s", out);
+    says("| stub-shape | 1 | 2 | 3 | fp4lr-nvfp4 | 1.0000 | 2.0 | 1.500 |");
+    cr_expect_eq(tool("results_table.py", "%s/bad.jsonl"), 2, "%s", out);
+    says("results_table: %s/bad.jsonl: line 1 is not JSON");
+    cr_expect_eq(tool("results_table.py", "%s/array.jsonl"), 2, "%s", out);
+    says("results_table: %s/array.jsonl: line 1 is a JSON list, not a record");
+    cr_expect_eq(tool("results_table.py", "%s/results.csv"), 2, "%s", out);
+    says("results_table: %s/results.csv: line 1 is not JSON");
+    cr_expect_eq(tool("results_table.py", "%s/empty.csv"), 2, "%s", out);
+    says("results_table: %s/empty.csv: no records");
+}
+
+Test(py_tool_errors, results_table_refuses_an_index_out_of_range)
+{
+    cr_expect_eq(tool("results_table.py", "%s/good.jsonl --index 0"), 0, "%s", out);
+    says("| stub-shape |");
+    cr_expect_eq(tool("results_table.py", "%s/good.jsonl --index -1"), 0, "%s", out);
+    cr_expect_eq(tool("results_table.py", "%s/good.jsonl --index 999"), 2, "%s", out);
+    says("results_table: %s/good.jsonl: --index 999 out of range (the file holds 1 records");
+    cr_expect_eq(tool("results_table.py", "%s/good.jsonl --index -999"), 2, "%s", out);
+    says("results_table: %s/good.jsonl: --index -999 out of range");
+}
+
+/* --update-readme rewrites <root>/README.md: a copy of the tool in the scratch directory
+ * (its root) rewrites the scratch README, refuses one without the markers and leaves it be. */
+Test(py_tool_errors, results_table_update_readme_needs_the_markers)
+{
+    sh("mkdir %s/tools && cp tools/results_table.py tools/results_jsonl.py %s/tools/");
+    char cmd[512];
+    put("README.md", "# stub\nno results block here\n");
+    snprintf(cmd, sizeof cmd, "python3 %s/tools/results_table.py %s/good.jsonl --update-readme 2>&1", dir, dir);
+    cr_expect_eq(tsupport_run_capture(cmd, out, sizeof out), 2, "%s", out);
+    says("results_table: %s/README.md: has no <!-- results:begin --> ... <!-- results:end --> block");
+    snprintf(cmd, sizeof cmd, "cat %s/README.md", dir);
+    tsupport_run_capture(cmd, out, sizeof out);
+    cr_expect_str_eq(out, "# stub\nno results block here\n", "the README must be left as it was");
+
+    put("README.md", "# stub\n<!-- results:begin -->\nold\n<!-- results:end -->\ntail\n");
+    snprintf(cmd, sizeof cmd, "python3 %s/tools/results_table.py %s/good.jsonl --update-readme 2>&1", dir, dir);
+    cr_expect_eq(tsupport_run_capture(cmd, out, sizeof out), 0, "%s", out);
+    snprintf(cmd, sizeof cmd, "cat %s/README.md", dir);
+    tsupport_run_capture(cmd, out, sizeof out);
+    cr_expect_not_null(strstr(out, "| stub-shape |"), "%s", out);
+    cr_expect_null(strstr(out, "old"), "%s", out);
+}
+
+Test(py_tool_errors, plots_refuses_unreadable_results)
+{
+    cr_expect_eq(tool("plots.py", "--out %s/o --work %s/w %s/missing.jsonl"), 2, "%s", out);
+    says("plots: %s/missing.jsonl: cannot read (No such file or directory)");
+    cr_expect_eq(tool("plots.py", "--out %s/o --work %s/w %s/bad.jsonl"), 2, "%s", out);
+    says("plots: %s/bad.jsonl: line 1 is not JSON");
+    cr_expect_eq(tool("plots.py", "--out %s/o --work %s/w %s/array.jsonl"), 2, "%s", out);
+    says("plots: %s/array.jsonl: line 1 is a JSON list, not a record");
+}
+
+/* The good record draws its throughput plot: without gnuplot that is status 3 (the scripts are
+ * written); a --sweep file that is missing or has no rows is refused first with status 2. */
+Test(py_tool_errors, plots_refuses_a_sweep_without_usable_rows)
+{
+    cr_expect_eq(tool("plots.py", "--out %s/o --work %s/w --gnuplot %s/no-gnuplot %s/good.jsonl"), 3, "%s", out);
+    says("no-gnuplot not found");
+    cr_expect_eq(tool("plots.py", "--out %s/o --work %s/w --sweep %s/missing.csv %s/good.jsonl"), 2, "%s", out);
+    says("plots: %s/missing.csv: cannot read (No such file or directory)");
+    cr_expect_eq(tool("plots.py", "--out %s/o --work %s/w --sweep %s/empty.csv %s/good.jsonl"), 2, "%s", out);
+    says("plots: %s/empty.csv: no usable rows");
+    put("header.csv", "shape,large,M,N,K,r,format,variant,state,tflops,entry,stages_main,smem_bytes\n");
+    cr_expect_eq(tool("plots.py", "--out %s/o --work %s/w --sweep %s/header.csv %s/good.jsonl"), 2, "%s", out);
+    says("plots: %s/header.csv: no usable rows");
+}
+
+Test(py_tool_errors, plots_refuses_an_unwritable_output_directory)
+{
+    cr_expect_eq(tool("plots.py", "--out /proc/nope --work %s/w %s/good.jsonl"), 2, "%s", out);
+    says("plots: --out /proc/nope: not a writable directory");
+    cr_expect_eq(tool("plots.py", "--out %s/o --work /proc/nope %s/good.jsonl"), 2, "%s", out);
+    says("plots: --work /proc/nope: not a writable directory");
+}
+
+Test(py_tool_errors, tline_summary_names_missing_columns_and_empty_files)
+{
+    put("tl.csv", "cta,event,us\n0,0,0.0\n1,0,0.5\n1,1,2.0\n");
+    cr_expect_eq(tool("tline_summary.py", "%s/tl.csv"), 0, "%s", out);
+    says("last event of a CTA: min 0.00, median 1.00, max 2.00 us");
+    put("other.csv", "cta,when\n0,1\n");
+    cr_expect_eq(tool("tline_summary.py", "%s/other.csv"), 2, "%s", out);
+    says("tline_summary: %s/other.csv: not a timeline CSV: no cta,event,us header (missing columns: event, us)");
+    put("header.csv", "cta,event,us\n");
+    cr_expect_eq(tool("tline_summary.py", "%s/header.csv"), 2, "%s", out);
+    says("tline_summary: %s/header.csv: no rows");
+    cr_expect_eq(tool("tline_summary.py", "%s/empty.csv"), 2, "%s", out);
+    says("tline_summary: %s/empty.csv: no rows");
+    put("cut.csv", "cta,event,us\n0,0,0.0\n1,");
+    cr_expect_eq(tool("tline_summary.py", "%s/cut.csv"), 2, "%s", out);
+    says("tline_summary: %s/cut.csv: line 3: not cta,event,us numbers");
+}
+
+/* Label a's CSV is good; label b's is empty, header-only or cut mid-row in turn. */
+Test(py_tool_errors, ab_compare_refuses_an_empty_or_truncated_csv)
+{
+    sh("mkdir %s/ab");
+    char good[256];
+    snprintf(good, sizeof good, "%sflux-qkv,fp4lr-nvfp4,ok,500.0,1,1,\nsquare-r0,fp4lr-nvfp4,ok,400.0,1,1,\n",
+             AB_HEADER);
+    put("ab/a-1.csv", good);
+    put("ab/b-1.csv", good);
+    cr_expect_eq(tool("ab_compare.py", "%s/ab"), 0, "%s", out);
+    says("geometric mean b/a fp4lr-nvfp4: 1.000 (2 shapes)");
+    put("ab/b-1.csv", "");
+    cr_expect_eq(tool("ab_compare.py", "%s/ab"), 2, "%s", out);
+    says("ab_compare: %s/ab/b-1.csv: no rows");
+    cr_expect_null(strstr(out, "geometric mean"), "no comparison: %s", out);
+    put("ab/b-1.csv", AB_HEADER);
+    cr_expect_eq(tool("ab_compare.py", "%s/ab"), 2, "%s", out);
+    says("ab_compare: %s/ab/b-1.csv: no rows");
+    char cut[256];
+    snprintf(cut, sizeof cut, "%sflux-qkv,fp4lr-nvfp4,ok,500.0,1,1,\nsquare-r0,fp4lr-nv", AB_HEADER);
+    put("ab/b-1.csv", cut);
+    cr_expect_eq(tool("ab_compare.py", "%s/ab"), 2, "%s", out);
+    says("ab_compare: %s/ab/b-1.csv: row 2: not as many fields as the header");
+}
