@@ -120,6 +120,10 @@ static int bad_arg(const char *flag, const char *val, const char *why)
     return 2;
 }
 
+/* parse's status when it has done the whole job (--help, --list-shapes): exit 0 */
+enum { PARSE_DONE = -1 };
+
+/* Fills *o; 0 to go on, PARSE_DONE, or an exit status (2: bad arguments). */
 static int parse(int argc, char **argv, opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -132,20 +136,16 @@ static int parse(int argc, char **argv, opts *o)
     o->p.out = FP4LR_OUT_BF16;
     const char *mnk = NULL;
     long long rank = 0;
-    int shape_set = 0, scales_set = 0;
+    int shape_set = 0, scales_set = 0, list_shapes = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         long long x;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
-            exit(0);
+            return PARSE_DONE;
         } else if (!strcmp(a, "--list-shapes")) {
-            for (int s = 0; s < fp4lr_num_shapes; s++)
-                printf("%-14s %-11s M=%-6lld N=%-6lld K=%-6lld r=%lld\n", fp4lr_shapes[s].name,
-                       fp4lr_shapes[s].family, (long long)fp4lr_shapes[s].M, (long long)fp4lr_shapes[s].N,
-                       (long long)fp4lr_shapes[s].K, (long long)fp4lr_shapes[s].r);
-            exit(0);
+            list_shapes = 1; /* after the other arguments are checked */
         } else if (!strcmp(a, "--affine")) {
             o->affine = 1, o->affine_set = 1;
         } else if (!strcmp(a, "--no-affine")) {
@@ -249,6 +249,13 @@ static int parse(int argc, char **argv, opts *o)
         } else {
             return bad_arg(a, v, "unknown flag");
         }
+    }
+    if (list_shapes) {
+        for (int s = 0; s < fp4lr_num_shapes; s++)
+            printf("%-14s %-11s M=%-6lld N=%-6lld K=%-6lld r=%lld\n", fp4lr_shapes[s].name, fp4lr_shapes[s].family,
+                   (long long)fp4lr_shapes[s].M, (long long)fp4lr_shapes[s].N, (long long)fp4lr_shapes[s].K,
+                   (long long)fp4lr_shapes[s].r);
+        return PARSE_DONE;
     }
     if (o->out_ref && !o->out_dir)
         return bad_arg("--out-ref", NULL, "needs --out DIR");
@@ -638,7 +645,7 @@ int main(int argc, char **argv)
     opts o;
     int rc = parse(argc, argv, &o);
     if (rc)
-        return rc;
+        return rc == PARSE_DONE ? 0 : rc;
     char why[1200];
     if (o.out_dir && writable_target(o.out_dir, 1, why, sizeof why))
         return bad_arg("--out", o.out_dir, why);
