@@ -61,6 +61,8 @@
     X(cuMemsetD16, 3020, "cuMemsetD16_v2")                                                              \
     X(cuMemsetD32, 3020, "cuMemsetD32_v2")                                                              \
     X(cuMemsetD8Async, 3020, "cuMemsetD8Async")                                                         \
+    X(cuMemsetD32Async, 3020, "cuMemsetD32Async")                                                       \
+    X(cuStreamIsCapturing, 10000, "cuStreamIsCapturing")                                                \
     X(cuStreamCreate, 2000, "cuStreamCreate")                                                           \
     X(cuStreamDestroy, 4000, "cuStreamDestroy_v2")                                                      \
     X(cuStreamSynchronize, 2000, "cuStreamSynchronize")                                                 \

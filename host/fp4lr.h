@@ -20,11 +20,13 @@
 #include <cuda.h>
 
 /* 0.2.0 (2026-12-04): fp4lr_plan_opts.pdl and fp4lr_plan.pdl, four W-preparation slots in
- * fp4lr_runtime, fp4lr_sm90a_wprep_entry(format, pdl): structs and a signature changed */
+ * fp4lr_runtime, fp4lr_sm90a_wprep_entry(format, pdl): structs and a signature changed.
+ * 0.3.0 (2026-12-05): fp4lr_workspace.layout (so fp4lr_runtime's size changed); fp4lr_gemm
+ * refuses plans with per-launch flags on a capturing stream (GRAPH_CAPTURE). */
 #define FP4LR_VERSION_MAJOR 0
-#define FP4LR_VERSION_MINOR 2
+#define FP4LR_VERSION_MINOR 3
 #define FP4LR_VERSION_PATCH 0
-#define FP4LR_VERSION "0.2.0"
+#define FP4LR_VERSION "0.3.0"
 /* MAJOR * 10000 + MINOR * 100 + PATCH, for preprocessor comparisons. */
 #define FP4LR_VERSION_NUMBER (FP4LR_VERSION_MAJOR * 10000 + FP4LR_VERSION_MINOR * 100 + FP4LR_VERSION_PATCH)
 
@@ -53,7 +55,7 @@ extern "C" {
 #include "scale_atom.h"
 #include "bf16.h"
 
-/* The library's version, FP4LR_VERSION of the build ("0.2.0"): compare it with
+/* The library's version, FP4LR_VERSION of the build ("0.3.0"): compare it with
  * the macro to detect a header / library mismatch. */
 const char *fp4lr_version(void);
 

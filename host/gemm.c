@@ -83,6 +83,7 @@ static fp4lr_status workspace_acquire(fp4lr_runtime *rt, fp4lr_workspace *w, siz
         }
         w->bytes = need;
         w->epoch = 0;
+        w->layout = 0;
         w->have_last = 0;
     }
     if (!w->done)
@@ -102,15 +103,48 @@ static fp4lr_status workspace_used(fp4lr_runtime *rt, fp4lr_workspace *w, CUstre
 }
 
 /* The workspace of a split launch over `ctas` CTAs (flags start at 0, which no launch
- * uses), and this launch's flag value. */
+ * uses), and this launch's flag value.  The flags follow the `ctas` partial-sum slots, so a
+ * launch over another CTA count left other words where this one's flags are (its partial
+ * sums, or its flags at other places), and once the value wraps a flag may hold any value:
+ * then this launch's flags are zeroed on its stream first (after the last launch that used
+ * the workspace: workspace_acquire ordered it). */
 static fp4lr_status sk_workspace(fp4lr_runtime *rt, int ctas, CUstream stream, CUdeviceptr *ws, uint32_t *epoch)
 {
     fp4lr_workspace *w = &rt->sk;
+    const fp4lr_driver *drv = rt->ctx->drv;
     FP4LR_TRY(workspace_acquire(rt, w, fp4lr_sm90a_sk_workspace_bytes(ctas), 1, stream));
-    w->epoch = w->epoch == UINT32_MAX ? 1 : w->epoch + 1;
+    const int wrap = w->epoch == UINT32_MAX;
+    if (wrap || w->layout != ctas) {
+        FP4LR_CU(drv, drv->cuMemsetD32Async(w->ptr + (CUdeviceptr)ctas * FP4LR_SM90A_SK_SLOT_BYTES, 0,
+                                            (size_t)ctas, stream));
+        w->layout = ctas;
+    }
+    w->epoch = wrap ? 1 : w->epoch + 1;
     *ws = w->ptr;
     *epoch = w->epoch;
     return fp4lr_ok();
+}
+
+/* A launch captured into a graph keeps the flag values chosen here for every replay: the
+ * stream-K flags and the converters' flags would then hold the value of the replay before,
+ * and a kernel waiting for "this launch's value" would read that replay's partial sums or
+ * converted W.  Plans that wait on such flags are refused on a capturing stream. */
+static fp4lr_status capture_check(const fp4lr_runtime *rt, const fp4lr_plan *plan, int split, CUstream stream)
+{
+    if (!split && !plan->w_inline)
+        return fp4lr_ok();
+    const fp4lr_driver *drv = rt->ctx->drv;
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    FP4LR_CU(drv, drv->cuStreamIsCapturing(stream, &cs));
+    if (cs == CU_STREAM_CAPTURE_STATUS_NONE)
+        return fp4lr_ok();
+    return fp4lr_fail(FP4LR_E_UNSUPPORTED, "GRAPH_CAPTURE",
+                      "the stream is being captured into a graph, and %s waits on flags whose value the host "
+                      "picks per launch (%s): every replay would reuse one value and could read the previous "
+                      "replay's %s; for a captured stream, plan with schedule dp and w_prep on or off "
+                      "(ptx/ABI.md, graphs)",
+                      plan->entry, split ? "the stream-K split walk" : "W converted inside the kernel",
+                      split ? "partial sums" : "converted W");
 }
 
 /* W-prepared plans: the format's wprep kernel (loaded once; the _pdl one for a plan launched as
@@ -331,6 +365,7 @@ static fp4lr_status gemm_launch(fp4lr_runtime *rt, const fp4lr_plan *plan, const
         fp4lr_kernel *k = NULL;
         FP4LR_TRY(fp4lr_runtime_kernel(rt, plan, &k));
         FP4LR_TRY(fp4lr_runtime_walk(rt, plan, &prm.sk));
+        FP4LR_TRY(capture_check(rt, plan, prm.sk.split, stream));
         if (prm.sk.split)
             FP4LR_TRY(sk_workspace(rt, prm.sk.clusters * plan->cluster, stream, &prm.sk_ws, &prm.sk_epoch));
         if (plan->w_inline) /* after the split walk's workspace: the conversion order follows the grid */

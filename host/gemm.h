@@ -33,6 +33,7 @@ typedef struct fp4lr_workspace {
     CUdeviceptr ptr;
     size_t bytes;
     uint32_t epoch;      /* stream-K: the last split launch's flag value */
+    int layout;          /* stream-K: the CTA count whose flags that launch used (0: none since allocated) */
     CUevent done;        /* recorded after every launch that used it */
     CUstream last;       /* the stream of that launch */
     int have_last;
@@ -91,7 +92,14 @@ fp4lr_status fp4lr_runtime_walk(fp4lr_runtime *rt, const fp4lr_plan *plan, fp4lr
  * Y is written inside its M x N elements only.  The kernels' bulk tensor stores write whole
  * 16-byte pieces of a row, so when N * (output bytes) is not a multiple of 16 the kernel
  * writes into the runtime's Y staging workspace (M rows of N rounded up to 16 bytes) and
- * a 2-D copy on the stream moves the M x N outputs into Y. */
+ * a 2-D copy on the stream moves the M x N outputs into Y.
+ * Graphs: on a stream being captured, a plan whose kernel waits on flags valued per launch (a
+ * split walk, or W converted inside the kernel: plan->w_inline) is refused (FP4LR_E_UNSUPPORTED,
+ * rule GRAPH_CAPTURE), since every replay would reuse one value; plan whole tiles
+ * (schedule dp) with w_prep on or off for a captured stream, and launch the plan once before
+ * capturing, so that its modules and workspaces exist (allocating and synchronising are not
+ * allowed while capturing).  A runtime's workspaces are shared by all its launches: give a
+ * graph that is replayed concurrently with other work its own runtime. */
 fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *dev, CUstream stream);
 
 #endif

@@ -1,8 +1,12 @@
-/* Test support: the recording fake cuTensorMapEncodeTiled and its expectations. */
+/* Test support: the recording fake cuTensorMapEncodeTiled and its expectations, and the
+ * fake module calls for suites that run fp4lr_gemm without a GPU. */
 #include "support_fakedrv.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define MAP_TAG 0xF4F4000000000000ull
 #define MAX_MAPS 16
@@ -74,4 +78,52 @@ void tsupport_expect_map(const void *param, const char *name, uint64_t addr, tsu
                  fp4lr_tmap_promotion_name(m->promotion), fp4lr_tmap_promotion_name(w.promotion));
     cr_expect_eq(m->interleave, CU_TENSOR_MAP_INTERLEAVE_NONE, "%s: interleave", name);
     cr_expect_eq(m->fill, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE, "%s: fill", name);
+}
+
+/* ---- modules ------------------------------------------------------------------------------ */
+
+tsupport_fake_module_rec tsupport_fake_module;
+
+CUresult tsupport_fake_load(CUmodule *m, const void *image, unsigned n, CUjit_option *o, void **v)
+{
+    (void)n, (void)o, (void)v;
+    cr_expect_eq(strncmp(image, "fake ", 5), 0, "the library loaded a file that is not a stand-in");
+    tsupport_fake_module.loads++;
+    *m = TSUPPORT_FAKE_MODULE;
+    return CUDA_SUCCESS;
+}
+
+CUresult tsupport_fake_unload(CUmodule m)
+{
+    cr_expect_eq(m, TSUPPORT_FAKE_MODULE);
+    tsupport_fake_module.unloads++;
+    return CUDA_SUCCESS;
+}
+
+CUresult tsupport_fake_get_function(CUfunction *f, CUmodule m, const char *name)
+{
+    cr_expect_eq(m, TSUPPORT_FAKE_MODULE);
+    snprintf(tsupport_fake_module.function, sizeof tsupport_fake_module.function, "%s", name);
+    *f = TSUPPORT_FAKE_FN;
+    return CUDA_SUCCESS;
+}
+
+CUresult tsupport_fake_set_attr(CUfunction f, CUfunction_attribute a, int v)
+{
+    cr_expect_eq(f, TSUPPORT_FAKE_FN);
+    if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+        tsupport_fake_module.dyn_smem_set = v;
+    return CUDA_SUCCESS;
+}
+
+void tsupport_fake_cubin(const char *dir, const char *arch, const char *entry)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, arch);
+    cr_assert(mkdir(path, 0700) == 0 || errno == EEXIST, "%s", path);
+    snprintf(path, sizeof path, "%s/%s/%s.cubin", dir, arch, entry);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fprintf(f, "fake %s cubin", arch);
+    fclose(f);
 }

@@ -57,4 +57,29 @@ void tsupport_fake_maps_reset(void);
  * `name`) to be encoded at `addr` as `w` says. */
 void tsupport_expect_map(const void *param, const char *name, uint64_t addr, tsupport_want_map w);
 
+/* The module half, for suites that run fp4lr_gemm on the fake driver: a kernel directory of
+ * stand-in cubins (files starting "fake "), one module, one function. */
+#define TSUPPORT_FAKE_FN ((CUfunction)0x100a)
+#define TSUPPORT_FAKE_MODULE ((CUmodule)0x200a)
+typedef struct tsupport_fake_module_rec {
+    int loads, unloads;
+    char function[128]; /* the entry cuModuleGetFunction was last asked for */
+    int dyn_smem_set;   /* the last CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES set */
+} tsupport_fake_module_rec;
+/* The record of this test process (it starts zeroed). */
+extern tsupport_fake_module_rec tsupport_fake_module;
+/* cuModuleLoadDataEx (the image must be a stand-in), cuModuleUnload, cuModuleGetFunction,
+ * cuFuncSetAttribute. */
+CUresult tsupport_fake_load(CUmodule *m, const void *image, unsigned n, CUjit_option *o, void **v);
+CUresult tsupport_fake_unload(CUmodule m);
+CUresult tsupport_fake_get_function(CUfunction *f, CUmodule m, const char *name);
+CUresult tsupport_fake_set_attr(CUfunction f, CUfunction_attribute a, int v);
+/* The fp4lr_driver initializers of the calls above and the map recorder's. */
+#define TSUPPORT_FAKE_DRIVER_ENTRIES                                                                  \
+    .cuGetErrorName = tsupport_fake_error_name, .cuTensorMapEncodeTiled = tsupport_fake_encode,    \
+    .cuModuleLoadDataEx = tsupport_fake_load, .cuModuleUnload = tsupport_fake_unload,               \
+    .cuModuleGetFunction = tsupport_fake_get_function, .cuFuncSetAttribute = tsupport_fake_set_attr
+/* Writes the stand-in cubin of `entry` at <dir>/<arch>/<entry>.cubin (the directory made). */
+void tsupport_fake_cubin(const char *dir, const char *arch, const char *entry);
+
 #endif

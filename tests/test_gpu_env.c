@@ -108,7 +108,7 @@ Test(gpu_env, every_entry_point_resolved_through_get_proc_address)
 #define ASSERT_RESOLVED_(name, abi, symbol) cr_assert_not_null(ctx->drv->name, "%s", #name);
     FP4LR_DRIVER_ENTRIES(ASSERT_RESOLVED_)
 #undef ASSERT_RESOLVED_
-    cr_assert_eq(FP4LR_DRIVER_ENTRY_COUNT, 43);
+    cr_assert_eq(FP4LR_DRIVER_ENTRY_COUNT, 45);
     cr_assert_eq(ctx->drv->via_proc_address, FP4LR_DRIVER_ENTRY_COUNT);
     fp4lr_ctx_destroy(ctx);
 }

@@ -36,8 +36,7 @@ static void kernel_params_load(const char *entry, tsupport_kparams *k)
 /* ---- the recording fake driver (maps: support_fakedrv.c) ----------------------------------
  * Each test runs in its own process, so the recorder starts zeroed. */
 
-#define FAKE_FN ((CUfunction)0x100a)
-#define FAKE_MODULE ((CUmodule)0x200a)
+#define FAKE_FN TSUPPORT_FAKE_FN
 
 static struct {
     int launches, nparams;
@@ -45,7 +44,7 @@ static struct {
     CUlaunchAttribute attr;
     void *params[TSUPPORT_MAX_PARAMS]; /* kernelParams as the library passed them */
     char function[128];                /* the entry cuModuleGetFunction was asked for */
-    int dyn_smem_set, unloads, clusters, syncs;
+    int clusters, syncs;
 } rec;
 
 static CUresult fake_launch(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra)
@@ -62,44 +61,12 @@ static CUresult fake_launch(const CUlaunchConfig *cfg, CUfunction f, void **para
     return CUDA_SUCCESS;
 }
 
-/* Module loading for fp4lr_gemm: the image must be the test's stand-in cubin. */
-static CUresult fake_load(CUmodule *m, const void *image, unsigned n, CUjit_option *o, void **v)
-{
-    (void)n, (void)o, (void)v;
-    cr_expect_eq(strncmp(image, "fake sm100a cubin", 17), 0, "the library loaded another file");
-    *m = FAKE_MODULE;
-    return CUDA_SUCCESS;
-}
-
-static CUresult fake_unload(CUmodule m)
-{
-    cr_expect_eq(m, FAKE_MODULE);
-    rec.unloads++;
-    return CUDA_SUCCESS;
-}
-
-static CUresult fake_get_function(CUfunction *f, CUmodule m, const char *name)
-{
-    cr_expect_eq(m, FAKE_MODULE);
-    snprintf(rec.function, sizeof rec.function, "%s", name);
-    *f = FAKE_FN;
-    return CUDA_SUCCESS;
-}
-
 /* What ptxas -v reports for the pair (ptx/sm100a/README.md): 176 registers, no local memory. */
 static CUresult fake_func_attr(int *v, CUfunction_attribute a, CUfunction f)
 {
     (void)f;
     *v = a == CU_FUNC_ATTRIBUTE_NUM_REGS ? 176 : a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 256
        : a == CU_FUNC_ATTRIBUTE_PTX_VERSION ? 87 : a == CU_FUNC_ATTRIBUTE_BINARY_VERSION ? 100 : 0;
-    return CUDA_SUCCESS;
-}
-
-static CUresult fake_set_attr(CUfunction f, CUfunction_attribute a, int v)
-{
-    (void)f;
-    if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
-        rec.dyn_smem_set = v;
     return CUDA_SUCCESS;
 }
 
@@ -120,14 +87,9 @@ static CUresult fake_sync(void)
 
 static fp4lr_driver fake_drv = {
     .cuCtxSynchronize = fake_sync,
-    .cuGetErrorName = tsupport_fake_error_name,
-    .cuTensorMapEncodeTiled = tsupport_fake_encode,
+    TSUPPORT_FAKE_DRIVER_ENTRIES,
     .cuLaunchKernelEx = fake_launch,
-    .cuModuleLoadDataEx = fake_load,
-    .cuModuleUnload = fake_unload,
-    .cuModuleGetFunction = fake_get_function,
     .cuFuncGetAttribute = fake_func_attr,
-    .cuFuncSetAttribute = fake_set_attr,
     .cuOccupancyMaxActiveClusters = fake_clusters,
 };
 
@@ -440,14 +402,7 @@ static void fake_kernel_dir(char *dir, size_t cap, const char *entry)
 {
     snprintf(dir, cap, "/tmp/fp4lr-sm100a-launch-XXXXXX");
     cr_assert_not_null(mkdtemp(dir));
-    char path[512];
-    snprintf(path, sizeof path, "%s/sm100a", dir);
-    cr_assert_eq(mkdir(path, 0700), 0);
-    snprintf(path, sizeof path, "%s/sm100a/%s.cubin", dir, entry);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs("fake sm100a cubin", f);
-    fclose(f);
+    tsupport_fake_cubin(dir, "sm100a", entry);
 }
 
 static void remove_kernel_dir(const char *dir, const char *entry)
@@ -485,9 +440,9 @@ Test(sm100a_launch, gemm_dispatches_dense_sm100a_plans)
     remove_kernel_dir(dir, entry);
 
     cr_assert_eq(st.code, FP4LR_OK, "%s: %s", st.rule, st.msg);
-    cr_expect_str_eq(rec.function, entry);
-    cr_expect_eq(rec.dyn_smem_set, 228352);
-    cr_expect_eq(rec.unloads, 1);
+    cr_expect_str_eq(tsupport_fake_module.function, entry);
+    cr_expect_eq(tsupport_fake_module.dyn_smem_set, 228352);
+    cr_expect_eq(tsupport_fake_module.unloads, 1);
     cr_expect_eq(rec.syncs, 1, "release waits for the launch before it unloads the kernel");
     cr_assert_eq(rec.launches, 1);
     cr_expect_eq(tsupport_fake_nmaps(), 5);
@@ -525,8 +480,8 @@ Test(sm100a_launch, gemm_dispatches_fused_sm100a_plans)
     remove_kernel_dir(dir, want.entry);
 
     cr_assert_eq(st.code, FP4LR_OK, "%s: %s", st.rule, st.msg);
-    cr_expect_str_eq(rec.function, want.entry);
-    cr_expect_eq(rec.dyn_smem_set, (int)plan.smem_bytes);
+    cr_expect_str_eq(tsupport_fake_module.function, want.entry);
+    cr_expect_eq(tsupport_fake_module.dyn_smem_set, (int)plan.smem_bytes);
     cr_assert_eq(rec.launches, 1);
     cr_expect_eq(k.count, 21);
     cr_expect_eq(tsupport_fake_nmaps(), 7, "A, W, SFA, SFW, Y, L, U");
