@@ -141,8 +141,8 @@ static fp4lr_status capture_check(const fp4lr_runtime *rt, const fp4lr_plan *pla
     return fp4lr_fail(FP4LR_E_UNSUPPORTED, "GRAPH_CAPTURE",
                       "the stream is being captured into a graph, and %s waits on flags whose value the host "
                       "picks per launch (%s): every replay would reuse one value and could read the previous "
-                      "replay's %s; for a captured stream, plan with schedule dp and w_prep on or off "
-                      "(ptx/ABI.md, graphs)",
+                      "replay's %s; for a captured stream, plan with graph = 1 (or schedule dp and w_prep on "
+                      "or off; host/gemm.h)",
                       plan->entry, split ? "the stream-K split walk" : "W converted inside the kernel",
                       split ? "partial sums" : "converted W");
 }

@@ -95,8 +95,8 @@ fp4lr_status fp4lr_runtime_walk(fp4lr_runtime *rt, const fp4lr_plan *plan, fp4lr
  * a 2-D copy on the stream moves the M x N outputs into Y.
  * Graphs: on a stream being captured, a plan whose kernel waits on flags valued per launch (a
  * split walk, or W converted inside the kernel: plan->w_inline) is refused (FP4LR_E_UNSUPPORTED,
- * rule GRAPH_CAPTURE), since every replay would reuse one value; plan whole tiles
- * (schedule dp) with w_prep on or off for a captured stream, and launch the plan once before
+ * rule GRAPH_CAPTURE), since every replay would reuse one value; plan with opts.graph = 1 (or
+ * whole tiles, schedule dp, with w_prep on or off) for a captured stream, and launch the plan once before
  * capturing, so that its modules and workspaces exist (allocating and synchronising are not
  * allowed while capturing).  A runtime's workspaces are shared by all its launches: give a
  * graph that is replayed concurrently with other work its own runtime. */

@@ -60,7 +60,7 @@ static fp4lr_status swapped_plan(const fp4lr_problem *p, fp4lr_arch arch, const 
     memset(out, 0, sizeof *out);
     const int eligible = one_cta_sm90a;
     if (o->swap == FP4LR_SWAP_AUTO &&
-        !(eligible && o->w_prep == FP4LR_WPREP_AUTO && p->M < FP4LR_SM90A_WPREP_MIN_M &&
+        !(eligible && o->w_prep == FP4LR_WPREP_AUTO && !o->graph && p->M < FP4LR_SM90A_WPREP_MIN_M &&
           p->N >= FP4LR_SM90A_WPREP_MIN_M && (family == FP4LR_FAMILY_DENSE || p->r <= FP4LR_SM90A_SWAP_AUTO_MAX_RANK)))
         return fp4lr_ok();
     if (!eligible)
@@ -73,8 +73,9 @@ static fp4lr_status swapped_plan(const fp4lr_problem *p, fp4lr_arch arch, const 
                           "the swapped plan converts A once per launch: w_prep must be auto or inline (inside the "
                           "kernel) or on (a preparation launch), not %s",
                           fp4lr_wprep_name(o->w_prep));
-    /* w_prep ON: A prepared by its own launch, the _w<n>_yt kernels */
-    const int prep = o->w_prep == FP4LR_WPREP_ON;
+    /* w_prep ON (or a graph's plan: nothing converted in the kernel): A prepared by its own
+     * launch, the _w<n>_yt kernels */
+    const int prep = o->w_prep == FP4LR_WPREP_ON || o->graph;
     if (o->pdl == FP4LR_PDL_ON && !prep)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "PDL",
                           "the programmatic dependent launch exists for the swapped prepared plans (w_prep on: the "
@@ -150,6 +151,16 @@ static fp4lr_status plan_kernel(const fp4lr_problem *p, fp4lr_arch arch, const f
         return fp4lr_fail(FP4LR_E_INVALID, "SCHEDULE", "schedule %d is not auto (0), dp (1) or sk (2)",
                           (int)o->schedule);
     pl->schedule = o->schedule;
+    if (o->graph && o->schedule == FP4LR_SCHEDULE_SK)
+        return fp4lr_fail(FP4LR_E_INVALID, "GRAPH",
+                          "a plan for a captured graph walks whole tiles: schedule sk splits them with flags "
+                          "valued per launch (auto and dp walk whole tiles)");
+    if (o->graph && o->w_prep == FP4LR_WPREP_INLINE)
+        return fp4lr_fail(FP4LR_E_INVALID, "GRAPH",
+                          "a plan for a captured graph does not convert W in the kernel (its flags are valued "
+                          "per launch): w_prep inline excludes graph; auto, on and off do not");
+    if (o->graph && pl->schedule == FP4LR_SCHEDULE_AUTO)
+        pl->schedule = FP4LR_SCHEDULE_DP;
     if (!fp4lr_wprep_name(o->w_prep))
         return fp4lr_fail(FP4LR_E_INVALID, "W_PREP", "w_prep %d is not auto (0), on (1), off (2) or inline (3)",
                           (int)o->w_prep);
@@ -193,7 +204,8 @@ static fp4lr_status plan_kernel(const fp4lr_problem *p, fp4lr_arch arch, const f
     const int auto_prep = o->w_prep == FP4LR_WPREP_AUTO && wprep_ok && p->M >= FP4LR_SM90A_WPREP_MIN_M &&
                           fits.code == FP4LR_OK;
     /* AUTO converts inside the kernel where that measured faster than the preparation (plan.h) */
-    pl->w_inline = o->w_prep == FP4LR_WPREP_INLINE || (auto_prep && p->r <= FP4LR_SM90A_XCONV_AUTO_MAX_RANK);
+    pl->w_inline = o->w_prep == FP4LR_WPREP_INLINE ||
+                   (auto_prep && p->r <= FP4LR_SM90A_XCONV_AUTO_MAX_RANK && !o->graph);
     pl->w_prep = o->w_prep == FP4LR_WPREP_ON || pl->w_inline || auto_prep;
 
     fp4lr_budget_req req = {
@@ -386,6 +398,12 @@ fp4lr_status fp4lr_plan_print(FILE *f, const fp4lr_plan *pl)
                 pl->pdl ? "; the kernel is launched as its programmatic dependent (starts while it runs, "
                           "waits for it before the first copy)"
                         : "");
+    if (pl->arch == FP4LR_ARCH_SM90A) /* fp4lr_gemm on a stream captured into a graph (gemm.h) */
+        fprintf(f, "graph capture: %s\n",
+                pl->w_inline ? "refused (W converted in the kernel: plan with graph = 1)"
+                : pl->schedule == FP4LR_SCHEDULE_DP
+                    ? "allowed (whole tiles, nothing converted in the kernel)"
+                    : "refused when the walk splits tiles (schedule auto or sk: plan with graph = 1 or schedule dp)");
     fprintf(f, "launch: %d threads per CTA, cluster %d, %" PRId64 " B dynamic shared memory, "
                "%" PRId64 " tiles of %dx%d\n",
             pl->block_threads, pl->cluster, pl->smem_bytes, pl->tiles, pl->tile_m, pl->tile_n);

@@ -162,6 +162,12 @@ typedef struct fp4lr_plan_opts {
     int sm_count;
     /* sm_90a swapped prepared plans: the programmatic dependent launch; AUTO (0) by default */
     fp4lr_pdl pdl;
+    /* 1: a plan that fp4lr_gemm may launch on a stream captured into a CUDA graph (gemm.h),
+     * i.e. no flag valued per launch: schedule AUTO walks whole tiles (dp; sk is refused),
+     * w_prep AUTO prepares W where it would convert it in the kernel (inline is refused), and
+     * swap AUTO does not swap (the swapped AUTO plans convert A in the kernel; swap on takes
+     * the swapped prepared plan).  0 (default): AUTO's fastest plans. */
+    int graph;
 } fp4lr_plan_opts;
 
 #define FP4LR_ENTRY_NAME_LEN 96

@@ -127,6 +127,19 @@ Test(check_cli, contradictions_and_unwritable_outputs)
     cr_expect(strstr(out, "sana-out") != NULL, "%s", out);
 }
 
+/* --graph plans for a captured stream, and the plan says whether fp4lr_gemm may be captured. */
+Test(check_cli, graph_plans)
+{
+    static char out[16384];
+    cr_assert_eq(check("--plan-only", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "graph capture: refused (W converted in the kernel") != NULL, "%s", out);
+    cr_assert_eq(check("--graph --plan-only", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "graph capture: allowed") != NULL, "%s", out);
+    cr_expect(strstr(out, "schedule: dp") != NULL, "%s", out);
+    cr_expect_eq(check("--graph --schedule sk --plan-only", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "[FP4LR_E_INVALID GRAPH]") != NULL, "%s", out);
+}
+
 static void repeat_case(const char *args, int n)
 {
     fp4lr_ctx *ctx = tsupport_gpu_ctx_or_skip();

@@ -4,10 +4,10 @@
  * kernels wait on flags valued per launch (the stream-K split walk, W converted inside the
  * kernel) would read the previous replay's partial sums or converted W, so fp4lr_gemm refuses
  * them on a capturing stream (rule GRAPH_CAPTURE); plans without such flags (whole tiles, W
- * prepared by its own launch or transformed in the kernel's ring) are captured, and each
- * replay computes from the inputs' current contents: checked against the reference after the
- * inputs change between replays, and shown to fail against the reference of inputs the
- * device never received.  Skips without an sm_90a GPU.  The graph entry points come from the
+ * prepared by its own launch or transformed in the kernel's ring; what opts.graph plans) are
+ * captured, and each replay computes from the inputs' current contents: checked against the
+ * reference after the inputs change between replays, and shown to fail against the reference
+ * of inputs the device never received.  Skips without an sm_90a GPU.  The graph entry points come from the
  * driver library itself (dlsym on the runtime's handle): the library never uses them. */
 #include <criterion/criterion.h>
 #include <cudaTypedefs.h>
@@ -121,6 +121,16 @@ Test(gemm_graph, transform_whole_tiles_replay_with_new_inputs, .timeout = 300)
     const fp4lr_problem p = {.M = 257, .N = 300, .K = 640, .format = FP4LR_MXFP4, .out = FP4LR_OUT_BF16};
     const fp4lr_plan_opts o = {.schedule = FP4LR_SCHEDULE_DP, .w_prep = FP4LR_WPREP_OFF};
     replays_follow_the_inputs(&p, &o, 1501);
+}
+
+/* opts.graph on a problem where AUTO would convert W in the kernel (M >= 1536, r <= 32):
+ * whole tiles with W prepared, captured and replayed. */
+Test(gemm_graph, the_graph_option_plans_a_capturable_launch, .timeout = 300)
+{
+    const fp4lr_problem p = {.M = 1600, .N = 1280, .K = 640, .r = 32, .format = FP4LR_NVFP4, .out = FP4LR_OUT_BF16,
+                             .has_wc = 1, .has_beta = 1};
+    const fp4lr_plan_opts o = {.graph = 1};
+    replays_follow_the_inputs(&p, &o, 1504);
 }
 
 /* The plans that wait on per-launch flags are refused while capturing, and still run after. */

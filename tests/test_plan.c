@@ -2,6 +2,7 @@
  * overrides, entry names with the solved stage count, launch shape, and the
  * propagation of problem and budget failures. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -177,4 +178,54 @@ Test(plan, print)
     cr_assert(strstr(text, "entry: fp4lr_sm100a_nvfp4_fused_m256n256k256_c2_s4"), "%s", text);
     cr_assert(strstr(text, "tensor memory:"), "%s", text);
     free(text);
+}
+
+/* opts.graph: plans fp4lr_gemm may launch on a stream captured into a graph (no flag valued
+ * per launch): whole tiles, W never converted in the kernel, AUTO does not swap; every one
+ * of the shape table's large shapes has a built kernel; sk and inline are refused by rule
+ * GRAPH; swap on takes the swapped prepared plan. */
+Test(plan, graph_plans_have_no_per_launch_flags)
+{
+    static const int64_t shapes[][4] = {
+        {4608, 9216, 3072, 32}, {4608, 3072, 12288, 32}, {1024, 6912, 2240, 32}, {1024, 2240, 2304, 32},
+        {7168, 9216, 3072, 128}, {8192, 8192, 8192, 0}, {1024, 11200, 2240, 0},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int f = 0; f < 2; f++) {
+            fp4lr_problem p = problem(shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], shapes[i][3] > 0,
+                                      shapes[i][3] > 0);
+            p.format = f ? FP4LR_MXFP4 : FP4LR_NVFP4;
+            if (p.K % fp4lr_format_k_multiple(p.format))
+                continue;
+            const fp4lr_plan_opts o = {.graph = 1, .sm_count = 132};
+            fp4lr_plan pl = plan_ok(p, FP4LR_ARCH_SM90A, &o);
+            cr_expect_eq(pl.schedule, FP4LR_SCHEDULE_DP, "%s", pl.entry);
+            cr_expect(!pl.w_inline && !pl.swap_ab, "%s", pl.entry);
+            char path[160];
+            snprintf(path, sizeof path, "ptx/sm90a/%s.ptx", pl.entry);
+            FILE *k = fopen(path, "r");
+            cr_expect_not_null(k, "%s is not built", pl.entry);
+            if (k)
+                fclose(k);
+            /* the same problem without graph: AUTO's plan may convert in the kernel */
+            if (shapes[i][0] >= 1536 && shapes[i][3] <= 32 && shapes[i][2] <= 12288) {
+                const fp4lr_plan_opts fast = {.sm_count = 132};
+                cr_expect(plan_ok(p, FP4LR_ARCH_SM90A, &fast).w_inline, "AUTO without graph");
+            }
+        }
+    fp4lr_problem p = problem(4608, 9216, 3072, 32, 1, 1);
+    fp4lr_plan pl;
+    const fp4lr_plan_opts sk = {.graph = 1, .schedule = FP4LR_SCHEDULE_SK};
+    fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &sk, &pl);
+    cr_expect_eq(st.code, FP4LR_E_INVALID);
+    cr_expect_str_eq(st.rule, "GRAPH", "%s", st.msg);
+    const fp4lr_plan_opts inl = {.graph = 1, .w_prep = FP4LR_WPREP_INLINE};
+    st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &inl, &pl);
+    cr_expect_str_eq(st.rule, "GRAPH", "%s", st.msg);
+    fp4lr_problem sana = problem(1024, 6912, 2240, 32, 1, 1);
+    const fp4lr_plan_opts sw = {.graph = 1, .swap = FP4LR_SWAP_ON, .sm_count = 132};
+    pl = plan_ok(sana, FP4LR_ARCH_SM90A, &sw);
+    cr_expect(pl.swap_ab && pl.w_prep && !pl.w_inline, "%s", pl.entry);
+    cr_expect_eq(pl.schedule, FP4LR_SCHEDULE_DP);
+    cr_expect(strstr(pl.entry, "_yt") != NULL, "%s", pl.entry);
 }

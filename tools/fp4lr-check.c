@@ -82,6 +82,9 @@ static void usage(FILE *f)
             "                      on (the kernel is launched as the programmatic dependent of the\n"
             "                      preparation: it starts while that runs and waits for it before its\n"
             "                      first read of the prepared A; other plans refuse on) or off\n"
+            "  --graph             plan for a stream captured into a CUDA graph (plan_opts.graph: whole\n"
+            "                      tiles, W never converted in the kernel; the plan's 'graph capture'\n"
+            "                      line says whether fp4lr_gemm may be captured with it)\n"
             "  --tile-n W          sm_90a swapped plans: the kernel's tile width, auto (default: 160 where\n"
             "                      the 256-wide grid is under one wave of the GPU's SMs and the 160-wide\n"
             "                      one fits in one; 256 without a GPU), 256 or 160 (other plans: 256)\n"
@@ -150,6 +153,8 @@ static int parse(int argc, char **argv, opts *o)
             o->affine = 1, o->affine_set = 1;
         } else if (!strcmp(a, "--no-affine")) {
             o->affine = 0, o->affine_set = 1;
+        } else if (!strcmp(a, "--graph")) {
+            o->plan.graph = 1;
         } else if (!strcmp(a, "--dense")) {
             o->dense = 1;
         } else if (!strcmp(a, "--plan-only")) {
