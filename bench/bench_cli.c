@@ -46,6 +46,8 @@ void fp4lr_bench_usage(FILE *f)
             "                    --w-prep on, A prepared by its own launch, timed with the kernel) or off\n"
             "  --pdl P           swapped prepared rows (--swap on --w-prep on): auto (default: on), on or\n"
             "                    off: the kernel launched as the programmatic dependent of the preparation\n"
+            "  --graph           sm_90a rows: the plans a CUDA graph may capture (plan_opts.graph: whole\n"
+            "                    tiles, W never converted in the kernel), timed as eager launches\n"
             "  --stream S        legacy (default: the legacy default stream) or own (a non-blocking stream of\n"
             "                    the run's own): where every timed launch goes, fp4lr and peers alike\n"
             "  --tile-n W        sm_90a swapped rows: the kernel's tile width, auto (default: 160 where the\n"
@@ -153,6 +155,8 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
             o->sweep_stages = 1;
         } else if (!strcmp(a, "--json")) {
             o->json = 1;
+        } else if (!strcmp(a, "--graph")) {
+            o->graph = 1;
         } else if (!strcmp(a, "--no-json")) {
             o->json = 0;
         } else if (!v) {
@@ -487,7 +491,7 @@ static fp4lr_status variant_jobs(fp4lr_bench_jobs *j, const fp4lr_bench_opts *o,
     if ((v == FP4LR_BENCH_DENSE || v == FP4LR_BENCH_FUSED) && t->arch == FP4LR_ARCH_SM90A) /* one-CTA rows */
         po.swap = o->swap, po.tile_n = o->tile_n, po.pdl = o->pdl;
     if (t->arch == FP4LR_ARCH_SM90A)
-        po.force_transform_stages = o->force_transform_slots;
+        po.force_transform_stages = o->force_transform_slots, po.graph = o->graph;
     if (p.r > 0)
         po.force_lora_chunk = o->force_lora_chunk, po.force_lora_stages = o->force_lora_slots;
     if (po.force_lora_chunk > p.r) { /* a chunk above the rank: that row is not this run's */

@@ -65,6 +65,8 @@ typedef struct fp4lr_bench_opts {
     fp4lr_pdl pdl;            /* sm_90a swapped prepared rows: the programmatic dependent launch (--pdl) */
     int own_stream;           /* --stream own: every timed launch (fp4lr and peers) on a non-blocking stream of
                                  the run's own; legacy (default): the legacy default stream */
+    int graph;                /* --graph: sm_90a rows planned with plan_opts.graph (what a captured
+                                 graph may launch), timed as eager launches */
     int sweep_stages;         /* every main stage count from 1 to the solver's */
     fp4lr_arch arch;          /* the plans shown without a GPU (--arch, default sm90a) */
     uint64_t seed;

@@ -611,6 +611,7 @@ fp4lr_status fp4lr_results_write_record(FILE *f, const fp4lr_run_info *run, cons
     put_bool(&set, "sweep_stages", run->sweep_stages);
     put_str(&set, "schedule", run->schedule[0] ? run->schedule : "auto");
     put_str(&set, "stream", run->own_stream ? "own" : "legacy");
+    put_bool(&set, "graph", run->graph);
     put_str(&set, "variants", run->variants);
     put_int(&set, "validate_rows", run->validate_rows);
     obj_close(&set);

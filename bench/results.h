@@ -164,6 +164,7 @@ typedef struct fp4lr_run_info {
     int sweep_stages;            /* --sweep-stages */
     char schedule[8];            /* the sm_90a tile walk asked for: auto, dp, sk */
     int own_stream;              /* --stream own: timed on a non-blocking stream (else the legacy one) */
+    int graph;                   /* --graph: the sm_90a rows are plan_opts.graph plans */
     char variants[96];           /* the variants asked for, e.g. "dense,dense-c2,fused,peers" */
     char arch[16];               /* the architecture planned for, "sm90a" / "sm100a" */
     int validate_rows;

@@ -1397,3 +1397,37 @@ Test(bench_cli, tile_n_and_the_sm_count_pick_the_narrow_rows)
     cr_expect_neq(PARSE(&o, err, "--tile-n", "192"), 0);
     cr_expect(strstr(err, "expected auto, 256 or 160") != NULL, "%s", err);
 }
+
+/* --graph: every sm_90a row is planned as a captured graph may launch it (whole tiles, W never
+ * converted in the kernel); without it AUTO converts in the kernel on the large shapes; the
+ * record's settings say which. */
+Test(bench_cli, graph_plans_the_capturable_rows)
+{
+    fp4lr_bench_opts o;
+    char err[256];
+    char dir[] = "/tmp/fp4lr-bench-kernels-XXXXXX";
+    fake_kernels(dir, NULL, 0);
+    for (int g = 0; g < 2; g++) {
+        if (g)
+            cr_assert_eq(PARSE(&o, err, "--shape", "flux-qkv", "--format", "nvfp4", "--variants", "dense,fused,dense-c2",
+                               "--graph"), 0, "%s", err);
+        else
+            cr_assert_eq(PARSE(&o, err, "--shape", "flux-qkv", "--format", "nvfp4", "--variants", "dense,fused,dense-c2"),
+                         0, "%s", err);
+        cr_expect_eq(o.graph, g);
+        fp4lr_bench_jobs j;
+        make_jobs(&o, FP4LR_ARCH_SM90A, dir, &j);
+        cr_assert_eq(j.n, 3);
+        for (int i = 0; i < j.n; i++) {
+            const fp4lr_plan *pl = &j.job[i].plan;
+            if (g) {
+                cr_expect_eq(pl->schedule, FP4LR_SCHEDULE_DP, "%s", pl->entry);
+                cr_expect(!pl->w_inline, "%s", pl->entry);
+            }
+        }
+        if (!g)
+            cr_expect(j.job[0].plan.w_inline, "AUTO converts in the kernel here: %s", j.job[0].plan.entry);
+        fp4lr_bench_jobs_free(&j);
+    }
+    remove_dir(dir);
+}

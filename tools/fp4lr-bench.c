@@ -571,6 +571,7 @@ int main(int argc, char **argv)
     run.small_scales = o.small_scales;
     snprintf(run.schedule, sizeof run.schedule, "%s", fp4lr_schedule_name(o.schedule));
     run.own_stream = o.own_stream;
+    run.graph = o.graph;
     run.validate_rows = FP4LR_BENCH_VALIDATE_ROWS;
     fp4lr_bench_variants_format(o.variants, run.variants, sizeof run.variants);
 
