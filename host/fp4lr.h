@@ -21,9 +21,10 @@
 
 /* 0.2.0 (2026-12-04): fp4lr_plan_opts.pdl and fp4lr_plan.pdl, four W-preparation slots in
  * fp4lr_runtime, fp4lr_sm90a_wprep_entry(format, pdl): structs and a signature changed.
- * 0.3.0 (2026-12-05): fp4lr_workspace.layout (so fp4lr_runtime's size changed) and
- * fp4lr_plan_opts.graph; fp4lr_gemm refuses plans with per-launch flags on a capturing stream
- * (GRAPH_CAPTURE). */
+ * 0.3.0 (2026-12-05): fp4lr_workspace.layout, fp4lr_runtime.capturing / captured (so
+ * fp4lr_runtime's size changed) and fp4lr_plan_opts.graph; fp4lr_gemm refuses plans with
+ * per-launch flags on a capturing stream (GRAPH_CAPTURE), workspace growth under a graph
+ * (GRAPH_WORKSPACE) and stale plans (PLAN_STALE); M, N, K/2 stop at 2^31 - 256. */
 #define FP4LR_VERSION_MAJOR 0
 #define FP4LR_VERSION_MINOR 3
 #define FP4LR_VERSION_PATCH 0

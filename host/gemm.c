@@ -2,6 +2,7 @@
 #include "gemm.h"
 
 #include <stdlib.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include "launch.h"
@@ -63,12 +64,31 @@ void fp4lr_runtime_release(fp4lr_runtime *rt)
     rt->xorder_clock = 0;
 }
 
+static const char *workspace_name(const fp4lr_runtime *rt, const fp4lr_workspace *w)
+{
+    return w == &rt->sk       ? "stream-K"
+           : w == &rt->wprep  ? "prepared-W"
+           : w == &rt->xflags ? "conversion-flag"
+           : w == &rt->ystage ? "Y staging"
+                              : "conversion-order";
+}
+
 /* `need` bytes of workspace w (zeroed when allocated, if `zero`), ordered after the last
- * launch that used it when that ran on another stream. */
+ * launch that used it when that ran on another stream (while capturing: as an external
+ * event wait, since that launch was not captured).  Once a launch of the runtime was
+ * captured, a graph holds w's address: a larger w would free it, and is refused. */
 static fp4lr_status workspace_acquire(fp4lr_runtime *rt, fp4lr_workspace *w, size_t need, int zero,
                                       CUstream stream)
 {
     const fp4lr_driver *drv = rt->ctx->drv;
+    if (w->bytes < need && (rt->capturing || (rt->captured && w->ptr)))
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "GRAPH_WORKSPACE",
+                          "this launch needs a %s workspace of %zu bytes, but %s: %s (host/gemm.h)",
+                          workspace_name(rt, w), need,
+                          rt->capturing ? "the stream is being captured, and allocating is not allowed then"
+                                        : "a graph captured from this runtime holds the current one",
+                          rt->capturing ? "launch the plan once before capturing"
+                                        : "capture the largest problem first, or use another runtime");
     if (w->bytes < need) {
         if (w->ptr) {
             FP4LR_CU(drv, drv->cuCtxSynchronize());
@@ -89,12 +109,18 @@ static fp4lr_status workspace_acquire(fp4lr_runtime *rt, fp4lr_workspace *w, siz
     if (!w->done)
         FP4LR_CU(drv, drv->cuEventCreate(&w->done, CU_EVENT_DISABLE_TIMING));
     if (w->have_last && w->last != stream)
-        FP4LR_CU(drv, drv->cuStreamWaitEvent(stream, w->done, 0));
+        FP4LR_CU(drv, drv->cuStreamWaitEvent(stream, w->done, rt->capturing ? CU_EVENT_WAIT_EXTERNAL : 0));
     return fp4lr_ok();
 }
 
+/* Marks w used by the work just queued on `stream`: later launches on other streams wait for
+ * it.  Called right after each piece of work is queued (not only after the kernel), so that a
+ * failure after it still leaves the order right.  A captured launch is not tracked: the graph
+ * runs when it is replayed. */
 static fp4lr_status workspace_used(fp4lr_runtime *rt, fp4lr_workspace *w, CUstream stream)
 {
+    if (rt->capturing)
+        return fp4lr_ok();
     const fp4lr_driver *drv = rt->ctx->drv;
     FP4LR_CU(drv, drv->cuEventRecord(w->done, stream));
     w->last = stream;
@@ -117,6 +143,7 @@ static fp4lr_status sk_workspace(fp4lr_runtime *rt, int ctas, CUstream stream, C
     if (wrap || w->layout != ctas) {
         FP4LR_CU(drv, drv->cuMemsetD32Async(w->ptr + (CUdeviceptr)ctas * FP4LR_SM90A_SK_SLOT_BYTES, 0,
                                             (size_t)ctas, stream));
+        FP4LR_TRY(workspace_used(rt, w, stream));
         w->layout = ctas;
     }
     w->epoch = wrap ? 1 : w->epoch + 1;
@@ -131,12 +158,8 @@ static fp4lr_status sk_workspace(fp4lr_runtime *rt, int ctas, CUstream stream, C
  * converted W.  Plans that wait on such flags are refused on a capturing stream. */
 static fp4lr_status capture_check(const fp4lr_runtime *rt, const fp4lr_plan *plan, int split, CUstream stream)
 {
-    if (!split && !plan->w_inline)
-        return fp4lr_ok();
-    const fp4lr_driver *drv = rt->ctx->drv;
-    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
-    FP4LR_CU(drv, drv->cuStreamIsCapturing(stream, &cs));
-    if (cs == CU_STREAM_CAPTURE_STATUS_NONE)
+    (void)stream;
+    if ((!split && !plan->w_inline) || !rt->capturing)
         return fp4lr_ok();
     return fp4lr_fail(FP4LR_E_UNSUPPORTED, "GRAPH_CAPTURE",
                       "the stream is being captured into a graph, and %s waits on flags whose value the host "
@@ -229,6 +252,7 @@ static fp4lr_status xorder_setup(fp4lr_runtime *rt, const fp4lr_plan *plan, CUst
     CUresult cr = drv->cuMemcpyHtoDAsync(w->ptr, order, items * sizeof *order, stream);
     free(order);
     FP4LR_CU(drv, cr);
+    FP4LR_TRY(workspace_used(rt, w, stream));
     w->epoch = 1; /* the table is this key's */
     x->key[0] = tn;
     x->key[1] = nks;
@@ -362,6 +386,11 @@ static fp4lr_status gemm_launch(fp4lr_runtime *rt, const fp4lr_plan *plan, const
         fp4lr_sm90a_params prm;
         fp4lr_workspace *order = NULL; /* _x plans: the conversion order this launch reads */
         FP4LR_TRY(fp4lr_sm90a_params_make(rt->ctx, plan, dev, &prm));
+        if ((int64_t)prm.tiles_m * prm.tiles_n != plan->tiles)
+            return fp4lr_fail(FP4LR_E_INVALID, "PLAN_STALE",
+                              "the plan walks %" PRId64 " tiles, its problem has %" PRId64 " (%s): plan the "
+                              "problem again after changing it",
+                              plan->tiles, (int64_t)prm.tiles_m * prm.tiles_n, plan->entry);
         fp4lr_kernel *k = NULL;
         FP4LR_TRY(fp4lr_runtime_kernel(rt, plan, &k));
         FP4LR_TRY(fp4lr_runtime_walk(rt, plan, &prm.sk));
@@ -403,13 +432,10 @@ static fp4lr_status gemm_launch(fp4lr_runtime *rt, const fp4lr_plan *plan, const
                       fp4lr_family_name(plan->family), plan->entry);
 }
 
-fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *dev, CUstream stream)
+/* fp4lr_gemm on a validated problem and arguments. */
+static fp4lr_status gemm_run(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *dev, CUstream stream)
 {
-    if (!rt || !plan || !dev)
-        return fp4lr_fail(FP4LR_E_INVALID, "NULL_POINTER", "fp4lr_gemm: runtime, plan and arguments are required");
     const fp4lr_problem *p = &plan->problem;
-    FP4LR_TRY(fp4lr_problem_validate(p));
-    FP4LR_TRY(fp4lr_args_validate(p, dev));
     const size_t ob = (size_t)fp4lr_out_bytes(p->out), row = (size_t)p->N * ob;
     if (row % 16 == 0)
         return gemm_launch(rt, plan, dev, stream);
@@ -424,6 +450,7 @@ fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_a
     fp4lr_args sdev = *dev;
     sdev.Y = (void *)(uintptr_t)rt->ystage.ptr;
     FP4LR_TRY(gemm_launch(rt, &staged, &sdev, stream));
+    FP4LR_TRY(workspace_used(rt, &rt->ystage, stream)); /* the kernel writes it, whatever follows */
     CUDA_MEMCPY2D c;
     memset(&c, 0, sizeof c);
     c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
@@ -437,4 +464,23 @@ fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_a
     const fp4lr_driver *drv = rt->ctx->drv;
     FP4LR_CU(drv, drv->cuMemcpy2DAsync(&c, stream));
     return workspace_used(rt, &rt->ystage, stream);
+}
+
+fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *dev, CUstream stream)
+{
+    if (!rt || !plan || !dev)
+        return fp4lr_fail(FP4LR_E_INVALID, "NULL_POINTER", "fp4lr_gemm: runtime, plan and arguments are required");
+    FP4LR_TRY(fp4lr_problem_validate(&plan->problem));
+    FP4LR_TRY(fp4lr_args_validate(&plan->problem, dev));
+    /* a stream being captured into a graph (gemm.h): some plans are refused, workspaces are
+     * not allocated and not tracked, and once captured they keep their addresses */
+    const fp4lr_driver *drv = rt->ctx->drv;
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    FP4LR_CU(drv, drv->cuStreamIsCapturing(stream, &cs));
+    rt->capturing = cs != CU_STREAM_CAPTURE_STATUS_NONE;
+    const fp4lr_status st = gemm_run(rt, plan, dev, stream);
+    if (st.code == FP4LR_OK && rt->capturing)
+        rt->captured = 1;
+    rt->capturing = 0;
+    return st;
 }

@@ -65,6 +65,8 @@ typedef struct fp4lr_runtime {
     fp4lr_xorder_slot xorder[FP4LR_RUNTIME_XORDER_SLOTS]; /* _x kernels: conversion orders by key */
     unsigned long long xorder_clock;                       /* their use count (0: none used) */
     fp4lr_aux_kernel wprep_fn[4]; /* by format (NVFP4, MXFP4) + 2 for the _pdl entries */
+    int capturing;                /* within fp4lr_gemm: its stream is being captured into a graph */
+    int captured;                 /* a launch was captured: a graph holds the workspaces' addresses */
 } fp4lr_runtime;
 
 /* kernel_dir NULL: $FP4LR_KERNEL_DIR or build/ptx. */
@@ -98,8 +100,12 @@ fp4lr_status fp4lr_runtime_walk(fp4lr_runtime *rt, const fp4lr_plan *plan, fp4lr
  * rule GRAPH_CAPTURE), since every replay would reuse one value; plan with opts.graph = 1 (or
  * whole tiles, schedule dp, with w_prep on or off) for a captured stream, and launch the plan once before
  * capturing, so that its modules and workspaces exist (allocating and synchronising are not
- * allowed while capturing).  A runtime's workspaces are shared by all its launches: give a
- * graph that is replayed concurrently with other work its own runtime. */
+ * allowed while capturing).  A captured launch keeps its workspaces' addresses, so once a
+ * launch of the runtime was captured, a later launch that needs a larger workspace is refused
+ * (FP4LR_E_UNSUPPORTED, rule GRAPH_WORKSPACE) instead of freeing it under the graph: capture
+ * the largest problem first, or give the other problems their own runtime.  Replays are not
+ * ordered against the runtime's launches on other streams: order them yourself, or give a
+ * graph its own runtime. */
 fp4lr_status fp4lr_gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *dev, CUstream stream);
 
 #endif

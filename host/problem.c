@@ -8,8 +8,11 @@
 #include "scale_atom.h"
 
 /* Tensor-map limits (cuTensorMapEncodeTiled): a global dimension is at most
- * 2^32 elements, a global stride is below 2^40 bytes. */
+ * 2^32 elements, a global stride is below 2^40 bytes.  The kernels' bulk tensor copies
+ * take signed 32-bit coordinates, computed as tile index x tile size: a row (M, N) or a
+ * byte of a row of A and W (K/2) stays below 2^31 with a whole tile's room to spare. */
 #define DIM_MAX ((int64_t)1 << 32)
+#define COORD_MAX (((int64_t)1 << 31) - 256)
 #define STRIDE_LIMIT ((int64_t)1 << 40)
 /* The bulk tensor copy engine's alignment for pointers and strides. */
 #define ALIGN_BYTES 16
@@ -60,6 +63,18 @@ static fp4lr_status check_dim(const char *what, int64_t v)
     return fp4lr_ok();
 }
 
+/* A dimension the kernels walk in tiles: its coordinates fit the copies' signed 32 bits. */
+static fp4lr_status check_coord(const char *what, int64_t v)
+{
+    FP4LR_TRY(check_dim(what, v));
+    if (v > COORD_MAX)
+        return INVALID("DIM_LIMIT",
+                       "%s = %" PRId64 " exceeds 2^31 - 256: the kernels' bulk tensor copies address it "
+                       "with signed 32-bit coordinates",
+                       what, v);
+    return fp4lr_ok();
+}
+
 /* A row stride of ld elements of elem_bytes stays below 2^40 bytes. */
 static fp4lr_status check_stride(const char *what, int64_t ld, int elem_bytes)
 {
@@ -90,10 +105,10 @@ static fp4lr_status check_dim_limits(const fp4lr_problem *p, int64_t ldL, int64_
                                      int64_t ldY)
 {
     const int ob = fp4lr_out_bytes(p->out);
-    const int64_t sf_row = 8 * p->K / fp4lr_format_block(p->format); /* 512 B per 4 blocks */
-    FP4LR_TRY(check_dim("M", p->M));
-    FP4LR_TRY(check_dim("N", p->N));
-    FP4LR_TRY(check_dim("K/2 (bytes per row of A and W)", p->K / 2));
+    const int64_t sf_row = 128 * p->K / fp4lr_format_block(p->format); /* 512 B per 4 blocks */
+    FP4LR_TRY(check_coord("M", p->M));
+    FP4LR_TRY(check_coord("N", p->N));
+    FP4LR_TRY(check_coord("K/2 (bytes per row of A and W)", p->K / 2));
     FP4LR_TRY(check_stride("K/2 (row stride of A and W)", p->K / 2, 1));
     FP4LR_TRY(check_stride("scale-atom row stride 512*K/(4*block)", sf_row, 1));
     FP4LR_TRY(check_stride("ldY", ldY, ob));

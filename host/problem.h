@@ -57,7 +57,9 @@ void fp4lr_problem_resolve(fp4lr_problem *p);
  *   LDU_MIN, LDU_ALIGN          ldU >= r, ldU*2 % 16 == 0      (only when r > 0)
  *   LDY_MIN, LDY_ALIGN          ldY >= N, ldY*out_bytes % 16 == 0
  *   DIM_LIMIT                   tensor-map limits (every global dimension <= 2^32,
- *                               every stride < 2^40) and no int64 overflow of a size
+ *                               every stride < 2^40), M, N and K/2 <= 2^31 - 256 (the
+ *                               kernels' signed 32-bit copy coordinates) and no int64
+ *                               overflow of a size
  * Works on resolved and unresolved problems (a 0 leading dimension is read as packed). */
 fp4lr_status fp4lr_problem_validate(const fp4lr_problem *p);
 

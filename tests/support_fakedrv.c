@@ -116,6 +116,13 @@ CUresult tsupport_fake_set_attr(CUfunction f, CUfunction_attribute a, int v)
     return CUDA_SUCCESS;
 }
 
+CUresult tsupport_fake_not_capturing(CUstream s, CUstreamCaptureStatus *status)
+{
+    (void)s;
+    *status = CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+}
+
 void tsupport_fake_cubin(const char *dir, const char *arch, const char *entry)
 {
     char path[512];

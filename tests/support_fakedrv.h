@@ -79,6 +79,8 @@ CUresult tsupport_fake_set_attr(CUfunction f, CUfunction_attribute a, int v);
     .cuGetErrorName = tsupport_fake_error_name, .cuTensorMapEncodeTiled = tsupport_fake_encode,    \
     .cuModuleLoadDataEx = tsupport_fake_load, .cuModuleUnload = tsupport_fake_unload,               \
     .cuModuleGetFunction = tsupport_fake_get_function, .cuFuncSetAttribute = tsupport_fake_set_attr
+/* cuStreamIsCapturing: no stream is ever captured. */
+CUresult tsupport_fake_not_capturing(CUstream s, CUstreamCaptureStatus *status);
 /* Writes the stand-in cubin of `entry` at <dir>/<arch>/<entry>.cubin (the directory made). */
 void tsupport_fake_cubin(const char *dir, const char *arch, const char *entry);
 

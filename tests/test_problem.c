@@ -198,12 +198,33 @@ Test(problem, dim_limit_stride)
 
 Test(problem, dim_limit_size_overflow)
 {
-    /* M = 2^32 rows of ldY = 2^38 bf16 (2^39 bytes): each limit holds, the
-     * size 2^71 bytes overflows int64. */
+    /* M = 2^31 - 256 rows of ldY = 2^38 bf16 (2^39 bytes): each limit holds, the
+     * size (about 2^70 bytes) overflows int64. */
     fp4lr_problem p = base();
-    p.M = (int64_t)1 << 32;
+    p.M = ((int64_t)1 << 31) - 256;
     p.ldY = (int64_t)1 << 38;
     expect_rule(fp4lr_problem_validate(&p), "DIM_LIMIT", "size of Y");
+}
+
+/* The kernels' bulk tensor copies take signed 32-bit coordinates (tile x tile size): M, N
+ * and K/2 stop at 2^31 - 256, under the tensor maps' own 2^32. */
+Test(problem, dim_limit_copy_coordinates)
+{
+    fp4lr_problem p = base();
+    p.M = ((int64_t)1 << 31) - 256;
+    cr_expect_eq(fp4lr_problem_validate(&p).code, FP4LR_OK, "M = 2^31 - 256 is addressable");
+    p.M = ((int64_t)1 << 31) + 128;
+    expect_rule(fp4lr_problem_validate(&p), "DIM_LIMIT", "signed 32-bit coordinates");
+    p = base();
+    p.N = (int64_t)1 << 31;
+    expect_rule(fp4lr_problem_validate(&p), "DIM_LIMIT", "N = 2147483648");
+    p = base();
+    p.M = 1;
+    p.N = 8;
+    p.K = ((int64_t)1 << 32) + 128;
+    expect_rule(fp4lr_problem_validate(&p), "DIM_LIMIT", "K/2");
+    p.K = ((int64_t)1 << 32) - 512;
+    cr_expect_eq(fp4lr_problem_validate(&p).code, FP4LR_OK, "K/2 = 2^31 - 256");
 }
 
 Test(problem, resolve_fills_packed)

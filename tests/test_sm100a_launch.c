@@ -91,6 +91,7 @@ static fp4lr_driver fake_drv = {
     .cuLaunchKernelEx = fake_launch,
     .cuFuncGetAttribute = fake_func_attr,
     .cuOccupancyMaxActiveClusters = fake_clusters,
+    .cuStreamIsCapturing = tsupport_fake_not_capturing,
 };
 
 /* A B200-like context on the fake driver (cc 10.0: the "sm100a" kernels). */

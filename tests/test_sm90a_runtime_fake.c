@@ -21,12 +21,17 @@
 
 #define FAKE_EVENT ((CUevent)0x900c)
 #define FAKE_STREAM ((CUstream)0x900d)
+#define OTHER_STREAM ((CUstream)0x900e)
 #define FAKE_WS ((CUdeviceptr)0x40000000)
 
 /* ---- the recording fake driver (each test runs in its own process: rec starts zeroed) ---- */
 
 static struct {
     int launches, allocs, syncs, records;
+    int fail_launch;            /* the next launch fails */
+    int waits;                  /* cuStreamWaitEvent calls */
+    CUstream wait_stream;       /* the last one's stream and flags */
+    unsigned wait_flags;
     CUstreamCaptureStatus capturing;
     int blocks_per_sm;
     int memsets;
@@ -39,6 +44,10 @@ static CUresult fake_launch(const CUlaunchConfig *cfg, CUfunction f, void **para
 {
     (void)cfg, (void)params, (void)extra;
     cr_assert_eq(f, TSUPPORT_FAKE_FN);
+    if (rec.fail_launch) {
+        rec.fail_launch = 0;
+        return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+    }
     rec.launches++;
     return CUDA_SUCCESS;
 }
@@ -117,7 +126,10 @@ static CUresult fake_event_destroy(CUevent e)
 
 static CUresult fake_wait_event(CUstream s, CUevent e, unsigned flags)
 {
-    (void)s, (void)e, (void)flags;
+    (void)e;
+    rec.waits++;
+    rec.wait_stream = s;
+    rec.wait_flags = flags;
     return CUDA_SUCCESS;
 }
 
@@ -188,11 +200,16 @@ static fp4lr_plan plan_on(fp4lr_runtime *rt, const fp4lr_problem *p, const fp4lr
     return plan;
 }
 
-/* fp4lr_gemm with the map recorder emptied first (it holds one launch's maps) */
-static fp4lr_status gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *args)
+/* fp4lr_gemm on `stream` with the map recorder emptied first (it holds one launch's maps) */
+static fp4lr_status gemm_on(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *args, CUstream stream)
 {
     tsupport_fake_maps_reset();
-    return fp4lr_gemm(rt, plan, args, FAKE_STREAM);
+    return fp4lr_gemm(rt, plan, args, stream);
+}
+
+static fp4lr_status gemm(fp4lr_runtime *rt, const fp4lr_plan *plan, const fp4lr_args *args)
+{
+    return gemm_on(rt, plan, args, FAKE_STREAM);
 }
 
 /* dense NVFP4, 40 tiles of 128 x 256 on 132 SMs: the split walk when asked */
@@ -278,5 +295,70 @@ Test(sm90a_runtime_fake, split_flags_are_zeroed_when_the_grid_changes_or_the_val
     cr_assert_eq(gemm(&rt, &a, &fake_args).code, FP4LR_OK);
     cr_expect_eq(rec.memsets, 4, "and back");
     cr_expect_eq(rec.memset_words, (size_t)ctas);
+    fp4lr_runtime_release(&rt);
+}
+
+/* Work queued on a workspace before a failure still orders the next launch on another stream
+ * after it: the split walk's flag reset, then a launch that fails. */
+Test(sm90a_runtime_fake, a_failed_launch_still_orders_the_work_queued_before_it)
+{
+    fp4lr_runtime rt;
+    cr_assert_eq(fp4lr_runtime_init(&rt, &fake_ctx, kdir).code, FP4LR_OK);
+    const fp4lr_plan_opts sk = {.schedule = FP4LR_SCHEDULE_SK, .w_prep = FP4LR_WPREP_OFF};
+    fp4lr_plan a = plan_on(&rt, &small, &sk);
+    rec.fail_launch = 1;
+    fp4lr_status st = gemm(&rt, &a, &fake_args);
+    cr_expect_eq(st.code, FP4LR_E_DRIVER, "%s", st.msg);
+    cr_expect_eq(rec.memsets, 1, "the flags' reset was queued before the launch failed");
+    const int waits = rec.waits;
+    cr_assert_eq(gemm_on(&rt, &a, &fake_args, OTHER_STREAM).code, FP4LR_OK);
+    cr_expect_eq(rec.waits, waits + 1, "the next launch on another stream waits for the reset");
+    cr_expect_eq(rec.wait_stream, OTHER_STREAM);
+    cr_expect_eq(rec.wait_flags, 0u);
+    fp4lr_runtime_release(&rt);
+}
+
+/* Capturing: no workspace is allocated (the plan must have run once), a cross-stream wait is
+ * an external event wait, nothing is recorded; once captured, a launch that would grow a
+ * workspace the graph holds is refused (GRAPH_WORKSPACE); a plan whose tiles no longer match
+ * its problem is refused (PLAN_STALE). */
+Test(sm90a_runtime_fake, capture_keeps_the_workspaces_a_graph_holds)
+{
+    fp4lr_runtime rt;
+    cr_assert_eq(fp4lr_runtime_init(&rt, &fake_ctx, kdir).code, FP4LR_OK);
+    tsupport_fake_cubin(kdir, "sm90a", "fp4lr_sm90a_nvfp4_wprep");
+    const fp4lr_plan_opts g = {.graph = 1};
+    const fp4lr_problem p1 = {.M = 2048, .N = 1280, .K = 640, .format = FP4LR_NVFP4, .out = FP4LR_OUT_BF16};
+    const fp4lr_problem p2 = {.M = 2048, .N = 12800, .K = 640, .format = FP4LR_NVFP4, .out = FP4LR_OUT_BF16};
+    fp4lr_plan a = plan_on(&rt, &p1, &g), b = plan_on(&rt, &p2, &g);
+    cr_assert(a.w_prep && !a.w_inline, "%s", a.entry);
+
+    rec.capturing = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    fp4lr_status st = gemm(&rt, &a, &fake_args);
+    cr_expect_str_eq(st.rule, "GRAPH_WORKSPACE", "%s", st.msg);
+    cr_expect(strstr(st.msg, "launch the plan once before capturing") != NULL, "%s", st.msg);
+    cr_expect_eq(rec.allocs + rec.launches, 0);
+
+    rec.capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+    cr_assert_eq(gemm_on(&rt, &a, &fake_args, OTHER_STREAM).code, FP4LR_OK); /* warm-up elsewhere */
+    const int records = rec.records, waits = rec.waits;
+    rec.capturing = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    st = gemm(&rt, &a, &fake_args);
+    cr_expect_eq(st.code, FP4LR_OK, "%s", st.msg);
+    cr_expect_gt(rec.waits, waits, "the captured launch waits for the warm-up on the other stream");
+    cr_expect_eq(rec.wait_flags, (unsigned)CU_EVENT_WAIT_EXTERNAL, "as an external event wait");
+    cr_expect_eq(rec.records, records, "nothing is recorded while capturing");
+
+    rec.capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+    st = gemm(&rt, &b, &fake_args); /* 10x the prepared W: the graph holds the smaller one */
+    cr_expect_eq(st.code, FP4LR_E_UNSUPPORTED, "%s", st.msg);
+    cr_expect_str_eq(st.rule, "GRAPH_WORKSPACE", "%s", st.msg);
+    cr_expect(strstr(st.msg, "prepared-W") != NULL, "%s", st.msg);
+    cr_expect_eq(gemm(&rt, &a, &fake_args).code, FP4LR_OK, "what fits still runs");
+
+    fp4lr_plan stale = a;
+    stale.problem.M = 4 * a.problem.M;
+    st = gemm(&rt, &stale, &fake_args);
+    cr_expect_str_eq(st.rule, "PLAN_STALE", "%s", st.msg);
     fp4lr_runtime_release(&rt);
 }
