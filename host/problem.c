@@ -177,6 +177,29 @@ static fp4lr_status check_ptr(const char *name, const void *ptr, const char *why
     return fp4lr_ok();
 }
 
+/* Y_ALIAS: the bytes the kernel writes (Y's M rows of N outputs at stride ldY) share no
+ * byte with an operand it reads: a launch reads its inputs while other CTAs store Y. */
+static fp4lr_status check_y_alias(const fp4lr_problem *p, const fp4lr_args *a)
+{
+    const fp4lr_sizes s = fp4lr_problem_sizes(p);
+    const uint64_t ob = (uint64_t)fp4lr_out_bytes(p->out);
+    const uint64_t y0 = (uint64_t)(uintptr_t)a->Y;
+    const uint64_t y1 = y0 + ((uint64_t)(p->M - 1) * (uint64_t)packed_or(p->ldY, p->N) + (uint64_t)p->N) * ob;
+    const struct { const char *name; const void *ptr; size_t bytes; } in[] = {
+        {"A", a->A, s.A},   {"SFA", a->SFA, s.SFA}, {"W", a->W, s.W},          {"SFW", a->SFW, s.SFW},
+        {"L", a->L, s.L},   {"U", a->U, s.U},       {"wc", a->wc, s.wc},       {"beta", a->beta, s.beta},
+    };
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
+        const uint64_t b0 = (uint64_t)(uintptr_t)in[i].ptr, b1 = b0 + in[i].bytes;
+        if (in[i].bytes && b0 < y1 && y0 < b1)
+            return INVALID("Y_ALIAS",
+                           "Y (bytes 0x%" PRIx64 "..0x%" PRIx64 ") overlaps %s (0x%" PRIx64 "..0x%" PRIx64
+                           "): the kernel reads its operands while it writes Y",
+                           y0, y1, in[i].name, b0, b1);
+    }
+    return fp4lr_ok();
+}
+
 fp4lr_status fp4lr_args_validate(const fp4lr_problem *p, const fp4lr_args *a)
 {
     if (!p || !a)
@@ -193,7 +216,8 @@ fp4lr_status fp4lr_args_validate(const fp4lr_problem *p, const fp4lr_args *a)
         FP4LR_TRY(check_ptr("wc", a->wc, "when has_wc"));
     if (p->has_beta)
         FP4LR_TRY(check_ptr("beta", a->beta, "when has_beta"));
-    return check_ptr("Y", a->Y, "always");
+    FP4LR_TRY(check_ptr("Y", a->Y, "always"));
+    return check_y_alias(p, a);
 }
 
 fp4lr_sizes fp4lr_problem_sizes(const fp4lr_problem *p)

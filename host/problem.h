@@ -67,6 +67,7 @@ fp4lr_status fp4lr_problem_validate(const fp4lr_problem *p);
  *   NULL_POINTER  A, SFA, W, SFW, Y always; L, U when r > 0; wc when has_wc;
  *                 beta when has_beta (pointers the problem does not use are ignored)
  *   PTR_ALIGN     every used pointer 16-byte aligned
+ *   Y_ALIAS       the bytes of Y the kernel writes overlap an operand it reads
  * alpha is not checked: NaN and Inf are legal and propagate (OPERATOR.md §3). */
 fp4lr_status fp4lr_args_validate(const fp4lr_problem *p, const fp4lr_args *a);
 

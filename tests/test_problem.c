@@ -283,16 +283,18 @@ Test(problem, out_names)
 
 /* ---- argument pointers ----------------------------------------------------- */
 
-/* 16-byte aligned storage the pointers of `args_all` point into. */
-static _Alignas(16) uint8_t arena[16 * 16];
+/* Device-like addresses, 16-byte aligned, 256 MiB apart (validation never dereferences
+ * them): operand i at (i + 1) << 28. */
+#define FAKE(i) ((uintptr_t)(i + 1) << 28)
+#define ARENA(i, off) ((const uint8_t *)(FAKE(i) + (off)))
 
 static fp4lr_args args_all(void)
 {
     fp4lr_args a = {
-        .A = arena, .SFA = arena + 16, .W = arena + 32, .SFW = arena + 48,
-        .L = (const uint16_t *)(arena + 64), .U = (const uint16_t *)(arena + 80),
-        .wc = (const float *)(arena + 96), .beta = (const float *)(arena + 112),
-        .alpha = 1.0f, .Y = arena + 128,
+        .A = ARENA(0, 0), .SFA = ARENA(1, 0), .W = ARENA(2, 0), .SFW = ARENA(3, 0),
+        .L = (const uint16_t *)ARENA(4, 0), .U = (const uint16_t *)ARENA(5, 0),
+        .wc = (const float *)ARENA(6, 0), .beta = (const float *)ARENA(7, 0),
+        .alpha = 1.0f, .Y = (void *)FAKE(8),
     };
     return a;
 }
@@ -357,7 +359,7 @@ Test(args, misaligned_sfw)
 {
     fp4lr_problem p = base();
     fp4lr_args a = args_all();
-    a.SFW = arena + 49;
+    a.SFW = ARENA(3, 49);
     expect_rule(fp4lr_args_validate(&p, &a), "PTR_ALIGN", "SFW = 0x");
 }
 
@@ -366,7 +368,7 @@ Test(args, misaligned_u)
     /* 8-byte aligned is not enough. */
     fp4lr_problem p = base();
     fp4lr_args a = args_all();
-    a.U = (const uint16_t *)(arena + 88);
+    a.U = (const uint16_t *)ARENA(5, 8);
     expect_rule(fp4lr_args_validate(&p, &a), "PTR_ALIGN", "not 16-byte aligned");
 }
 
@@ -374,4 +376,25 @@ Test(args, null_args_struct)
 {
     fp4lr_problem p = base();
     expect_rule(fp4lr_args_validate(&p, NULL), "NULL_POINTER", "args");
+}
+
+/* Y_ALIAS: Y's written bytes share a byte with an operand; touching ranges do not. */
+Test(args, y_overlapping_an_operand)
+{
+    fp4lr_problem p = base(); /* 256 x 512 bf16 Y: 262144 bytes; W 512 x 512 bytes */
+    fp4lr_args a = args_all();
+    a.Y = (void *)(FAKE(2) + 262144 - 16); /* its first row lies on W's last 16 bytes... */
+    expect_rule(fp4lr_args_validate(&p, &a), "Y_ALIAS", "overlaps W");
+    a.Y = (void *)(FAKE(2) + 262144); /* ...and right after it, not */
+    cr_expect_eq(fp4lr_args_validate(&p, &a).code, FP4LR_OK);
+    a = args_all();
+    a.Y = (void *)FAKE(6); /* in place of wc */
+    expect_rule(fp4lr_args_validate(&p, &a), "Y_ALIAS", "overlaps wc");
+    p.has_wc = 0; /* wc unused: its place is free */
+    a.wc = NULL;
+    cr_expect_eq(fp4lr_args_validate(&p, &a).code, FP4LR_OK);
+    a = args_all();
+    p = base();
+    a.Y = (void *)(FAKE(1) + 64); /* inside SFA */
+    expect_rule(fp4lr_args_validate(&p, &a), "Y_ALIAS", "overlaps SFA");
 }
