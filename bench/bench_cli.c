@@ -26,8 +26,11 @@ void fp4lr_bench_usage(FILE *f)
             "  --variants LIST   comma-separated: dense, dense-c2, naive (dense-c2-naive: sm_100a only),\n"
             "                    fused, fused-c2 (sm_90a only), peers, all (default all)\n"
             "  --no-peers        skip cuBLASLt (no ratios vs cuBLAS)\n"
-            "  --iters N         timed launches per variant (default %d; at least %d unless --quick)\n"
-            "  --warmup N        untimed launches first (default %d)\n"
+            "  --iters N         timed launches per variant and round (default %d; at least %d unless --quick)\n"
+            "  --warmup N        untimed launches before each round's (default %d)\n"
+            "  --rounds N        1..%d: a shape's variants and peers take turns N times, forward then\n"
+            "                    backward, and each is the median of its pooled launches; the table\n"
+            "                    shows the spread of the per-round ratios (default %d; --quick 1)\n"
             "  --quick           allow fewer iterations (default %d, warm-up %d): a smoke run, not a measurement\n"
             "  --stages N        force the main stage count of every fp4lr variant\n"
             "  --transform-slots N  sm_90a: force the W transform ring to 2 or 3 slots\n"
@@ -63,9 +66,13 @@ void fp4lr_bench_usage(FILE *f)
             "  --json            append the run's record to the results directory (the default)\n"
             "  --no-json         do not\n"
             "  --results-dir D   where the record goes (default %s)\n"
+            "  --plant-fault timed  the check's self-test: one output of the timed launches is made NaN\n"
+            "                    before the check after the last round (the run must then fail, exit 1;\n"
+            "                    nothing is recorded)\n"
             "  --help            this text\n"
             "Exit status: 0 ok, 1 a validation failed, 2 bad arguments, 3 other errors.\n",
             FP4LR_BENCH_VALIDATE_ROWS, FP4LR_BENCH_ITERS_DEFAULT, FP4LR_BENCH_ITERS_MIN, FP4LR_BENCH_WARMUP_DEFAULT,
+            FP4LR_BENCH_MAX_ROUNDS, FP4LR_BENCH_ROUNDS_DEFAULT,
             FP4LR_BENCH_QUICK_ITERS, FP4LR_BENCH_QUICK_WARMUP, FP4LR_SM90A_WPREP_MIN_M, FP4LR_SM90A_WPREP_MIN_M,
             FP4LR_RESULTS_DIR_DEFAULT);
 }
@@ -136,7 +143,7 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
     err[0] = '\0';
     fp4lr_shape req[FP4LR_BENCH_MAX_SHAPES];
     int custom[FP4LR_BENCH_MAX_SHAPES] = {0}; /* req[i] came from --mnk */
-    int nreq = 0, iters = -1, warmup = -1, no_peers = 0;
+    int nreq = 0, iters = -1, warmup = -1, rounds = -1, no_peers = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -201,6 +208,14 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
             if (parse_ll(v, 0, FP4LR_BENCH_ITERS_MAX, &x))
                 return bad(err, errlen, "--warmup %s: expected 0..%d", v, FP4LR_BENCH_ITERS_MAX);
             warmup = (int)x, i++;
+        } else if (!strcmp(a, "--plant-fault")) {
+            if (!v || strcmp(v, "timed"))
+                return bad(err, errlen, "--plant-fault %s: expected timed", v ? v : "(missing)");
+            o->plant_timed_fault = 1, i++;
+        } else if (!strcmp(a, "--rounds")) {
+            if (parse_ll(v, 1, FP4LR_BENCH_MAX_ROUNDS, &x))
+                return bad(err, errlen, "--rounds %s: expected 1..%d", v, FP4LR_BENCH_MAX_ROUNDS);
+            rounds = (int)x, i++;
         } else if (!strcmp(a, "--w-prep")) {
             const int w = fp4lr_wprep_parse(v);
             if (w < 0)
@@ -280,6 +295,9 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
         return bad(err, errlen, "--stages and --sweep-stages exclude each other");
     o->iters = iters >= 0 ? iters : o->quick ? FP4LR_BENCH_QUICK_ITERS : FP4LR_BENCH_ITERS_DEFAULT;
     o->warmup = warmup >= 0 ? warmup : o->quick ? FP4LR_BENCH_QUICK_WARMUP : FP4LR_BENCH_WARMUP_DEFAULT;
+    o->rounds = rounds >= 0 ? rounds : o->quick ? 1 : FP4LR_BENCH_ROUNDS_DEFAULT;
+    if (o->plant_timed_fault)
+        o->json = 0; /* a self-test is not a result */
     if (o->iters < FP4LR_BENCH_ITERS_MIN && !o->quick)
         return bad(err, errlen, "--iters %d: at least %d for a measurement (--quick allows fewer)", o->iters,
                    FP4LR_BENCH_ITERS_MIN);

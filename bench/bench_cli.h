@@ -21,6 +21,7 @@
 #define FP4LR_BENCH_ITERS_MIN 20      /* below this only with --quick */
 #define FP4LR_BENCH_ITERS_MAX 1000
 #define FP4LR_BENCH_WARMUP_DEFAULT 5
+#define FP4LR_BENCH_ROUNDS_DEFAULT 3   /* --rounds (FP4LR_BENCH_MAX_ROUNDS in results.h) */
 #define FP4LR_BENCH_QUICK_ITERS 5
 #define FP4LR_BENCH_QUICK_WARMUP 2
 #define FP4LR_BENCH_VALIDATE_ROWS 128
@@ -49,7 +50,8 @@ typedef struct fp4lr_bench_opts {
     int ndups;
     int formats;              /* bit (1 << fp4lr_format) per selected format */
     int variants;             /* FP4LR_BENCH_BIT(fp4lr_bench_variant) per selected variant */
-    int iters, warmup, quick;
+    int iters, warmup, rounds, quick;
+    int plant_timed_fault;         /* --plant-fault timed: the timed-output check's self-test */
     int json;                 /* append the record to results_dir (default 1) */
     const char *results_dir;
     const char *csv;          /* NULL: no CSV */

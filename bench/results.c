@@ -49,6 +49,8 @@ void fp4lr_bench_row_init(fp4lr_bench_row *row, const char *shape, int large, in
     row->state = FP4LR_ROW_FAILED;
     row->kind = FP4LR_BENCH_DENSE;
     row->tflops = row->ratio_bf16 = row->ratio_dense = NAN;
+    row->ratio_bf16_lo = row->ratio_bf16_hi = NAN;
+    row->timed_check = -1;
     row->max_err = row->max_err_over_mag = row->tol_acc = NAN;
 }
 
@@ -59,6 +61,26 @@ void fp4lr_bench_row_timed(fp4lr_bench_row *row, const fp4lr_timing *t, int copi
     row->copies = copies;
     double flop = 2.0 * (double)row->M * (double)row->N * (double)row->K;
     row->tflops = t->median_ms > 0 ? flop / (t->median_ms * 1e-3) / 1e12 : NAN;
+    row->rounds = 1;
+    row->round_median_ms[0] = t->median_ms;
+}
+
+fp4lr_status fp4lr_bench_row_timed_rounds(fp4lr_bench_row *row, const double *ms, int rounds, int per_round,
+                                          int copies)
+{
+    if (rounds < 1 || rounds > FP4LR_BENCH_MAX_ROUNDS || per_round < 1)
+        return fp4lr_fail(FP4LR_E_INVALID, "BENCH_ROUNDS", "rounds must be 1..%d with >= 1 launch each (got %d x %d)",
+                          FP4LR_BENCH_MAX_ROUNDS, rounds, per_round);
+    fp4lr_timing t;
+    fp4lr_timing_of(ms, rounds * per_round, &t);
+    fp4lr_bench_row_timed(row, &t, copies);
+    row->rounds = rounds;
+    for (int k = 0; k < rounds; k++) {
+        fp4lr_timing one;
+        fp4lr_timing_of(ms + (size_t)k * (size_t)per_round, per_round, &one);
+        row->round_median_ms[k] = one.median_ms;
+    }
+    return fp4lr_ok();
 }
 
 double fp4lr_geomean(const double *v, int n, int *used)
@@ -128,22 +150,48 @@ void fp4lr_bench_set_ratios(fp4lr_bench_row *rows, int n)
         const fp4lr_bench_row *bf16 = reference(rows, n, r, is_bf16_peer);
         if (bf16)
             r->ratio_bf16 = bf16->t.median_ms / r->t.median_ms;
+        r->ratio_bf16_lo = r->ratio_bf16_hi = NAN;
+        if (bf16 && r->rounds >= 2 && bf16->rounds == r->rounds) {
+            for (int k = 0; k < r->rounds; k++) {
+                double q = r->round_median_ms[k] > 0 ? bf16->round_median_ms[k] / r->round_median_ms[k] : NAN;
+                if (!isfinite(q)) {
+                    r->ratio_bf16_lo = r->ratio_bf16_hi = NAN;
+                    break;
+                }
+                if (k == 0 || q < r->ratio_bf16_lo)
+                    r->ratio_bf16_lo = q;
+                if (k == 0 || q > r->ratio_bf16_hi)
+                    r->ratio_bf16_hi = q;
+            }
+        }
         const fp4lr_bench_row *dense = r->kind == FP4LR_BENCH_PEERS ? NULL : reference(rows, n, r, is_dense_of);
         if (dense)
             r->ratio_dense = dense->t.median_ms / r->t.median_ms;
     }
 }
 
-/* The geomean of one ratio field of `variant`'s large rows that are not sweep points. */
-static fp4lr_bench_geomean geomean_of(const fp4lr_bench_row *rows, int n, const char *variant, size_t ratio_offset)
+/* A row a geomean of `variant` looks at: large, not a sweep point, not a fused row of rank 0. */
+static int counts_for(const fp4lr_bench_row *r, const char *variant)
+{
+    return r->large && !r->sweep && !strcmp(r->variant, variant) && !(fp4lr_bench_variant_fused(r->kind) && r->r == 0);
+}
+
+static int valid_bf16(const fp4lr_bench_row *r)
+{
+    return r->state == FP4LR_ROW_OK && r->ratio_bf16 > 0 && isfinite(r->ratio_bf16);
+}
+
+/* The geomean of one ratio field of `variant`'s rows that count_for; with `only` (an
+ * array of n flags) just the rows flagged. */
+static fp4lr_bench_geomean geomean_over(const fp4lr_bench_row *rows, int n, const char *variant, size_t ratio_offset,
+                                        const unsigned char *only)
 {
     fp4lr_bench_geomean g = {.value = NAN};
     snprintf(g.variant, sizeof g.variant, "%s", variant);
     double *r = malloc(sizeof *r * (size_t)(n > 0 ? n : 1));
     int k = 0;
     for (int i = 0; r && i < n; i++) {
-        if (!rows[i].large || rows[i].sweep || strcmp(rows[i].variant, variant) != 0 ||
-            rows[i].state == FP4LR_ROW_SKIPPED)
+        if (!counts_for(&rows[i], variant) || rows[i].state == FP4LR_ROW_SKIPPED || (only && !only[i]))
             continue;
         double ratio;
         memcpy(&ratio, (const char *)&rows[i] + ratio_offset, sizeof ratio);
@@ -156,6 +204,11 @@ static fp4lr_bench_geomean geomean_of(const fp4lr_bench_row *rows, int n, const 
         g.value = fp4lr_geomean(r, k, &g.shapes);
     free(r);
     return g;
+}
+
+static fp4lr_bench_geomean geomean_of(const fp4lr_bench_row *rows, int n, const char *variant, size_t ratio_offset)
+{
+    return geomean_over(rows, n, variant, ratio_offset, NULL);
 }
 
 fp4lr_bench_geomean fp4lr_bench_geomean_of(const fp4lr_bench_row *rows, int n, const char *variant)
@@ -190,6 +243,40 @@ void fp4lr_bench_summarize(const fp4lr_bench_row *rows, int n, fp4lr_bench_summa
             !listed(out->vs_dense, out->n_dense, r->variant))
             out->vs_dense[out->n_dense++] = fp4lr_bench_geomean_dense_of(rows, n, r->variant);
     }
+    /* the M, N, K every variant with a valid ratio has: row i is in when, for each such
+     * variant, some row of it that counts has i's M, N, K and a valid ratio */
+    unsigned char *in = calloc((size_t)(n > 0 ? n : 1), 1);
+    if (!in)
+        return;
+    int compared = 0;
+    for (int v = 0; v < out->n_bf16; v++)
+        compared += out->vs_bf16[v].shapes > 0;
+    for (int i = 0; i < n && compared >= 2; i++) {
+        const fp4lr_bench_row *r = &rows[i];
+        int all = r->large && !r->sweep;
+        for (int v = 0; all && v < out->n_bf16; v++) {
+            if (out->vs_bf16[v].shapes == 0)
+                continue;
+            int has = 0;
+            for (int j = 0; j < n && !has; j++)
+                has = counts_for(&rows[j], out->vs_bf16[v].variant) && same_mnk(&rows[j], r) && valid_bf16(&rows[j]);
+            all = has;
+        }
+        in[i] = (unsigned char)all;
+    }
+    /* the count of distinct M, N, K in the set */
+    for (int i = 0; i < n; i++) {
+        int first = in[i];
+        for (int j = 0; j < i && first; j++)
+            first = !(in[j] && same_mnk(&rows[j], &rows[i]));
+        out->shapes_common += first;
+    }
+    if (out->shapes_common)
+        for (int v = 0; v < out->n_bf16; v++)
+            if (out->vs_bf16[v].shapes > 0)
+                out->common[out->n_common++] =
+                    geomean_over(rows, n, out->vs_bf16[v].variant, offsetof(fp4lr_bench_row, ratio_bf16), in);
+    free(in);
 }
 
 static void print_geomeans(FILE *f, const char *title, const fp4lr_bench_geomean *geo, int n)
@@ -210,7 +297,15 @@ static void print_geomeans(FILE *f, const char *title, const fp4lr_bench_geomean
 
 void fp4lr_bench_summary_print(FILE *f, const fp4lr_bench_summary *s)
 {
-    print_geomeans(f, "geometric mean vs cuBLAS bf16 over the large shapes (same run):", s->vs_bf16, s->n_bf16);
+    print_geomeans(f, "geometric mean vs cuBLAS bf16 over the large shapes (same run; fused: r > 0):", s->vs_bf16,
+                   s->n_bf16);
+    if (s->n_common) {
+        char title[160];
+        snprintf(title, sizeof title,
+                 "the same over only the %d large M, N, K every variant above has (to compare the variants):",
+                 s->shapes_common);
+        print_geomeans(f, title, s->common, s->n_common);
+    }
     if (s->n_dense)
         print_geomeans(f,
                        "geometric mean vs the dense fp4lr kernel over the large shapes (same format, same run; "
@@ -518,12 +613,23 @@ static void put_row(FILE *f, const fp4lr_bench_row *r)
         put_num(&t, "p10", r->t.p10_ms);
         put_num(&t, "p90", r->t.p90_ms);
         put_int(&t, "reps", r->t.reps);
+        put_int(&t, "rounds", r->rounds);
+        key(&t, "round_medians");
+        fputc('[', f);
+        for (int k = 0; k < r->rounds && k < FP4LR_BENCH_MAX_ROUNDS; k++) {
+            if (k)
+                fputs(", ", f);
+            fp4lr_json_number(f, r->round_median_ms[k]);
+        }
+        fputc(']', f);
         obj_close(&t);
     } else {
         put_null(&o, "time_ms");
     }
     put_num(&o, "tflops", timed(r) ? r->tflops : NAN);
     put_num(&o, "ratio_vs_cublas_bf16", r->ratio_bf16);
+    put_num(&o, "ratio_vs_cublas_bf16_round_min", r->ratio_bf16_lo);
+    put_num(&o, "ratio_vs_cublas_bf16_round_max", r->ratio_bf16_hi);
     put_num(&o, "ratio_vs_dense", r->ratio_dense);
     put_int(&o, "rotation_copies", r->copies);
     if (r->validated) {
@@ -533,6 +639,10 @@ static void put_row(FILE *f, const fp4lr_bench_row *r)
         put_num(&v, "max_err", r->max_err);
         put_num(&v, "max_err_over_mag", r->max_err_over_mag);
         put_num(&v, "tol_acc", r->tol_acc);
+        if (r->timed_check >= 0)
+            put_bool(&v, "timed_output_pass", r->timed_check);
+        else
+            put_null(&v, "timed_output_pass");
         obj_close(&v);
     } else {
         put_null(&o, "validation");
@@ -602,6 +712,7 @@ fp4lr_status fp4lr_results_write_record(FILE *f, const fp4lr_run_info *run, cons
     json_obj set = obj_child(&o, "settings");
     put_int(&set, "iters", run->iters);
     put_int(&set, "warmup", run->warmup);
+    put_int(&set, "rounds", run->rounds);
     put_int(&set, "seed", (long long)run->seed);
     put_int(&set, "force_stages", run->force_stages);
     put_int(&set, "force_transform_slots", run->force_transform_slots);
@@ -626,6 +737,8 @@ fp4lr_status fp4lr_results_write_record(FILE *f, const fp4lr_run_info *run, cons
     fputc(']', f);
     put_geomeans(&o, "geomean_vs_cublas_bf16", sum->vs_bf16, sum->n_bf16);
     put_geomeans(&o, "geomean_vs_dense", sum->vs_dense, sum->n_dense);
+    put_int(&o, "common_shapes", sum->shapes_common);
+    put_geomeans(&o, "geomean_vs_cublas_bf16_common", sum->common, sum->n_common);
     obj_close(&o);
     fputc('\n', f);
     if (ferror(f))
@@ -743,7 +856,7 @@ fp4lr_status fp4lr_results_csv_header(FILE *f)
     fputs("shape,large,M,N,K,r,format,variant,kind,state,median_ms,min_ms,max_ms,p10_ms,p90_ms,reps,tflops,"
           "ratio_vs_cublas_bf16,ratio_vs_dense,rotation_copies,validated,pass,rows_checked,max_err,max_err_over_mag,"
           "tol_acc,entry,cluster,policy,stages_main,stages_solver,force_stages,sweep,stages_lora,lora_chunk,smem_bytes,"
-          "note\n",
+          "rounds,ratio_bf16_round_min,ratio_bf16_round_max,timed_output_pass,note\n",
           f);
     return ferror(f) ? fp4lr_fail(FP4LR_E_IO, "WRITE", "writing the CSV header failed") : fp4lr_ok();
 }
@@ -796,6 +909,16 @@ fp4lr_status fp4lr_results_csv_row(FILE *f, const fp4lr_bench_row *r)
         fprintf(f, "%d,%d,%lld,", r->budget.stages_lora, r->budget.lora_chunk, (long long)r->smem_bytes);
     else
         fputs(",,,", f);
+    if (t)
+        fprintf(f, "%d", r->rounds);
+    fputc(',', f);
+    csv_num(f, r->ratio_bf16_lo);
+    fputc(',', f);
+    csv_num(f, r->ratio_bf16_hi);
+    fputc(',', f);
+    if (r->timed_check >= 0)
+        fprintf(f, "%d", r->timed_check);
+    fputc(',', f);
     csv_text(f, r->note);
     fputc('\n', f);
     return ferror(f) ? fp4lr_fail(FP4LR_E_IO, "WRITE", "writing a CSV row failed") : fp4lr_ok();
@@ -803,12 +926,12 @@ fp4lr_status fp4lr_results_csv_row(FILE *f, const fp4lr_bench_row *r)
 
 /* ---- the terminal table ---------------------------------------------------------------------- */
 
-#define TABLE_FMT "%-16s %6s %6s %6s %5s  %-20s %10s %8s %8s %8s %6s %6s %8s  %s\n"
+#define TABLE_FMT "%-16s %6s %6s %6s %5s  %-20s %10s %8s %8s %11s %8s %6s %6s %8s  %s\n"
 
 void fp4lr_results_table_header(FILE *f)
 {
-    fprintf(f, TABLE_FMT, "shape", "M", "N", "K", "r", "variant", "median_ms", "TFLOP/s", "vs_bf16", "vs_dense",
-            "stages", "lora", "smem_KiB", "validation");
+    fprintf(f, TABLE_FMT, "shape", "M", "N", "K", "r", "variant", "median_ms", "TFLOP/s", "vs_bf16", "bf16_rounds",
+            "vs_dense", "stages", "lora", "smem_KiB", "validation");
 }
 
 /* A ratio cell: "0.950x", "invalid" for an invalid time, "-" when unknown. */
@@ -825,7 +948,7 @@ static void ratio_cell(char *out, size_t cap, const fp4lr_bench_row *r, double r
 void fp4lr_results_table_row(FILE *f, const fp4lr_bench_row *r)
 {
     char m[24], n[24], k[24], rank[24], med[24] = "-", tf[24] = "-", vbf[24], vdn[24];
-    char st[32] = "-", lora[32] = "-", smem[24] = "-", val[320] = "-";
+    char st[32] = "-", lora[32] = "-", smem[24] = "-", val[320] = "-", spread[32] = "-";
     snprintf(m, sizeof m, "%lld", (long long)r->M);
     snprintf(n, sizeof n, "%lld", (long long)r->N);
     snprintf(k, sizeof k, "%lld", (long long)r->K);
@@ -836,6 +959,8 @@ void fp4lr_results_table_row(FILE *f, const fp4lr_bench_row *r)
     }
     ratio_cell(vbf, sizeof vbf, r, r->ratio_bf16);
     ratio_cell(vdn, sizeof vdn, r, r->ratio_dense);
+    if (r->state == FP4LR_ROW_OK && isfinite(r->ratio_bf16_lo) && isfinite(r->ratio_bf16_hi))
+        snprintf(spread, sizeof spread, "%.3f-%.3f", r->ratio_bf16_lo, r->ratio_bf16_hi);
     if (r->has_plan) {
         /* a forced count next to the solver's: "2/4" */
         if (r->force_stages && r->stages_solver > 0)
@@ -851,8 +976,9 @@ void fp4lr_results_table_row(FILE *f, const fp4lr_bench_row *r)
     else if (r->state == FP4LR_ROW_FAILED)
         snprintf(val, sizeof val, "FAILED: %s", r->note);
     else if (r->validated)
-        snprintf(val, sizeof val, "%s %.2g", r->pass ? "PASS" : "FAIL", r->max_err_over_mag);
+        snprintf(val, sizeof val, "%s %.2g%s", r->pass && r->timed_check != 0 ? "PASS" : "FAIL", r->max_err_over_mag,
+                 r->timed_check == 0 ? " (timed output wrong)" : r->timed_check == 1 ? " +timed" : "");
     else if (r->note[0])
         snprintf(val, sizeof val, "%s", r->note);
-    fprintf(f, TABLE_FMT, r->shape, m, n, k, rank, r->variant, med, tf, vbf, vdn, st, lora, smem, val);
+    fprintf(f, TABLE_FMT, r->shape, m, n, k, rank, r->variant, med, tf, vbf, spread, vdn, st, lora, smem, val);
 }

@@ -19,6 +19,7 @@
 #include "timer.h"
 
 #define FP4LR_RESULTS_DIR_DEFAULT "bench/results"
+#define FP4LR_BENCH_MAX_ROUNDS 8     /* --rounds: timing rounds interleaved over a shape's rows */
 #define FP4LR_RESULTS_SCHEMA "fp4lr-bench/2"
 
 /* What a row measures: an fp4lr kernel variant, or a cuBLASLt peer.  The
@@ -63,13 +64,19 @@ typedef struct fp4lr_bench_row {
     int sweep;                   /* a --sweep-stages point other than the solver's */
     int stages_solver;           /* the solver's main stages for this variant; 0 unknown */
     fp4lr_row_state state;
-    fp4lr_timing t;              /* when state is OK or INVALID */
+    fp4lr_timing t;              /* when state is OK or INVALID: every round's launches pooled */
+    int rounds;                  /* timing rounds pooled in t (a shape's rows take turns, round by round) */
+    double round_median_ms[FP4LR_BENCH_MAX_ROUNDS]; /* each round's median */
     int copies;                  /* input rotation copies */
     double tflops;               /* 2·M·N·K / median (the dense count for every variant); NaN when not timed */
     double ratio_bf16;           /* cuBLAS bf16 median / this median; NaN when unknown */
     double ratio_dense;          /* dense fp4lr median / this median (fp4lr rows, see fp4lr_bench_set_ratios) */
+    double ratio_bf16_lo, ratio_bf16_hi; /* the least and greatest ratio vs cuBLAS bf16 of one round's
+                                            medians (round k against round k); NaN with fewer than 2 */
     /* validation (fp4lr variants) */
-    int validated, pass;
+    int validated, pass;         /* checked before the timing, on a poisoned output */
+    int timed_check;             /* the output of the last timed launch, checked after the timing:
+                                    1 pass, 0 fail (the row is INVALID), -1 not checked */
     int64_t rows_checked;
     double max_err, max_err_over_mag, tol_acc;
     /* the plan (fp4lr variants) */
@@ -86,8 +93,13 @@ typedef struct fp4lr_bench_row {
  * kind DENSE). */
 void fp4lr_bench_row_init(fp4lr_bench_row *row, const char *shape, int large, int64_t M, int64_t N, int64_t K,
                           const char *format, const char *variant);
-/* Records a timing: state OK, t, tflops (2·M·N·K / median). */
+/* Records a timing: state OK, t, tflops (2·M·N·K / median), one round. */
 void fp4lr_bench_row_timed(fp4lr_bench_row *row, const fp4lr_timing *t, int copies);
+/* Records a timing of `rounds` (1..FP4LR_BENCH_MAX_ROUNDS) rounds of `per_round`
+ * launches each: ms holds them round after round; t is their pooled statistics,
+ * round_median_ms each round's median.  FP4LR_E_INVALID (rule BENCH_ROUNDS) for a bad count. */
+fp4lr_status fp4lr_bench_row_timed_rounds(fp4lr_bench_row *row, const double *ms, int rounds, int per_round,
+                                          int copies);
 /* Records the plan: entry, main stages, shared memory, the budget. */
 void fp4lr_bench_row_plan(fp4lr_bench_row *row, const fp4lr_plan *plan);
 
@@ -99,7 +111,10 @@ void fp4lr_bench_row_plan(fp4lr_bench_row *row, const fp4lr_plan *plan);
  *                dense row of the same format, not a sweep point, of cluster 1 -
  *                or, for a fused row, of the fused row's cluster (dense-c2 when
  *                the fused kernel runs as a pair).
- * A reference must be OK; without one the ratio stays NaN. */
+ * A reference must be OK; without one the ratio stays NaN.  With two or more
+ * rounds on both rows (the same count), ratio_bf16_lo / _hi are the extreme
+ * ratios of round k's medians, k = 0..rounds-1: the spread the pooled ratio
+ * hides. */
 void fp4lr_bench_set_ratios(fp4lr_bench_row *rows, int n);
 
 /* The geometric mean of the positive finite values of v[0..n) (the rest are
@@ -116,7 +131,9 @@ typedef struct fp4lr_bench_geomean {
 
 /* The geomean of `variant`'s ratio_bf16 / ratio_dense over its rows that are
  * large, OK and not sweep points; a large row that is neither skipped nor
- * valid counts as missing. */
+ * valid counts as missing.  A fused row of rank 0 does not count (the fused
+ * figures are those of the low-rank operator; r = 0 is the dense GEMM plus an
+ * affine). */
 fp4lr_bench_geomean fp4lr_bench_geomean_of(const fp4lr_bench_row *rows, int n, const char *variant);
 fp4lr_bench_geomean fp4lr_bench_geomean_dense_of(const fp4lr_bench_row *rows, int n, const char *variant);
 
@@ -129,6 +146,12 @@ fp4lr_bench_geomean fp4lr_bench_geomean_dense_of(const fp4lr_bench_row *rows, in
 typedef struct fp4lr_bench_summary {
     fp4lr_bench_geomean vs_bf16[FP4LR_BENCH_MAX_GEOMEANS];
     int n_bf16;
+    /* vs_bf16 again over only the M, N, K that every one of those variants with
+     * a valid ratio has (shapes_common of them; 0 when they share none): the
+     * figures that compare variants with each other.  vs_bf16's own sets can
+     * differ (MXFP4 has no kernel for K = 2240, fused skips r = 0). */
+    fp4lr_bench_geomean common[FP4LR_BENCH_MAX_GEOMEANS];
+    int n_common, shapes_common;
     fp4lr_bench_geomean vs_dense[FP4LR_BENCH_MAX_GEOMEANS];
     int n_dense;
 } fp4lr_bench_summary;
@@ -154,7 +177,7 @@ typedef struct fp4lr_run_info {
     long long peer_version;
     char peer_status[512];       /* "ok", "disabled (--no-peers)" or why not */
     /* settings */
-    int iters, warmup;
+    int iters, warmup, rounds;   /* rounds: --rounds */
     unsigned long long seed;
     int force_stages;            /* 0 = the solver's */
     int force_transform_slots;   /* --transform-slots, 0 = the solver's */

@@ -2,8 +2,9 @@
 #include "timer.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-enum { MAX_REPS = 1024 };
+enum { MAX_REPS = FP4LR_TIMER_MAX_REPS };
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -11,8 +12,34 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+void fp4lr_timing_of(const double *ms, int n, fp4lr_timing *out)
+{
+    double *s = malloc(sizeof *s * (size_t)(n > 0 ? n : 1));
+    memset(out, 0, sizeof *out);
+    if (!s || n < 1) {
+        free(s);
+        return;
+    }
+    memcpy(s, ms, sizeof *s * (size_t)n);
+    qsort(s, (size_t)n, sizeof s[0], cmp_double);
+    out->reps = n;
+    out->min_ms = s[0];
+    out->max_ms = s[n - 1];
+    out->median_ms = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+    out->p10_ms = s[n / 10];
+    out->p90_ms = s[(n * 9) / 10 < n ? (n * 9) / 10 : n - 1];
+    free(s);
+}
+
 fp4lr_status fp4lr_time(const fp4lr_ctx *ctx, fp4lr_timed_fn fn, void *user, int warmup, int reps,
                         CUstream stream, fp4lr_timing *out)
+{
+    double ms[MAX_REPS];
+    return fp4lr_time_samples(ctx, fn, user, warmup, reps, stream, out, ms);
+}
+
+fp4lr_status fp4lr_time_samples(const fp4lr_ctx *ctx, fp4lr_timed_fn fn, void *user, int warmup, int reps,
+                                CUstream stream, fp4lr_timing *out, double *ms)
 {
     const fp4lr_driver *drv = ctx->drv;
     if (reps < 1 || reps > MAX_REPS || warmup < 0)
@@ -34,7 +61,6 @@ fp4lr_status fp4lr_time(const fp4lr_ctx *ctx, fp4lr_timed_fn fn, void *user, int
             break;
         }
     }
-    double ms[MAX_REPS];
     if (st.code == FP4LR_OK) {
         CUresult r = drv->cuEventRecord(ev[0], stream);
         if (r != CUDA_SUCCESS)
@@ -57,12 +83,6 @@ fp4lr_status fp4lr_time(const fp4lr_ctx *ctx, fp4lr_timed_fn fn, void *user, int
         drv->cuEventDestroy(ev[i]);
     if (st.code != FP4LR_OK)
         return st;
-    qsort(ms, (size_t)reps, sizeof ms[0], cmp_double);
-    out->reps = reps;
-    out->min_ms = ms[0];
-    out->max_ms = ms[reps - 1];
-    out->median_ms = reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
-    out->p10_ms = ms[reps / 10];
-    out->p90_ms = ms[(reps * 9) / 10 < reps ? (reps * 9) / 10 : reps - 1];
+    fp4lr_timing_of(ms, reps, out);
     return fp4lr_ok();
 }

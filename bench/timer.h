@@ -13,9 +13,18 @@ typedef struct fp4lr_timing {
     double median_ms, min_ms, max_ms, p10_ms, p90_ms;
 } fp4lr_timing;
 
-/* Runs fn `warmup` times, then `reps` (<= 1024) times each between two events on
- * `stream`, and reports the statistics of the per-repetition times. */
+#define FP4LR_TIMER_MAX_REPS 1024
+
+/* Runs fn `warmup` times, then `reps` (1..FP4LR_TIMER_MAX_REPS) times each between two
+ * events on `stream`, and reports the statistics of the per-repetition times. */
 fp4lr_status fp4lr_time(const fp4lr_ctx *ctx, fp4lr_timed_fn fn, void *user, int warmup, int reps,
                         CUstream stream, fp4lr_timing *out);
+/* As fp4lr_time, and the per-repetition times in launch order into ms[0..reps)
+ * (for pooling several rounds: fp4lr_timing_of). */
+fp4lr_status fp4lr_time_samples(const fp4lr_ctx *ctx, fp4lr_timed_fn fn, void *user, int warmup, int reps,
+                                CUstream stream, fp4lr_timing *out, double *ms);
+/* The statistics of n > 0 times (ms is left as it is); the median of an even
+ * count is the mean of the middle two, p10 / p90 the sorted n/10-th and 9n/10-th. */
+void fp4lr_timing_of(const double *ms, int n, fp4lr_timing *out);
 
 #endif

@@ -88,7 +88,7 @@ Test(py_tool_errors, results_table_refuses_a_missing_file_and_a_directory)
 Test(py_tool_errors, results_table_refuses_what_is_not_json_lines)
 {
     cr_expect_eq(tool("results_table.py", "%s/good.jsonl"), 0, "%s", out);
-    says("| stub-shape | 1 | 2 | 3 | fp4lr-nvfp4 | 1.0000 | 2.0 | 1.500 |");
+    says("| stub-shape | 1 | 2 | 3 | 0 | fp4lr-nvfp4 | 1.0000 | 2.0 | 1.500 | - |");
     cr_expect_eq(tool("results_table.py", "%s/bad.jsonl"), 2, "%s", out);
     says("results_table: %s/bad.jsonl: line 1 is not JSON");
     cr_expect_eq(tool("results_table.py", "%s/array.jsonl"), 2, "%s", out);

@@ -5,8 +5,9 @@
  * and the whole operator (fused) - each at the solver's main stage count, or
  * at every count of --sweep-stages - then cuBLASLt bf16 and fp8 on the same
  * M, N, K.  Every fp4lr job is validated on sampled rows against the double
- * reference, then timed with input rotation; consecutive jobs of one problem
- * share its inputs, reference and device copies.  One fixed-width line per job
+ * reference, then timed with input rotation, in rounds in which a shape's jobs
+ * take turns, and its timed output is checked again; the jobs of one shape
+ * that run one problem share its inputs, reference and device copies.  One fixed-width line per job
  * is printed as each shape completes, then the geometric means, and the run's
  * record is appended to bench/results (results.h).  Without a GPU it says so
  * and lists the jobs with their plans.  The method is in bench/README.md. */
@@ -37,7 +38,7 @@ typedef struct host_side {
 } host_side;
 
 /* One generated problem, its sampled reference and its rotation copies on the
- * device, shared by the consecutive jobs that run it (a format's dense
+ * device, shared by the jobs of one shape that run it (a format's dense
  * variants and their stage points; the fused variant's). */
 typedef struct workload {
     int ready;                 /* prepared; st says how that went */
@@ -48,6 +49,19 @@ typedef struct workload {
     fp4lr_status st;
 } workload;
 
+/* A shape's problems live while its rows take turns: one per format and fused-ness. */
+#define MAX_WORKLOADS 8
+
+/* What one job holds across the rounds of its shape. */
+typedef struct job_state {
+    int live;                  /* started, no error since */
+    workload *w;               /* fp4lr jobs */
+    fp4lr_peer_gemm peer;      /* peer jobs */
+    int peer_made;
+    fp4lr_rotation rot;        /* peer jobs' rotation */
+    double *ms;                /* rounds x iters launch times */
+} job_state;
+
 typedef struct bench {
     const fp4lr_bench_opts *o;
     fp4lr_ctx *ctx;
@@ -57,7 +71,7 @@ typedef struct bench {
     char peer_why[FP4LR_PEER_KINDS][256]; /* why a kind does not run */
     FILE *csv;
     fp4lr_bench_jobs jobs;
-    workload w;
+    workload w[MAX_WORKLOADS];
     CUstream stream;                      /* where the timed launches go: NULL (legacy) or --stream own's */
     int step, steps;                      /* progress */
     int validation_failed, errors;
@@ -72,15 +86,24 @@ static void say_status(const char *what, fp4lr_status st)
 /* The row's note: the status message, cut to fit. */
 static void note(fp4lr_bench_row *row, fp4lr_status st) { snprintf(row->note, sizeof row->note, "%.255s", st.msg); }
 
-static void progress(bench *b, const fp4lr_bench_row *row)
+/* Appends "; text" (or text) to the row's note. */
+static void note_add(fp4lr_bench_row *row, const char *text)
+{
+    const size_t n = strlen(row->note);
+    snprintf(row->note + n, sizeof row->note - n, "%s%s", n ? "; " : "", text);
+}
+
+static void progress(bench *b, const fp4lr_bench_row *row, int round)
 {
     fprintf(stderr, "[%d/%d] %s %s", ++b->step, b->steps, row->shape, row->variant);
     if (row->has_plan && row->force_stages)
         fprintf(stderr, " stages %d/%d", row->stages_main, row->stages_solver);
+    if (b->o->rounds > 1)
+        fprintf(stderr, " (round %d/%d)", round + 1, b->o->rounds);
     fputc('\n', stderr);
 }
 
-/* ---- the problem a run of jobs shares ------------------------------------------------------ */
+/* ---- the problems a shape's jobs share ------------------------------------------------------ */
 
 /* Random inputs and the reference of the sampled rows. */
 static fp4lr_status host_prepare(const fp4lr_problem *p, uint64_t seed, fp4lr_pgen_scales scales, host_side *h)
@@ -129,15 +152,33 @@ static void workload_release(workload *w)
     memset(w, 0, sizeof *w);
 }
 
-/* The workload of problem p: the current one when it holds p, else a new one
- * (the old one released first: device memory holds one set of copies). */
+static void workloads_release(bench *b)
+{
+    for (int i = 0; i < MAX_WORKLOADS; i++)
+        workload_release(&b->w[i]);
+}
+
+/* The workload of problem p: the one that holds it, else a new one in a free
+ * place (when none is free, all are released: the jobs that held them have
+ * started and hold their pointer, so this happens only between shapes). */
 static fp4lr_status workload_for(bench *b, const fp4lr_problem *p, workload **out)
 {
-    workload *w = &b->w;
-    *out = w;
-    if (w->ready && same_problem(&w->p, p))
+    workload *w = NULL;
+    for (int i = 0; i < MAX_WORKLOADS && !w; i++)
+        if (b->w[i].ready && same_problem(&b->w[i].p, p))
+            w = &b->w[i];
+    if (w) {
+        *out = w;
         return w->st;
-    workload_release(w);
+    }
+    for (int i = 0; i < MAX_WORKLOADS && !w; i++)
+        if (!b->w[i].ready)
+            w = &b->w[i];
+    if (!w) {
+        *out = NULL;
+        return fp4lr_fail(FP4LR_E_NOMEM, "BENCH_WORKLOADS", "more than %d problems in one shape", MAX_WORKLOADS);
+    }
+    *out = w;
     w->ready = 1;
     w->p = *p;
     w->st = host_prepare(p, b->o->seed, b->o->small_scales ? FP4LR_PGEN_SCALES_SMALL : FP4LR_PGEN_SCALES_REALISTIC,
@@ -154,6 +195,19 @@ static fp4lr_status workload_for(bench *b, const fp4lr_problem *p, workload **ou
 
 /* ---- fp4lr: validate on sampled rows, time with rotation ------------------------------------ */
 
+/* Compares copy d's output with the sampled reference: into *pass and rep. */
+static fp4lr_status compare_copy(fp4lr_devproblem *d, host_side *h, int *pass, fp4lr_compare_report *rep,
+                                 fp4lr_status *why)
+{
+    FP4LR_TRY(fp4lr_devproblem_download(d, h->host.Y));
+    fp4lr_status cmp = fp4lr_compare(&h->host.p, h->host.Y, h->rows, h->nrows, h->ref, h->mag, rep);
+    if (cmp.code != FP4LR_OK && cmp.code != FP4LR_E_MISMATCH)
+        return cmp;
+    *pass = cmp.code == FP4LR_OK;
+    *why = cmp;
+    return fp4lr_ok();
+}
+
 /* Runs copy 0 once on a poisoned output and compares the sampled rows. */
 static fp4lr_status validate(bench *b, const fp4lr_plan *plan, fp4lr_devproblem *d, host_side *h,
                              fp4lr_bench_row *row)
@@ -161,110 +215,171 @@ static fp4lr_status validate(bench *b, const fp4lr_plan *plan, fp4lr_devproblem 
     FP4LR_TRY(fp4lr_devproblem_poison(d));
     FP4LR_TRY(fp4lr_gemm(&b->rt, plan, &d->args, NULL));
     FP4LR_TRY(fp4lr_ctx_sync(b->ctx));
-    FP4LR_TRY(fp4lr_devproblem_download(d, h->host.Y));
     fp4lr_compare_report rep;
-    fp4lr_status cmp = fp4lr_compare(&h->host.p, h->host.Y, h->rows, h->nrows, h->ref, h->mag, &rep);
-    if (cmp.code != FP4LR_OK && cmp.code != FP4LR_E_MISMATCH)
-        return cmp;
+    fp4lr_status why;
+    int pass = 0;
+    FP4LR_TRY(compare_copy(d, h, &pass, &rep, &why));
     row->validated = 1;
-    row->pass = cmp.code == FP4LR_OK;
+    row->pass = pass;
     row->rows_checked = h->nrows;
     row->max_err = rep.max_err;
     row->max_err_over_mag = rep.max_err_over_mag;
     row->tol_acc = rep.tol_acc;
     if (!row->pass) {
         b->validation_failed = 1;
-        fprintf(stderr, PROG ": %s %s: validation FAILED: %s\n", row->shape, row->variant, cmp.msg);
+        fprintf(stderr, PROG ": %s %s: validation FAILED: %s\n", row->shape, row->variant, why.msg);
         fp4lr_compare_print(stderr, &rep);
     }
     return fp4lr_ok();
 }
 
-static void run_fp4lr(bench *b, const fp4lr_bench_job *job, fp4lr_bench_row *row)
+/* A sweep loads many kernels: start a fresh runtime rather than overflow it (init
+ * fails only on NULL arguments). */
+static void runtime_room(bench *b)
 {
-    /* A sweep loads many kernels: start a fresh runtime rather than overflow it (init
-     * fails only on NULL arguments). */
     if (b->rt.nkernels == FP4LR_RUNTIME_MAX_KERNELS) {
         fp4lr_runtime_release(&b->rt);
         (void)fp4lr_runtime_init(&b->rt, b->ctx, NULL);
     }
-    workload *w;
-    fp4lr_status st = workload_for(b, &job->plan.problem, &w);
-    if (st.code == FP4LR_OK)
-        st = validate(b, &job->plan, &w->ring.copy[0], &w->h, row);
-    if (st.code == FP4LR_OK) {
-        fp4lr_ring_gemm g = {&b->rt, &job->plan, &w->ring};
-        fp4lr_timing t;
-        st = fp4lr_time(b->ctx, fp4lr_ring_gemm_timed, &g, b->o->warmup, b->o->iters, b->stream, &t);
-        if (st.code == FP4LR_OK)
-            st = fp4lr_ctx_sync(b->ctx);
-        if (st.code == FP4LR_OK) {
-            fp4lr_bench_row_timed(row, &t, w->rot.copies);
-            if (!row->pass) {
-                row->state = FP4LR_ROW_INVALID;
-                snprintf(row->note, sizeof row->note, "validation failed: time invalid");
-            } else if (w->rot.limit != FP4LR_ROTATION_BY_L2) {
-                snprintf(row->note, sizeof row->note, "rotation limited by %s",
-                         fp4lr_rotation_limit_name(w->rot.limit));
-            }
-            if (row->pass && job->plan.pdl) { /* the entry does not say how it was launched */
-                const size_t n = strlen(row->note);
-                snprintf(row->note + n, sizeof row->note - n, "%sprogrammatic dependent of its preparation",
-                         n ? "; " : "");
-            }
-        }
-    }
+}
+
+/* A job's failure: its note, the error count (no kernel for the device or the
+ * configuration is a fact of the build: a skipped row). */
+static void job_failed(bench *b, job_state *js, fp4lr_bench_row *row, fp4lr_status st)
+{
+    js->live = 0;
+    note(row, st);
     if (st.code == FP4LR_E_UNSUPPORTED) {
-        /* no kernel for this device or configuration: a fact of the build, not an error */
         row->state = FP4LR_ROW_SKIPPED;
-        note(row, st);
-    } else if (st.code != FP4LR_OK) {
-        note(row, st);
+    } else {
+        row->state = FP4LR_ROW_FAILED;
         say_status(row->variant, st);
         b->errors++;
     }
 }
 
-/* ---- the cuBLASLt peers ---------------------------------------------------------------- */
-
-static void run_peer(bench *b, const fp4lr_shape *s, fp4lr_peer_kind k, fp4lr_bench_row *row)
+static void fp4lr_start(bench *b, const fp4lr_bench_job *job, fp4lr_bench_row *row, job_state *js)
 {
-    if (!b->peer_ok[k]) {
-        row->state = FP4LR_ROW_SKIPPED;
-        snprintf(row->note, sizeof row->note, "%s", b->peer_why[k]);
+    runtime_room(b);
+    fp4lr_status st = workload_for(b, &job->plan.problem, &js->w);
+    if (st.code == FP4LR_OK)
+        st = validate(b, &job->plan, &js->w->ring.copy[0], &js->w->h, row);
+    if (st.code != FP4LR_OK)
+        job_failed(b, js, row, st);
+    else
+        js->live = 1;
+}
+
+/* One round: warm-up, then iters timed launches into js->ms. Before the last
+ * round every copy's output is poisoned, so that the check after it sees what
+ * the timed launches wrote. */
+static void fp4lr_round(bench *b, const fp4lr_bench_job *job, fp4lr_bench_row *row, job_state *js, int round)
+{
+    runtime_room(b);
+    workload *w = js->w;
+    fp4lr_status st = fp4lr_ok();
+    if (round == b->o->rounds - 1)
+        for (int c = 0; c < w->ring.n && st.code == FP4LR_OK; c++)
+            st = fp4lr_devproblem_poison(&w->ring.copy[c]);
+    if (st.code == FP4LR_OK) {
+        fp4lr_ring_gemm g = {&b->rt, &job->plan, &w->ring};
+        fp4lr_timing t;
+        st = fp4lr_time_samples(b->ctx, fp4lr_ring_gemm_timed, &g, b->o->warmup, b->o->iters, b->stream, &t,
+                                js->ms + (size_t)round * (size_t)b->o->iters);
+    }
+    if (st.code == FP4LR_OK)
+        st = fp4lr_ctx_sync(b->ctx);
+    if (st.code != FP4LR_OK)
+        job_failed(b, js, row, st);
+}
+
+/* After the rounds: the pooled timing, and the output of the last timed launch
+ * checked against the reference (the timed launches are the validated ones). */
+static void fp4lr_finish(bench *b, const fp4lr_bench_job *job, fp4lr_bench_row *row, job_state *js)
+{
+    workload *w = js->w;
+    fp4lr_status st = fp4lr_bench_row_timed_rounds(row, js->ms, b->o->rounds, b->o->iters, w->rot.copies);
+    if (st.code != FP4LR_OK) {
+        job_failed(b, js, row, st);
         return;
     }
-    size_t read, copy;
-    fp4lr_peer_bytes(k, s->M, s->N, s->K, &read, &copy);
-    fp4lr_rotation rot;
-    fp4lr_peer_gemm g;
-    int created = 0;
-    fp4lr_status st = rotation_for(b->ctx, read, copy, &rot);
-    if (st.code == FP4LR_OK) {
-        st = fp4lr_peer_gemm_create(b->lt, b->ctx, k, s->M, s->N, s->K, rot.copies, b->o->seed, &g);
-        created = st.code == FP4LR_OK;
-    }
-    if (st.code == FP4LR_OK) {
-        fp4lr_timing t;
-        st = fp4lr_time(b->ctx, fp4lr_peer_gemm_timed, &g, b->o->warmup, b->o->iters, b->stream, &t);
-        if (st.code == FP4LR_OK)
-            st = fp4lr_ctx_sync(b->ctx);
-        if (st.code == FP4LR_OK) {
-            fp4lr_bench_row_timed(row, &t, rot.copies);
-            snprintf(row->note, sizeof row->note, "timed only%s%s",
-                     rot.limit != FP4LR_ROTATION_BY_L2 ? "; rotation limited by " : "",
-                     rot.limit != FP4LR_ROTATION_BY_L2 ? fp4lr_rotation_limit_name(rot.limit) : "");
+    const int last = fp4lr_rotation_index(b->o->warmup + b->o->iters - 1, w->ring.n);
+    if (b->o->plant_timed_fault) {
+        /* the self-test: all-ones bytes, a NaN in every output type, at the first sampled row */
+        fp4lr_devproblem *d = &w->ring.copy[last];
+        const int ob = fp4lr_out_bytes(d->p.out);
+        const CUresult r = b->ctx->drv->cuMemsetD8(d->Y + (CUdeviceptr)(w->h.rows[0] * d->p.ldY * ob), 0xFF, (size_t)ob);
+        if (r != CUDA_SUCCESS) {
+            job_failed(b, js, row, fp4lr_cu_status(b->ctx->drv, r, "cuMemsetD8", __FILE__, __LINE__));
+            return;
         }
     }
-    if (created)
-        fp4lr_peer_gemm_destroy(&g);
+    fp4lr_compare_report rep;
+    fp4lr_status why;
+    int pass = 0;
+    st = compare_copy(&w->ring.copy[last], &w->h, &pass, &rep, &why);
     if (st.code != FP4LR_OK) {
-        note(row, st);
-        say_status(row->variant, st);
-        /* A peer that has no kernel for the shape is a fact, not an error. */
-        if (st.code != FP4LR_E_UNSUPPORTED)
-            b->errors++;
+        job_failed(b, js, row, st);
+        return;
     }
+    row->timed_check = pass;
+    if (!pass) {
+        b->validation_failed = 1;
+        fprintf(stderr, PROG ": %s %s: the output of the timed launches is WRONG: %s\n", row->shape, row->variant,
+                why.msg);
+        fp4lr_compare_print(stderr, &rep);
+    }
+    if (!row->pass || !pass) {
+        row->state = FP4LR_ROW_INVALID;
+        snprintf(row->note, sizeof row->note, "validation failed: time invalid");
+        return;
+    }
+    if (w->rot.limit != FP4LR_ROTATION_BY_L2) {
+        char t[64];
+        snprintf(t, sizeof t, "rotation limited by %s", fp4lr_rotation_limit_name(w->rot.limit));
+        note_add(row, t);
+    }
+    if (job->plan.pdl) /* the entry does not say how it was launched */
+        note_add(row, "programmatic dependent of its preparation");
+}
+
+/* ---- the cuBLASLt peers ---------------------------------------------------------------- */
+
+static void peer_start(bench *b, const fp4lr_shape *s, fp4lr_peer_kind k, fp4lr_bench_row *row, job_state *js)
+{
+    size_t read, copy;
+    fp4lr_peer_bytes(k, s->M, s->N, s->K, &read, &copy);
+    fp4lr_status st = rotation_for(b->ctx, read, copy, &js->rot);
+    if (st.code == FP4LR_OK)
+        st = fp4lr_peer_gemm_create(b->lt, b->ctx, k, s->M, s->N, s->K, js->rot.copies, b->o->seed, &js->peer);
+    js->peer_made = st.code == FP4LR_OK;
+    if (st.code != FP4LR_OK)
+        job_failed(b, js, row, st); /* a peer without a kernel for the shape: skipped, not an error */
+    else
+        js->live = 1;
+}
+
+static void peer_round(bench *b, fp4lr_bench_row *row, job_state *js, int round)
+{
+    fp4lr_timing t;
+    fp4lr_status st = fp4lr_time_samples(b->ctx, fp4lr_peer_gemm_timed, &js->peer, b->o->warmup, b->o->iters,
+                                         b->stream, &t, js->ms + (size_t)round * (size_t)b->o->iters);
+    if (st.code == FP4LR_OK)
+        st = fp4lr_ctx_sync(b->ctx);
+    if (st.code != FP4LR_OK)
+        job_failed(b, js, row, st);
+}
+
+static void peer_finish(bench *b, fp4lr_bench_row *row, job_state *js)
+{
+    fp4lr_status st = fp4lr_bench_row_timed_rounds(row, js->ms, b->o->rounds, b->o->iters, js->rot.copies);
+    if (st.code != FP4LR_OK) {
+        job_failed(b, js, row, st);
+        return;
+    }
+    snprintf(row->note, sizeof row->note, "timed only%s%s",
+             js->rot.limit != FP4LR_ROTATION_BY_L2 ? "; rotation limited by " : "",
+             js->rot.limit != FP4LR_ROTATION_BY_L2 ? fp4lr_rotation_limit_name(js->rot.limit) : "");
 }
 
 /* Opens cuBLASLt and self-checks each kind; fills run->peer_*. */
@@ -331,29 +446,83 @@ static void print_shape(bench *b, int first, int last)
         fflush(b->csv);
 }
 
+/* The jobs [first, last) of one shape: each is set up once (fp4lr: validated);
+ * then, round after round, every live job is timed in turn - forward in even
+ * rounds, backward in odd ones, so that no row always follows the same
+ * neighbour -; then each row gets its pooled time, and the fp4lr rows the check
+ * of their timed output.  Their problems and the peers' copies live until the
+ * shape is done. */
+static void run_shape(bench *b, int first, int last, double *ms)
+{
+    const fp4lr_bench_jobs *J = &b->jobs;
+    const int rounds = b->o->rounds, n = last - first;
+    job_state js[n > 0 ? n : 1];
+    memset(js, 0, sizeof js);
+    for (int i = 0; i < n; i++) {
+        const fp4lr_bench_job *job = &J->job[first + i];
+        fp4lr_bench_row *row = &J->row[first + i];
+        js[i].ms = ms + (size_t)i * (size_t)rounds * (size_t)b->o->iters;
+        b->errors += job->plan_error;
+        if (!job->runnable)
+            continue;
+        if (job->variant != FP4LR_BENCH_PEERS) {
+            fp4lr_start(b, job, row, &js[i]);
+        } else if (!b->peer_ok[job->peer]) {
+            row->state = FP4LR_ROW_SKIPPED;
+            snprintf(row->note, sizeof row->note, "%s", b->peer_why[job->peer]);
+        } else {
+            peer_start(b, job->shape, (fp4lr_peer_kind)job->peer, row, &js[i]);
+        }
+    }
+    for (int round = 0; round < rounds; round++)
+        for (int k = 0; k < n; k++) {
+            const int i = round % 2 ? n - 1 - k : k;
+            const fp4lr_bench_job *job = &J->job[first + i];
+            fp4lr_bench_row *row = &J->row[first + i];
+            if (!js[i].live)
+                continue;
+            progress(b, row, round);
+            if (job->variant == FP4LR_BENCH_PEERS)
+                peer_round(b, row, &js[i], round);
+            else
+                fp4lr_round(b, job, row, &js[i], round);
+        }
+    for (int i = 0; i < n; i++) {
+        if (js[i].live) {
+            if (J->job[first + i].variant == FP4LR_BENCH_PEERS)
+                peer_finish(b, &J->row[first + i], &js[i]);
+            else
+                fp4lr_finish(b, &J->job[first + i], &J->row[first + i], &js[i]);
+        }
+        if (js[i].peer_made)
+            fp4lr_peer_gemm_destroy(&js[i].peer);
+    }
+    workloads_release(b);
+}
+
 static void run_jobs(bench *b)
 {
     const fp4lr_bench_jobs *J = &b->jobs;
-    int first = 0;
-    for (int i = 0; i < J->n; i++) {
-        const fp4lr_bench_job *job = &J->job[i];
-        fp4lr_bench_row *row = &J->row[i];
-        b->errors += job->plan_error;
-        if (job->runnable && job->variant == FP4LR_BENCH_PEERS) {
-            workload_release(&b->w); /* the peers need the device memory */
-            if (b->peer_ok[job->peer])
-                progress(b, row);
-            run_peer(b, job->shape, (fp4lr_peer_kind)job->peer, row);
-        } else if (job->runnable) {
-            progress(b, row);
-            run_fp4lr(b, job, row);
+    int first = 0, most = 1;
+    for (int i = 1; i <= J->n; i++)
+        if (i == J->n || J->job[i].shape != J->job[i - 1].shape) {
+            most = i - first > most ? i - first : most;
+            first = i;
         }
-        if (i + 1 == J->n || J->job[i + 1].shape != job->shape) {
-            print_shape(b, first, i + 1);
-            first = i + 1;
-        }
+    double *ms = malloc(sizeof *ms * (size_t)most * (size_t)b->o->rounds * (size_t)b->o->iters);
+    if (!ms) {
+        fprintf(stderr, PROG ": cannot allocate the timing samples\n");
+        b->errors++;
+        return;
     }
-    workload_release(&b->w);
+    first = 0;
+    for (int i = 1; i <= J->n; i++)
+        if (i == J->n || J->job[i].shape != J->job[i - 1].shape) {
+            run_shape(b, first, i, ms);
+            print_shape(b, first, i);
+            first = i;
+        }
+    free(ms);
 }
 
 static int count_steps(const bench *b)
@@ -363,7 +532,7 @@ static int count_steps(const bench *b)
         const fp4lr_bench_job *job = &b->jobs.job[i];
         n += job->runnable && (job->variant != FP4LR_BENCH_PEERS || b->peer_ok[job->peer]);
     }
-    return n;
+    return n * b->o->rounds;
 }
 
 /* What the selection leaves out, and why, before the table. */
@@ -419,9 +588,10 @@ static int dry_run(const fp4lr_bench_opts *o, fp4lr_status gpu)
     int runnable = 0;
     for (int i = 0; i < jobs.n; i++)
         runnable += jobs.job[i].runnable;
-    printf("would run %d jobs (%s plans, kernels from %s; %d timed launches after %d warm-up, %d validated rows; "
-           "nothing is timed here):\n",
-           runnable, fp4lr_arch_name(o->arch), fp4lr_kernel_dir(NULL), o->iters, o->warmup, FP4LR_BENCH_VALIDATE_ROWS);
+    printf("would run %d jobs (%s plans, kernels from %s; %d round(s) of %d timed launches after %d warm-up, %d "
+           "validated rows; nothing is timed here):\n",
+           runnable, fp4lr_arch_name(o->arch), fp4lr_kernel_dir(NULL), o->rounds, o->iters, o->warmup,
+           FP4LR_BENCH_VALIDATE_ROWS);
     print_notes(o, o->arch);
     fp4lr_results_table_header(stdout);
     int plan_errors = 0;
@@ -499,10 +669,12 @@ static int measure(const fp4lr_bench_opts *o, fp4lr_ctx *ctx, fp4lr_run_info *ru
     }
     peers_open(&b, run);
     b.steps = count_steps(&b);
-    printf("method: %d warm-up + %d timed launches per job, CUDA events, median; inputs rotated over copies "
-           "> %dx L2 (at most %d); fp4lr validated on %d sampled rows first; kernels from %s; %s stream\n",
-           o->warmup, o->iters, FP4LR_ROTATION_L2_FACTOR, FP4LR_ROTATION_MAX_COPIES, FP4LR_BENCH_VALIDATE_ROWS,
-           b.rt.kernel_dir, o->own_stream ? "a non-blocking" : "the legacy");
+    printf("method: %d round(s) in which a shape's rows take turns, each %d warm-up + %d timed launches, CUDA "
+           "events, median of the pooled launches; inputs rotated over copies > %dx L2 (at most %d); fp4lr "
+           "validated on %d sampled rows before and on the last timed launch's output after; kernels from %s; "
+           "%s stream\n",
+           o->rounds, o->warmup, o->iters, FP4LR_ROTATION_L2_FACTOR, FP4LR_ROTATION_MAX_COPIES,
+           FP4LR_BENCH_VALIDATE_ROWS, b.rt.kernel_dir, o->own_stream ? "a non-blocking" : "the legacy");
     print_notes(o, arch);
 
     fp4lr_nvidia_smi_query(run->smi_before, sizeof run->smi_before);
@@ -564,7 +736,7 @@ int main(int argc, char **argv)
     fp4lr_run_info run;
     memset(&run, 0, sizeof run);
     fp4lr_run_info_capture(&run, argc, argv);
-    run.iters = o.iters, run.warmup = o.warmup, run.seed = (unsigned long long)o.seed;
+    run.iters = o.iters, run.warmup = o.warmup, run.rounds = o.rounds, run.seed = (unsigned long long)o.seed;
     run.force_stages = o.force_stages, run.sweep_stages = o.sweep_stages;
     run.force_transform_slots = o.force_transform_slots;
     run.force_lora_chunk = o.force_lora_chunk, run.force_lora_slots = o.force_lora_slots;

@@ -78,8 +78,9 @@ def table(rec, path):
                f"commit {git.get('commit', '?')}, {rec['time_utc']} "
                f"(`{os.path.relpath(path, ROOT)}`; `{rec['command']}`)")
     out.append("")
-    out.append("| shape | M | N | K | variant | median ms | TFLOP/s | vs cuBLAS bf16 | stages | smem KiB | validation |")
-    out.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    out.append("| shape | M | N | K | r | variant | median ms | TFLOP/s | vs cuBLAS bf16 | per round | stages | "
+               "smem KiB | validation |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for x in rec["results"]:
         if x.get("state") != "ok" or x.get("sweep"):
             continue  # stage-sweep points belong to the sweep plot, not the table
@@ -87,16 +88,25 @@ def table(rec, path):
         val = x.get("validation") or {}
         valtxt = ("pass, err/mag " + format(val["max_err_over_mag"], ".2g")) if val.get("pass") else \
             ("FAIL" if val else "timed only")
+        if val and val.get("timed_output_pass") is False:
+            valtxt = "FAIL (timed output)"
         smem = plan.get("smem_bytes")
-        out.append(f"| {x['shape']} | {x['M']} | {x['N']} | {x['K']} | {x['variant']} | "
+        lo, hi = x.get("ratio_vs_cublas_bf16_round_min"), x.get("ratio_vs_cublas_bf16_round_max")
+        spread = f"{lo:.3f}-{hi:.3f}" if lo is not None and hi is not None else "-"
+        out.append(f"| {x['shape']} | {x['M']} | {x['N']} | {x['K']} | {x.get('r', 0)} | {x['variant']} | "
                    f"{fmt(x['time_ms']['median'], '.4f')} | {fmt(x.get('tflops'), '.1f')} | "
-                   f"{fmt(x.get('ratio_vs_cublas_bf16'), '.3f')} | {plan.get('stages_main', '-')} | "
+                   f"{fmt(x.get('ratio_vs_cublas_bf16'), '.3f')} | {spread} | {plan.get('stages_main', '-')} | "
                    f"{fmt(smem / 1024 if smem else None, '.1f')} | {valtxt} |")
     out.append("")
     for g in rec.get("geomean_vs_cublas_bf16", []):
         if g.get("value") is not None:
             out.append(f"- geometric mean of {g['variant']} / cuBLAS bf16 over {g['shapes']} large shapes: "
                        f"**{g['value']:.3f}x**")
+    common = [g for g in rec.get("geomean_vs_cublas_bf16_common", []) if g.get("value") is not None]
+    if common:
+        out.append(f"- over only the {rec.get('common_shapes')} large M, N, K that every variant above has "
+                   "(the figures to compare variants by): " +
+                   ", ".join(f"{g['variant']} {g['value']:.3f}x" for g in common))
     return "\n".join(out) + "\n"
 
 
