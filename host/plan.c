@@ -51,6 +51,29 @@ static int yt_built(int prep, const fp4lr_plan *pl)
                 : fp4lr_sm90a_yt_built(pl->family, pl->tile_n, b->stages_main, b->stages_transform);
 }
 
+/* The kernel plan of the swapped problem of p: A prepared by its own launch (`prep`, the
+ * _w<n>_yt kernels) or converted inside the kernel (_x<n>_yt); the tile width the caller's,
+ * or AUTO's (plan.h), narrow only onto a built kernel. */
+static fp4lr_status swapped_kernel(const fp4lr_problem *p, fp4lr_arch arch, const fp4lr_plan_opts *o, int prep,
+                                   fp4lr_plan *out)
+{
+    fp4lr_problem ps = fp4lr_problem_swapped(p);
+    /* Y keeps its own ldY (validated above); the kernel's problem is planned with any legal one */
+    ps.ldY = (ps.N + 7) / 8 * 8;
+    fp4lr_plan_opts os = *o;
+    os.swap = FP4LR_SWAP_OFF;
+    os.w_prep = prep ? FP4LR_WPREP_ON : FP4LR_WPREP_INLINE;
+    os.pdl = FP4LR_PDL_AUTO; /* decided by the caller, for the swapped plan */
+    os.tile_n = o->tile_n ? o->tile_n : fp4lr_sm90a_narrow_fits(&ps, o->sm_count) ? FP4LR_SM90A_TILE_N_NARROW
+                                                                                  : FP4LR_SM90A_TILE_N;
+    fp4lr_status st = plan_kernel(&ps, arch, &os, 1, out);
+    if (!o->tile_n && os.tile_n != FP4LR_SM90A_TILE_N && (st.code != FP4LR_OK || !yt_built(prep, out))) {
+        os.tile_n = FP4LR_SM90A_TILE_N;
+        st = plan_kernel(&ps, arch, &os, 1, out);
+    }
+    return st;
+}
+
 /* The swapped plan (plan.h, fp4lr_swap) of p into *out with out->swap_ab set; or, for AUTO
  * where it does not apply (or its kernel is not built, or the kernel's problem has no plan),
  * out->swap_ab = 0 and OK.  `one_cta_sm90a`: the plan's arch and cluster allow it. */
@@ -74,27 +97,21 @@ static fp4lr_status swapped_plan(const fp4lr_problem *p, fp4lr_arch arch, const 
                           "kernel) or on (a preparation launch), not %s",
                           fp4lr_wprep_name(o->w_prep));
     /* w_prep ON (or a graph's plan: nothing converted in the kernel): A prepared by its own
-     * launch, the _w<n>_yt kernels */
-    const int prep = o->w_prep == FP4LR_WPREP_ON || o->graph;
+     * launch, the _w<n>_yt kernels.  w_prep AUTO takes them too, as the programmatic dependent
+     * of the preparation, where they are built (measured faster than converting A inside the
+     * kernel: plan.h, fp4lr_swap) - not with pdl OFF, where they are not. */
+    const int prep_forced = o->w_prep == FP4LR_WPREP_ON || o->graph;
+    const int prep_auto = o->w_prep == FP4LR_WPREP_AUTO && !o->graph && o->pdl != FP4LR_PDL_OFF;
+    int prep = prep_forced || prep_auto;
     if (o->pdl == FP4LR_PDL_ON && !prep)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "PDL",
                           "the programmatic dependent launch exists for the swapped prepared plans (w_prep on: the "
                           "_w<n>_yt kernels wait for their preparation); this swapped plan has w_prep %s",
                           fp4lr_wprep_name(o->w_prep));
-    fp4lr_problem ps = fp4lr_problem_swapped(p);
-    /* Y keeps its own ldY (validated above); the kernel's problem is planned with any legal one */
-    ps.ldY = (ps.N + 7) / 8 * 8;
-    fp4lr_plan_opts os = *o;
-    os.swap = FP4LR_SWAP_OFF;
-    os.w_prep = prep ? FP4LR_WPREP_ON : FP4LR_WPREP_INLINE;
-    os.pdl = FP4LR_PDL_AUTO; /* decided below, for the swapped plan */
-    /* the tile width: the caller's, or AUTO's (plan.h), narrow only onto a built kernel */
-    os.tile_n = o->tile_n ? o->tile_n : fp4lr_sm90a_narrow_fits(&ps, o->sm_count) ? FP4LR_SM90A_TILE_N_NARROW
-                                                                                  : FP4LR_SM90A_TILE_N;
-    fp4lr_status st = plan_kernel(&ps, arch, &os, 1, out);
-    if (!o->tile_n && os.tile_n != FP4LR_SM90A_TILE_N && (st.code != FP4LR_OK || !yt_built(prep, out))) {
-        os.tile_n = FP4LR_SM90A_TILE_N;
-        st = plan_kernel(&ps, arch, &os, 1, out);
+    fp4lr_status st = swapped_kernel(p, arch, o, prep, out);
+    if (prep_auto && (st.code != FP4LR_OK || !yt_built(1, out))) { /* AUTO: A converted inside instead */
+        prep = 0;
+        st = swapped_kernel(p, arch, o, 0, out);
     }
     const int take = st.code == FP4LR_OK && (o->swap == FP4LR_SWAP_ON || yt_built(prep, out));
     if (!take) {

@@ -81,9 +81,14 @@ int fp4lr_wprep_parse(const char *name);
  * In the fused family L and U are exchanged too, and wc / beta index the kernel's rows.
  * AUTO: swapped where M < FP4LR_SM90A_WPREP_MIN_M <= N, w_prep AUTO, r <=
  * FP4LR_SM90A_SWAP_AUTO_MAX_RANK and the _yt kernel of the plan is built.  ON needs an sm90a
- * plan with one CTA and w_prep AUTO or INLINE.
- * Measured on the H200 (dense, swapped / transform, same runs): sana-qkv 1.11, sana-mlp
- * 1.14, sana-out 1.01 (NVFP4) and 1.05 (MXFP4). */
+ * plan with one CTA and w_prep AUTO, INLINE or ON.  With w_prep AUTO (swap AUTO or ON) the
+ * swapped plan is the prepared one (A converted by its own launch, the _w<n>_yt kernel its
+ * programmatic dependent: fp4lr_pdl) where that kernel is built and pdl is not OFF, else the
+ * inline one (_x<n>_yt).
+ * Measured on the H200 (dense, swapped inline / transform, same runs): sana-qkv 1.11,
+ * sana-mlp 1.14, sana-out 1.01 (NVFP4) and 1.05 (MXFP4).  Prepared and dependent / inline
+ * (2026-12-05, 7be17e0, same run, 3 alternating runs each): sana-qkv 1.023 dense, 1.011
+ * fused r = 32; sana-mlp 1.017, 1.018; sana-out 1.064, 1.053 (NVFP4), 1.061, 1.065 (MXFP4). */
 typedef enum fp4lr_swap {
     FP4LR_SWAP_AUTO = 0,
     FP4LR_SWAP_ON = 1,
@@ -122,7 +127,10 @@ int fp4lr_sm90a_wyt_built(fp4lr_format format, fp4lr_family family, int tile_n, 
  * grid (griddepcontrol.wait) before its first copy of the prepared operand.  Only the
  * _w<n>_yt kernels wait, so only the swapped plans with w_prep ON take it: AUTO (0) does
  * there, ON elsewhere is refused (rule PDL), OFF launches the two kernels one after the
- * other.  Not yet measured on a GPU (these plans are taken only when asked). */
+ * other.  Measured on the H200 (2026-12-05, 7be17e0, own stream, dependent / one after the
+ * other): sana-qkv 1.029 dense, 1.021 fused; sana-out 1.093, 1.080 (NVFP4), 1.105, 1.084
+ * (MXFP4).  Without it the prepared plan loses to the inline one, so AUTO takes the prepared
+ * plan only with pdl AUTO or ON (fp4lr_swap). */
 typedef enum fp4lr_pdl {
     FP4LR_PDL_AUTO = 0,
     FP4LR_PDL_ON = 1,

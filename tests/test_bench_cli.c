@@ -1290,7 +1290,8 @@ Test(bench_cli, w_prep_inline_takes_the_one_cta_rows)
 }
 
 /* --swap: the one-CTA rows of a small-M shape, dense and fused, run the _yt kernels (AUTO does
- * too); off keeps the transform; an unknown value names the choices. */
+ * too), the prepared ones (_w<n>_yt) with w_prep auto; off keeps the transform; an unknown
+ * value names the choices. */
 Test(bench_cli, swap_takes_the_dense_rows)
 {
     fp4lr_bench_opts o;
@@ -1307,10 +1308,10 @@ Test(bench_cli, swap_takes_the_dense_rows)
         make_jobs(&o, FP4LR_ARCH_SM90A, dir, &j);
         cr_assert_eq(j.n, 2);
         cr_expect_str_eq(j.job[0].plan.entry, m == 2 ? "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_t3"
-                                                     : "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt",
+                                                     : "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_w5_yt",
                          "--swap %s", modes[m]);
         cr_expect_str_eq(j.job[1].plan.entry, m == 2 ? "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_t3"
-                                                     : "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4_yt",
+                                                     : "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_w4_yt",
                          "--swap %s", modes[m]);
         fp4lr_bench_jobs_free(&j);
     }
@@ -1386,11 +1387,11 @@ Test(bench_cli, tile_n_and_the_sm_count_pick_the_narrow_rows)
         fp4lr_status st = fp4lr_bench_jobs_make(&o, &t, &j);
         cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
         cr_assert_eq(j.n, 2);
-        cr_expect_str_eq(j.job[0].plan.entry, cases[c].narrow ? "fp4lr_sm90a_nvfp4_dense_m128n160k128_c1_s4_x5_yt"
-                                                              : "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt",
+        cr_expect_str_eq(j.job[0].plan.entry, cases[c].narrow ? "fp4lr_sm90a_nvfp4_dense_m128n160k128_c1_s4_w5_yt"
+                                                              : "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_w5_yt",
                          "--tile-n %s, %d SMs", cases[c].tile_n, cases[c].sm_count);
-        cr_expect_str_eq(j.job[1].plan.entry, cases[c].narrow ? "fp4lr_sm90a_nvfp4_fused_m128n160k128_c1_s4_x5_yt"
-                                                              : "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4_yt",
+        cr_expect_str_eq(j.job[1].plan.entry, cases[c].narrow ? "fp4lr_sm90a_nvfp4_fused_m128n160k128_c1_s4_w5_yt"
+                                                              : "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_w4_yt",
                          "--tile-n %s, %d SMs", cases[c].tile_n, cases[c].sm_count);
         fp4lr_bench_jobs_free(&j);
     }

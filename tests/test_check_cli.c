@@ -30,8 +30,10 @@ Test(check_cli, swap_plans)
 {
     static char out[16384];
     cr_assert_eq(check("--shape sana-qkv --dense --plan-only", out, sizeof out), 0, "%s", out);
-    cr_expect(strstr(out, "entry: fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt") != NULL, "%s", out);
+    cr_expect(strstr(out, "entry: fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_w5_yt") != NULL, "%s", out);
     cr_expect(strstr(out, "swapped: the kernel computes Y^T") != NULL, "%s", out);
+    cr_assert_eq(check("--shape sana-qkv --dense --pdl off --plan-only", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "entry: fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4_yt") != NULL, "%s", out);
     cr_assert_eq(check("--shape sana-qkv --dense --swap off --plan-only", out, sizeof out), 0, "%s", out);
     cr_expect(strstr(out, "_yt") == NULL, "%s", out);
     cr_expect_neq(check("--shape sana-qkv --swap on --cluster 2 --plan-only", out, sizeof out), 0, "%s", out);
@@ -70,10 +72,12 @@ Test(check_cli, narrow_tile_plans)
 {
     static char out[16384];
     cr_assert_eq(check("--shape sana-out --plan-only --sm-count 132", out, sizeof out), 0, "%s", out);
-    cr_expect(strstr(out, "entry: fp4lr_sm90a_nvfp4_fused_m128n160k128_c1_s4_x5_yt") != NULL, "%s", out);
+    cr_expect(strstr(out, "entry: fp4lr_sm90a_nvfp4_fused_m128n160k128_c1_s4_w5_yt") != NULL, "%s", out);
     cr_expect(strstr(out, "126 tiles of 128x160") != NULL, "%s", out);
     cr_assert_eq(check("--shape sana-out --plan-only --sm-count 132 --tile-n 256", out, sizeof out), 0, "%s", out);
-    cr_expect(strstr(out, "entry: fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4_yt") != NULL, "%s", out);
+    cr_expect(strstr(out, "entry: fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_w4_yt") != NULL, "%s", out);
+    cr_assert_eq(check("--shape sana-out --plan-only --sm-count 132 --pdl off", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "entry: fp4lr_sm90a_nvfp4_fused_m128n160k128_c1_s4_x5_yt") != NULL, "%s", out);
     cr_expect_eq(check("--shape flux-qkv --plan-only --tile-n 160", out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "[FP4LR_E_UNSUPPORTED TILE_N]") != NULL, "%s", out);
     cr_expect_eq(check("--shape sana-out --plan-only --tile-n 192", out, sizeof out), 2, "%s", out);

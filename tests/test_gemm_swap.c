@@ -1,7 +1,8 @@
 /* GPU suite: the swapped plan (plan.h, fp4lr_swap; the _yt kernels compute Y^T = W.A^T with
  * A converted inside the kernel and store their tiles transposed).  Ragged edges and both
- * formats against the double reference, the SANA shapes AUTO swaps, stream-K, a padded Y
- * whose padding must stay untouched, bitwise stability across launches (also with the
+ * formats against the double reference, the SANA shapes AUTO swaps (with pdl off, as every
+ * plan here: AUTO's own swapped plan is the prepared one, test_gemm_swap_wprep.c), stream-K,
+ * a padded Y whose padding must stay untouched, bitwise stability across launches (also with the
  * converted operand's workspace poisoned before each launch, and a kernel that copies it
  * without waiting caught by that), the fused family
  * (every rank, the affine on and off, NaN in wc and L exactly where the reference has it),
@@ -30,7 +31,7 @@ static void setup_r(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, i
 {
     fp4lr_problem p = {.M = M, .N = N, .K = K, .r = r, .format = f, .out = FP4LR_OUT_BF16, .ldY = ldY,
                        .has_wc = affine, .has_beta = affine};
-    fp4lr_plan_opts o = {.swap = sw, .schedule = sch, .tile_n = tile_n};
+    fp4lr_plan_opts o = {.swap = sw, .schedule = sch, .tile_n = tile_n, .pdl = FP4LR_PDL_OFF};
     tsupport_case_setup(g, ctx, &p, seed, FP4LR_PGEN_SCALES_REALISTIC, rows, &o);
     cr_assert(g->plan.swap_ab, "%lld x %lld x %lld: %s is not swapped", (long long)M, (long long)N, (long long)K,
               g->plan.entry);
@@ -49,7 +50,7 @@ static void setup(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, int
 static void edges(fp4lr_format f, int width)
 {
     fp4lr_ctx *ctx = sm90a_or_skip();
-    const fp4lr_plan_opts o = {.swap = FP4LR_SWAP_ON, .tile_n = width};
+    const fp4lr_plan_opts o = {.swap = FP4LR_SWAP_ON, .tile_n = width, .pdl = FP4LR_PDL_OFF};
     tsupport_swap_edges(ctx, f, &o, 900);
     fp4lr_ctx_destroy(ctx);
 }
@@ -137,7 +138,7 @@ Test(gemm_swap, launches_are_bitwise_stable, .timeout = 300)
 Test(gemm_swap, narrow_tiles_back_to_back_are_stable, .timeout = 300)
 {
     fp4lr_ctx *ctx = sm90a_or_skip();
-    const fp4lr_plan_opts o = {.swap = FP4LR_SWAP_ON};
+    const fp4lr_plan_opts o = {.swap = FP4LR_SWAP_ON, .pdl = FP4LR_PDL_OFF};
     tsupport_swap_narrow_back_to_back(ctx, FP4LR_NVFP4, 0, &o, 990);
     tsupport_swap_narrow_back_to_back(ctx, FP4LR_MXFP4, 0, &o, 991);
     tsupport_swap_narrow_back_to_back(ctx, FP4LR_NVFP4, 32, &o, 992);

@@ -191,10 +191,30 @@ Test(gemm_swap_wprep, dependent_launch_matches_and_is_stable, .timeout = 300)
     fp4lr_ctx_destroy(ctx);
 }
 
-/* Planted fault for the check above: the nogdwait kernel (its W producer copies the prepared
- * operand without griddepcontrol.wait), built here, launched as the dependent, must give a
- * different Y in at least one of 10 launches with the operand poisoned; launched plainly (pdl
- * off: the stream orders it after the preparation) it is right. */
+/* Builds the NVFP4 _w5 kernels and both preparations of experiment `flags` into dir/<sub>
+ * (every NVFP4 file with "w5" or "wp" in its name); the kernel directory into kdir. */
+static void build_prep_pair(const char *dir, const char *sub, const char *flags, const char *entry, char *kdir,
+                            size_t cap)
+{
+    char cmd[768];
+    snprintf(cmd, sizeof cmd,
+             "sh tools/experiment_build.sh %s %s/%s '*nvfp4_*w[5p]*.ptx' > /dev/null && "
+             "test -f %s/%s/sm90a/%s.cubin && test -f %s/%s/sm90a/fp4lr_sm90a_nvfp4_wprep_pdl.cubin && "
+             "test -f %s/%s/sm90a/fp4lr_sm90a_nvfp4_wprep.cubin",
+             flags, dir, sub, dir, sub, entry, dir, sub, dir, sub);
+    cr_assert_eq(system(cmd), 0, "the %s kernels do not build", flags);
+    snprintf(kdir, cap, "%s/%s", dir, sub);
+}
+
+/* Planted fault for the check above, and the check under a slow preparation.  The slowprep
+ * preparation waits 50 us after releasing its dependent and before converting, so that a
+ * dependent which reads the prepared operand early reads the poison:
+ *   - the nogdwait kernel (its W producer copies the prepared operand without
+ *     griddepcontrol.wait), launched as that dependent, must give a different Y in at least
+ *     one of 10 launches with the operand poisoned; launched plainly (pdl off: the stream
+ *     orders it after the preparation) it is right;
+ *   - the committed kernel (it waits), launched as the dependent of the slow preparation, is
+ *     right in all 10. */
 Test(gemm_swap_wprep, a_dependent_that_does_not_wait_is_caught, .timeout = 300)
 {
     fp4lr_ctx *ctx = sm90a_or_skip();
@@ -203,17 +223,11 @@ Test(gemm_swap_wprep, a_dependent_that_does_not_wait_is_caught, .timeout = 300)
     char dir[] = "/tmp/fp4lr-nogdwait.XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
     const char *entry = "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_w5_yt";
-    char cmd[512];
-    /* the kernel and both preparations it may follow (the nogdwait build's are the committed
-     * ones): every NVFP4 file with "w5" or "wp" in its name */
-    snprintf(cmd, sizeof cmd,
-             "sh tools/experiment_build.sh nogdwait %s/k '*nvfp4_*w[5p]*.ptx' > /dev/null && "
-             "test -f %s/k/sm90a/%s.cubin && test -f %s/k/sm90a/fp4lr_sm90a_nvfp4_wprep_pdl.cubin && "
-             "test -f %s/k/sm90a/fp4lr_sm90a_nvfp4_wprep.cubin",
-             dir, dir, entry, dir, dir);
-    cr_assert_eq(system(cmd), 0, "the nogdwait kernel does not build");
-    snprintf(cmd, sizeof cmd, "%s/k", dir);
-    for (int pdl = 0; pdl < 2; pdl++) {
+    char nowait[256], waits[256];
+    build_prep_pair(dir, "nowait", "nogdwait,slowprep", entry, nowait, sizeof nowait);
+    build_prep_pair(dir, "waits", "slowprep", entry, waits, sizeof waits);
+    for (int run = 0; run < 3; run++) {
+        const int pdl = run != 1, faulty = run < 2;
         char *kernels = tsupport_kernel_dir_save(); /* use_kernel_dir below sets it */
         gcase g;
         setup(&g, ctx, RACE_M, RACE_N, RACE_K, 0, 0, 0, FP4LR_NVFP4, 1310, 64, FP4LR_SCHEDULE_AUTO,
@@ -222,16 +236,20 @@ Test(gemm_swap_wprep, a_dependent_that_does_not_wait_is_caught, .timeout = 300)
         g.stream = stream;
         tsupport_case_run(&g);
         tsupport_case_expect_pass(&g);
-        tsupport_case_use_kernel_dir(&g, cmd);
+        tsupport_case_use_kernel_dir(&g, faulty ? nowait : waits);
         const int bad = tsupport_case_unstable_stale_wp(&g, 10);
-        if (pdl)
-            cr_expect_gt(bad, 0, "the nogdwait kernel, launched as the dependent, gave the same Y in 10 of 10 "
-                                 "launches with the prepared operand poisoned");
-        else
+        if (run == 0)
+            cr_expect_gt(bad, 0, "the nogdwait kernel, launched as the dependent of the slow preparation, gave "
+                                 "the same Y in 10 of 10 launches with the prepared operand poisoned");
+        else if (run == 1)
             cr_expect_eq(bad, 0, "the nogdwait kernel launched plainly differs in %d of 10 launches", bad);
+        else
+            cr_expect_eq(bad, 0, "the committed kernel, the dependent of the slow preparation, differs in %d of "
+                                 "10 launches", bad);
         tsupport_case_teardown(&g);
         tsupport_kernel_dir_restore(kernels);
     }
+    char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_expect_eq(system(cmd), 0);
     cr_expect_eq(ctx->drv->cuStreamDestroy(stream), CUDA_SUCCESS);

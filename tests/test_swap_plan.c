@@ -1,6 +1,7 @@
 /* CPU suite: the swapped plan (plan.h, fp4lr_swap): where AUTO takes it, what ON refuses,
- * the plan it makes (the _x plan of the problem with M and N exchanged, entry _yt, the
- * user's problem kept), the built-kernel table, and the view the launcher hands the kernel
+ * the plan it makes (the _w plan - A prepared by its own launch, the kernel its programmatic
+ * dependent - of the problem with M and N exchanged where that kernel is built, else the _x
+ * plan (A converted inside the kernel; also with pdl off), entry _yt, the user's problem kept), the built-kernel table, and the view the launcher hands the kernel
  * (fp4lr_sm90a_kernel_view: A / SFA and W / SFW exchanged). */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -38,7 +39,17 @@ static int ends_with(const char *s, const char *tail)
     return a >= b && strcmp(s + a - b, tail) == 0;
 }
 
-/* SANA's shapes (M = 1024 < 1536 <= N), both formats: the _x plan of N x M, stored transposed. */
+/* AUTO with pdl off: A converted inside the kernel (the _x<n>_yt kernels). */
+static const fp4lr_plan_opts INLINE_AUTO = {.pdl = FP4LR_PDL_OFF};
+
+/* 1 when pl is the swapped prepared plan launched as its preparation's dependent. */
+static int is_wyt(const fp4lr_plan *pl)
+{
+    return pl->swap_ab && pl->w_prep && !pl->w_inline && pl->pdl && strstr(pl->entry, "_w") && ends_with(pl->entry, "_yt");
+}
+
+/* SANA's shapes (M = 1024 < 1536 <= N), both formats: AUTO takes the swapped prepared plan
+ * (the one swap on + w_prep on make); with pdl off, the _x plan of N x M, stored transposed. */
 Test(swap_plan, auto_swaps_small_m_dense_problems)
 {
     static const int64_t shapes[][3] = {{1024, 6912, 2240}, {1024, 2240, 2304}, {1024, 11200, 2240}, {77, 1536, 256}};
@@ -47,9 +58,16 @@ Test(swap_plan, auto_swaps_small_m_dense_problems)
             fp4lr_problem p = dense(shapes[i][0], shapes[i][1], shapes[i][2], f ? FP4LR_MXFP4 : FP4LR_NVFP4);
             if (p.K % fp4lr_format_k_multiple(p.format))
                 continue;
-            fp4lr_plan pl = plan_of(p, NULL);
+            fp4lr_plan wyt = plan_of(p, NULL);
+            cr_expect(is_wyt(&wyt), "%s", wyt.entry);
+            const fp4lr_plan_opts asked = {.swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_ON};
+            fp4lr_plan on = plan_of(p, &asked);
+            cr_expect_str_eq(wyt.entry, on.entry);
+            cr_expect_eq(wyt.smem_bytes, on.smem_bytes);
+            cr_expect_eq(wyt.tiles, ((p.N + 127) / 128) * ((p.M + 255) / 256), "%s", wyt.entry);
+            fp4lr_plan pl = plan_of(p, &INLINE_AUTO);
             cr_expect(pl.swap_ab, "%lld x %lld", (long long)p.M, (long long)p.N);
-            cr_expect(pl.w_prep && pl.w_inline, "%s", pl.entry);
+            cr_expect(pl.w_prep && pl.w_inline && !pl.pdl, "%s", pl.entry);
             cr_expect(ends_with(pl.entry, "_x4_yt"), "%s", pl.entry);
             /* the user's problem (resolved: ldY = N), the kernel's tiles and budget */
             cr_expect_eq(pl.problem.M, p.M);
@@ -69,7 +87,7 @@ Test(swap_plan, auto_swaps_small_m_dense_problems)
 }
 
 /* AUTO keeps the other plans: M >= 1536, N < 1536, the pair, w_prep forced; fused plans swap
- * like dense ones (L and U exchanged too). */
+ * like dense ones (L and U exchanged too): prepared, or with pdl off converted inside. */
 Test(swap_plan, auto_keeps_the_other_plans)
 {
     cr_expect_not(plan_of(dense(1536, 6912, 2240, FP4LR_NVFP4), NULL).swap_ab, "M = 1536: the _x plan as it is");
@@ -77,10 +95,13 @@ Test(swap_plan, auto_keeps_the_other_plans)
     fp4lr_problem fused = dense(1024, 6912, 2240, FP4LR_NVFP4);
     fused.r = 32;
     fused.has_wc = fused.has_beta = 1;
-    cr_expect_str_eq(plan_of(fused, NULL).entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4_yt");
+    cr_expect_str_eq(plan_of(fused, NULL).entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_w4_yt");
+    cr_expect_str_eq(plan_of(fused, &INLINE_AUTO).entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4_yt");
     fused.r = 0;
     fused.has_beta = 0;
-    cr_expect_str_eq(plan_of(fused, NULL).entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_x4_yt",
+    fp4lr_plan affine = plan_of(fused, NULL);
+    cr_expect(is_wyt(&affine), "fused, affine only: %s", affine.entry);
+    cr_expect_str_eq(plan_of(fused, &INLINE_AUTO).entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_x4_yt",
                      "fused, affine only");
     fused.r = 1024;
     cr_expect(plan_of(fused, NULL).swap_ab == (1024 <= FP4LR_SM90A_SWAP_AUTO_MAX_RANK), "r = 1024");
@@ -96,10 +117,14 @@ Test(swap_plan, auto_keeps_the_other_plans)
     cr_expect_not(plan_of(dense(1024, 6912, 2240, FP4LR_NVFP4), &off).swap_ab, "swap off");
 }
 
-/* ON swaps any dense one-CTA problem (M >= N too) and refuses the rest by rule SWAP. */
+/* ON swaps any dense one-CTA problem (M >= N too) and refuses the rest by rule SWAP; with
+ * w_prep auto it takes the prepared kernel where built, the inline one with pdl off. */
 Test(swap_plan, on_swaps_or_names_the_rule)
 {
-    const fp4lr_plan_opts on = {.swap = FP4LR_SWAP_ON};
+    const fp4lr_plan_opts on_auto = {.swap = FP4LR_SWAP_ON};
+    fp4lr_plan prepared = plan_of(dense(4608, 3072, 3072, FP4LR_MXFP4), &on_auto);
+    cr_expect(is_wyt(&prepared), "%s", prepared.entry);
+    const fp4lr_plan_opts on = {.swap = FP4LR_SWAP_ON, .pdl = FP4LR_PDL_OFF};
     fp4lr_plan pl = plan_of(dense(4608, 3072, 3072, FP4LR_MXFP4), &on);
     cr_expect(pl.swap_ab);
     cr_expect_str_eq(pl.entry, "fp4lr_sm90a_mxfp4_dense_m128n256k128_c1_s4_x4_yt");
@@ -141,7 +166,10 @@ Test(swap_plan, auto_swaps_only_onto_built_kernels)
                 continue;
             if (pl.swap_ab) {
                 swapped++;
-                cr_expect(fp4lr_sm90a_yt_built(pl.family, pl.tile_n, pl.budget.stages_main, pl.budget.stages_transform),
+                const fp4lr_budget *b = &pl.budget;
+                cr_expect(pl.w_inline ? fp4lr_sm90a_yt_built(pl.family, pl.tile_n, b->stages_main, b->stages_transform)
+                                      : fp4lr_sm90a_wyt_built(pl.format, pl.family, pl.tile_n, b->stages_main,
+                                                              b->stages_transform),
                           "%s at %d B", pl.entry, cap);
             } else {
                 kept++;
@@ -158,9 +186,11 @@ Test(swap_plan, auto_takes_the_narrow_tile_where_one_wave_holds_it)
 {
     for (int f = 0; f < 2; f++) {
         const fp4lr_format fmt = f ? FP4LR_MXFP4 : FP4LR_NVFP4;
-        const fp4lr_plan_opts h200 = {.sm_count = 132};
+        const fp4lr_plan_opts h200 = {.sm_count = 132, .pdl = FP4LR_PDL_OFF}, h200_auto = {.sm_count = 132};
         /* sana-out: 72 tiles of 256, 126 of 160 */
         fp4lr_problem out = dense(1024, 2240, 2304, fmt);
+        fp4lr_plan wyt = plan_of(out, &h200_auto);
+        cr_expect(is_wyt(&wyt) && wyt.tile_n == 160, "%s", wyt.entry);
         fp4lr_plan pl = plan_of(out, &h200);
         cr_expect_eq(pl.tile_n, 160, "%s", pl.entry);
         cr_expect_str_eq(pl.entry, f ? "fp4lr_sm90a_mxfp4_dense_m128n160k128_c1_s4_x5_yt"
@@ -175,6 +205,8 @@ Test(swap_plan, auto_takes_the_narrow_tile_where_one_wave_holds_it)
             fp4lr_plan fp = plan_of(fu, &h200);
             if (!fp.swap_ab)
                 continue; /* beyond FP4LR_SM90A_SWAP_AUTO_MAX_RANK */
+            fp4lr_plan fw = plan_of(fu, &h200_auto);
+            cr_expect(is_wyt(&fw) && fw.tile_n == 160, "r = %lld: %s", (long long)fu.r, fw.entry);
             cr_expect_str_eq(fp.entry, f ? "fp4lr_sm90a_mxfp4_fused_m128n160k128_c1_s4_x5_yt"
                                          : "fp4lr_sm90a_nvfp4_fused_m128n160k128_c1_s4_x5_yt", "r = %lld",
                              (long long)fu.r);
@@ -269,7 +301,7 @@ Test(swap_plan, kernel_view_exchanges_the_operands)
 /* The printed plan says what the kernel computes. */
 Test(swap_plan, print_names_the_swap)
 {
-    fp4lr_plan pl = plan_of(dense(1024, 6912, 2240, FP4LR_NVFP4), NULL);
+    fp4lr_plan pl = plan_of(dense(1024, 6912, 2240, FP4LR_NVFP4), &INLINE_AUTO);
     char buf[8192] = {0};
     FILE *f = fmemopen(buf, sizeof buf - 1, "w");
     cr_assert_not_null(f);
@@ -283,8 +315,8 @@ Test(swap_plan, print_names_the_swap)
 /* The swapped prepared plan (swap on, w_prep on): the _w plan of the problem with M and N
  * exchanged (the user's A prepared by its own launch), entry _w<n>_yt, the user's problem
  * kept; the narrow tile where AUTO's rule takes it (sana-out on 132 SMs), as for the inline
- * plan; launched as the preparation's programmatic dependent unless pdl is off.  AUTO never
- * takes it. */
+ * plan; launched as the preparation's programmatic dependent unless pdl is off.  AUTO takes
+ * the same plan (its kernels are built for these shapes); AUTO with pdl off the inline one. */
 Test(swap_plan, prepared_swapped_plans)
 {
     static const int64_t shapes[][4] = {{1024, 6912, 2240, 0}, {1024, 2240, 2304, 32}, {1024, 11200, 2240, 32},
@@ -331,9 +363,11 @@ Test(swap_plan, prepared_swapped_plans)
             fp4lr_plan plo = plan_of(p, &off);
             cr_expect_not(plo.pdl);
             cr_expect_str_eq(plo.entry, pl.entry);
-            /* AUTO (w_prep auto) keeps the inline plan */
-            const fp4lr_plan_opts auto_o = {.sm_count = 132};
+            /* AUTO (w_prep auto): the same plan; with pdl off the inline one */
+            const fp4lr_plan_opts auto_o = {.sm_count = 132}, auto_off = {.sm_count = 132, .pdl = FP4LR_PDL_OFF};
             fp4lr_plan pa = plan_of(p, &auto_o);
+            cr_expect(pa.swap_ab && pa.pdl && !strcmp(pa.entry, pl.entry), "%s", pa.entry);
+            pa = plan_of(p, &auto_off);
             cr_expect(pa.swap_ab && pa.w_inline && !pa.pdl, "%s", pa.entry);
         }
 }
@@ -344,7 +378,6 @@ Test(swap_plan, pdl_is_refused_where_no_kernel_waits)
 {
     fp4lr_problem sana = dense(1024, 6912, 2240, FP4LR_NVFP4);
     const fp4lr_plan_opts cases[] = {
-        {.pdl = FP4LR_PDL_ON},                                             /* AUTO's inline swapped plan */
         {.pdl = FP4LR_PDL_ON, .swap = FP4LR_SWAP_OFF, .w_prep = FP4LR_WPREP_ON}, /* the _w plan, not swapped */
         {.pdl = FP4LR_PDL_ON, .swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_INLINE},
         {.pdl = FP4LR_PDL_ON, .swap = FP4LR_SWAP_OFF, .w_prep = FP4LR_WPREP_OFF},
@@ -357,8 +390,11 @@ Test(swap_plan, pdl_is_refused_where_no_kernel_waits)
         cr_expect(!strcmp(st.rule, "PDL") || (cases[i].cluster == 2 && !strcmp(st.rule, "SWAP")),
                   "case %zu: rule %s", i, st.rule);
     }
-    const fp4lr_plan_opts on = {.pdl = FP4LR_PDL_ON, .swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_ON};
+    const fp4lr_plan_opts on = {.pdl = FP4LR_PDL_ON, .swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_ON},
+                          auto_on = {.pdl = FP4LR_PDL_ON};
     cr_expect(plan_of(sana, &on).pdl);
+    fp4lr_plan ap = plan_of(sana, &auto_on);
+    cr_expect(is_wyt(&ap), "AUTO's swapped plan is the prepared one: %s", ap.entry);
     const fp4lr_plan_opts bad = {.pdl = (fp4lr_pdl)3};
     fp4lr_plan pl;
     fp4lr_status st = fp4lr_plan_make(&sana, FP4LR_ARCH_SM90A, &bad, &pl);

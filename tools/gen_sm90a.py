@@ -28,7 +28,7 @@ KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfen
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
                      "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre", "epinostore", "epistg", "fillasync", "epinowait",
-                     "nogdwait", "w3wb"}
+                     "nogdwait", "w3wb", "slowprep"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -4133,6 +4133,16 @@ def emit_prep(fmt, pdl=False):
 \t.shared .align 1024 .b8 stage[{PREP_THREADS * 128}];   // one 4 KiB row block a warp""")
     if pdl:
         e("\tgriddepcontrol.launch_dependents;           // the dependent kernel may be scheduled (header)")
+    if pdl and "slowprep" in EXPERIMENTS:
+        # measurement / test variant: every CTA waits 50 us after releasing its dependent and
+        # before converting, so a dependent that reads Wp without griddepcontrol.wait (nogdwait)
+        # reads what was there before (the tests' poison), and one that waits must still be right
+        e("""\tmov.u64 %rd6, %globaltimer;
+\tadd.u64 %rd7, %rd6, 50000;                 // slowprep: 50 us from now
+$Lslowprep:
+\tmov.u64 %rd6, %globaltimer;
+\tsetp.lt.u64 %p7, %rd6, %rd7;
+\t@%p7 bra $Lslowprep;""")
     emit_lut_setup(e)
     e(f"""\tld.param.u64 %rd0, [p_W];
 \tcvta.to.global.u64 %rd0, %rd0;
