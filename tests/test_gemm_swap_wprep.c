@@ -206,6 +206,14 @@ static void build_prep_pair(const char *dir, const char *sub, const char *flags,
     snprintf(kdir, cap, "%s/%s", dir, sub);
 }
 
+/* A shape whose preparation is one wave of few CTAs (A: 1024 x 1024, 64 CTAs of 256 chunks),
+ * so that most SMs are free for the dependent's first CTAs (the kernel's 32 x 4 tiles of
+ * 128 x 256: CTA i starts on prepared rows 256 (i / 32) ..) while every preparation CTA is
+ * still resident.  With RACE's 1024 preparation CTAs the dependent's CTAs only found SMs as
+ * the preparation's last wave began, and those read rows written long before (2026-12-05:
+ * the fault below went uncaught 10 of 10 times, slow preparation or not). */
+enum { SLOW_M = 1024, SLOW_N = 4096, SLOW_K = 1024 };
+
 /* Planted fault for the check above, and the check under a slow preparation.  The slowprep
  * preparation waits 50 us after releasing its dependent and before converting, so that a
  * dependent which reads the prepared operand early reads the poison:
@@ -230,7 +238,7 @@ Test(gemm_swap_wprep, a_dependent_that_does_not_wait_is_caught, .timeout = 300)
         const int pdl = run != 1, faulty = run < 2;
         char *kernels = tsupport_kernel_dir_save(); /* use_kernel_dir below sets it */
         gcase g;
-        setup(&g, ctx, RACE_M, RACE_N, RACE_K, 0, 0, 0, FP4LR_NVFP4, 1310, 64, FP4LR_SCHEDULE_AUTO,
+        setup(&g, ctx, SLOW_M, SLOW_N, SLOW_K, 0, 0, 0, FP4LR_NVFP4, 1310, 64, FP4LR_SCHEDULE_AUTO,
               pdl ? FP4LR_PDL_ON : FP4LR_PDL_OFF);
         cr_assert_str_eq(g.plan.entry, entry);
         g.stream = stream;
