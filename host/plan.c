@@ -83,7 +83,7 @@ static fp4lr_status swapped_plan(const fp4lr_problem *p, fp4lr_arch arch, const 
     memset(out, 0, sizeof *out);
     const int eligible = one_cta_sm90a;
     if (o->swap == FP4LR_SWAP_AUTO &&
-        !(eligible && o->w_prep == FP4LR_WPREP_AUTO && !o->graph && p->M < FP4LR_SM90A_WPREP_MIN_M &&
+        !(eligible && o->w_prep == FP4LR_WPREP_AUTO && p->M < FP4LR_SM90A_WPREP_MIN_M &&
           p->N >= FP4LR_SM90A_WPREP_MIN_M && (family == FP4LR_FAMILY_DENSE || p->r <= FP4LR_SM90A_SWAP_AUTO_MAX_RANK)))
         return fp4lr_ok();
     if (!eligible)

@@ -173,8 +173,9 @@ typedef struct fp4lr_plan_opts {
     /* 1: a plan that fp4lr_gemm may launch on a stream captured into a CUDA graph (gemm.h),
      * i.e. no flag valued per launch: schedule AUTO walks whole tiles (dp; sk is refused),
      * w_prep AUTO prepares W where it would convert it in the kernel (inline is refused), and
-     * swap AUTO does not swap (the swapped AUTO plans convert A in the kernel; swap on takes
-     * the swapped prepared plan).  0 (default): AUTO's fastest plans. */
+     * a swapped plan (AUTO's or swap on) is the prepared one, A prepared by its own launch
+     * and, unless pdl is off, the kernel its programmatic dependent (captured as a
+     * programmatic edge).  0 (default): AUTO's fastest plans. */
     int graph;
 } fp4lr_plan_opts;
 

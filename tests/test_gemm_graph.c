@@ -133,6 +133,23 @@ Test(gemm_graph, the_graph_option_plans_a_capturable_launch, .timeout = 300)
     replays_follow_the_inputs(&p, &o, 1504);
 }
 
+/* opts.graph on a small-M problem: AUTO's swapped prepared plan, A's preparation and the
+ * kernel launched as its programmatic dependent, captured (a programmatic edge) and replayed;
+ * A, the prepared operand, changes before each replay. */
+Test(gemm_graph, the_swapped_dependent_pair_replays_with_new_inputs, .timeout = 300)
+{
+    const fp4lr_problem p = {.M = 300, .N = 1600, .K = 448, .r = 32, .format = FP4LR_NVFP4, .out = FP4LR_OUT_BF16,
+                             .has_wc = 1, .has_beta = 1};
+    const fp4lr_plan_opts o = {.graph = 1};
+    fp4lr_plan pl;
+    fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &o, &pl);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    cr_assert(pl.swap_ab && pl.w_prep && !pl.w_inline && pl.pdl, "%s is not the swapped dependent pair", pl.entry);
+    replays_follow_the_inputs(&p, &o, 1505);
+    const fp4lr_problem q = {.M = 257, .N = 1700, .K = 640, .format = FP4LR_MXFP4, .out = FP4LR_OUT_BF16};
+    replays_follow_the_inputs(&q, &o, 1506);
+}
+
 /* The plans that wait on per-launch flags are refused while capturing, and still run after. */
 static void refused_while_capturing(const fp4lr_problem *p, const fp4lr_plan_opts *o, uint64_t seed,
                                     const char *why)
