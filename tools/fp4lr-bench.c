@@ -7,10 +7,11 @@
  * M, N, K.  Every fp4lr job is validated on sampled rows against the double
  * reference, then timed with input rotation, in rounds in which a shape's jobs
  * take turns, and its timed output is checked again; the jobs of one shape
- * that run one problem share its inputs, reference and device copies.  One fixed-width line per job
- * is printed as each shape completes, then the geometric means, and the run's
- * record is appended to bench/results (results.h).  Without a GPU it says so
- * and lists the jobs with their plans.  The method is in bench/README.md. */
+ * that run one problem share its inputs, reference and device copies.  One
+ * fixed-width line per job is printed as each shape completes, then the
+ * geometric means, and the run's record is appended to bench/results
+ * (results.h).  Without a GPU it says so and lists the jobs with their plans.
+ * The method is in bench/README.md. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,8 +160,8 @@ static void workloads_release(bench *b)
 }
 
 /* The workload of problem p: the one that holds it, else a new one in a free
- * place (when none is free, all are released: the jobs that held them have
- * started and hold their pointer, so this happens only between shapes). */
+ * place; none free is an error (rule BENCH_WORKLOADS: a shape's jobs hold their
+ * workloads until the shape is done, run_shape). */
 static fp4lr_status workload_for(bench *b, const fp4lr_problem *p, workload **out)
 {
     workload *w = NULL;
@@ -270,15 +271,42 @@ static void fp4lr_start(bench *b, const fp4lr_bench_job *job, fp4lr_bench_row *r
         js->live = 1;
 }
 
-/* One round: warm-up, then iters timed launches into js->ms. Before the last
- * round every copy's output is poisoned, so that the check after it sees what
- * the timed launches wrote. */
+/* The output of the job's last timed launch against the reference, right after its last
+ * round (a later job of the shape may share the workload and overwrite the copies): into
+ * row->timed_check.  --plant-fault timed makes one output NaN first (the self-test). */
+static fp4lr_status timed_check(bench *b, fp4lr_bench_row *row, workload *w)
+{
+    const int last = fp4lr_rotation_index(b->o->warmup + b->o->iters - 1, w->ring.n);
+    fp4lr_devproblem *d = &w->ring.copy[last];
+    if (b->o->plant_timed_fault) {
+        /* all-ones bytes, a NaN in every output type, at the first sampled row */
+        const int ob = fp4lr_out_bytes(d->p.out);
+        FP4LR_CU(b->ctx->drv,
+                 b->ctx->drv->cuMemsetD8(d->Y + (CUdeviceptr)(w->h.rows[0] * d->p.ldY * ob), 0xFF, (size_t)ob));
+    }
+    fp4lr_compare_report rep;
+    fp4lr_status why;
+    int pass = 0;
+    FP4LR_TRY(compare_copy(d, &w->h, &pass, &rep, &why));
+    row->timed_check = pass;
+    if (!pass) {
+        b->validation_failed = 1;
+        fprintf(stderr, PROG ": %s %s: the output of the timed launches is WRONG: %s\n", row->shape, row->variant,
+                why.msg);
+        fp4lr_compare_print(stderr, &rep);
+    }
+    return fp4lr_ok();
+}
+
+/* One round: warm-up, then iters timed launches into js->ms.  The last round poisons
+ * every copy's output first and checks the timed output after (timed_check). */
 static void fp4lr_round(bench *b, const fp4lr_bench_job *job, fp4lr_bench_row *row, job_state *js, int round)
 {
     runtime_room(b);
     workload *w = js->w;
+    const int last_round = round == b->o->rounds - 1;
     fp4lr_status st = fp4lr_ok();
-    if (round == b->o->rounds - 1)
+    if (last_round)
         for (int c = 0; c < w->ring.n && st.code == FP4LR_OK; c++)
             st = fp4lr_devproblem_poison(&w->ring.copy[c]);
     if (st.code == FP4LR_OK) {
@@ -289,12 +317,13 @@ static void fp4lr_round(bench *b, const fp4lr_bench_job *job, fp4lr_bench_row *r
     }
     if (st.code == FP4LR_OK)
         st = fp4lr_ctx_sync(b->ctx);
+    if (st.code == FP4LR_OK && last_round)
+        st = timed_check(b, row, w);
     if (st.code != FP4LR_OK)
         job_failed(b, js, row, st);
 }
 
-/* After the rounds: the pooled timing, and the output of the last timed launch
- * checked against the reference (the timed launches are the validated ones). */
+/* After the rounds: the pooled timing; the time is invalid when either check failed. */
 static void fp4lr_finish(bench *b, const fp4lr_bench_job *job, fp4lr_bench_row *row, job_state *js)
 {
     workload *w = js->w;
@@ -303,33 +332,7 @@ static void fp4lr_finish(bench *b, const fp4lr_bench_job *job, fp4lr_bench_row *
         job_failed(b, js, row, st);
         return;
     }
-    const int last = fp4lr_rotation_index(b->o->warmup + b->o->iters - 1, w->ring.n);
-    if (b->o->plant_timed_fault) {
-        /* the self-test: all-ones bytes, a NaN in every output type, at the first sampled row */
-        fp4lr_devproblem *d = &w->ring.copy[last];
-        const int ob = fp4lr_out_bytes(d->p.out);
-        const CUresult r = b->ctx->drv->cuMemsetD8(d->Y + (CUdeviceptr)(w->h.rows[0] * d->p.ldY * ob), 0xFF, (size_t)ob);
-        if (r != CUDA_SUCCESS) {
-            job_failed(b, js, row, fp4lr_cu_status(b->ctx->drv, r, "cuMemsetD8", __FILE__, __LINE__));
-            return;
-        }
-    }
-    fp4lr_compare_report rep;
-    fp4lr_status why;
-    int pass = 0;
-    st = compare_copy(&w->ring.copy[last], &w->h, &pass, &rep, &why);
-    if (st.code != FP4LR_OK) {
-        job_failed(b, js, row, st);
-        return;
-    }
-    row->timed_check = pass;
-    if (!pass) {
-        b->validation_failed = 1;
-        fprintf(stderr, PROG ": %s %s: the output of the timed launches is WRONG: %s\n", row->shape, row->variant,
-                why.msg);
-        fp4lr_compare_print(stderr, &rep);
-    }
-    if (!row->pass || !pass) {
+    if (!row->pass || row->timed_check != 1) {
         row->state = FP4LR_ROW_INVALID;
         snprintf(row->note, sizeof row->note, "validation failed: time invalid");
         return;
