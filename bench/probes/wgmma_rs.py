@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+"""wgmma_rs.py -- can one warpgroup drive the H200's tensor cores alone, A converted in registers?
+
+The question a ping-pong schedule (each consumer warpgroup its own tile, one in its K loop while
+the other runs its epilogue) depends on.  The probe kernels run nothing but the consumer's K
+loop of the sm_90a `_x` kernels: per 64-wide K chunk, load the fp4 A words and their scales
+from shared memory, convert them to f16 by bit placement and one f16x2 multiply (the kernels'
+sequence, tools/gen_sm90a.py fp4x8_to_placed), then wgmma m64n128k16 from registers against a
+K-major, 128B-swizzled f16 B in shared memory; one commit and `wait_group 1` a chunk, the A
+fragments double-buffered.  No copies, no barriers, no epilogue: the rate is the K loop's
+ceiling.  The data is zeros (the tensor cores' rate does not depend on the values).
+
+  emit DIR   write DIR/<entry>.ptx for every probe entry (deterministic)
+  run DIR    load DIR/<entry>.cubin (or .ptx, JIT) with the driver API (ctypes, libcuda.so.1),
+             launch one CTA per SM, time with events, print TFLOP/s and the ratio to the
+             two-warpgroup 64 x 256 configuration (today's kernels)
+             [--iters N] [--reps N] [--csv FILE]
+
+Entries (probe_sm90a_wgmma_rs_<tile per warpgroup>_<warpgroups>[_noconv]):
+  m64n256_wg2   two warpgroups, each 64 rows x 256 columns (2 x m64n128 per k16, one A
+                fragment): today's consumer K loop
+  m64n256_wg1   the same, one warpgroup alone
+  m128n128_wg1  one warpgroup, 128 rows x 128 columns (2 x m64n128 per k16, two A fragments:
+                twice the conversion per FLOP): a ping-pong consumer
+  m128n128_wg2  two such warpgroups at once
+  *_noconv      the same without the conversion (A fragments reused): its cost
+  *_ss          A read from shared memory by the wgmma (as cuBLAS's bf16 kernels): the
+                tensor cores' ceiling in this harness
+Exit status: 0 ok, 1 a launch or the driver failed, 2 bad arguments, 3 no GPU.
+"""
+import ctypes
+import os
+import statistics
+import sys
+
+CHUNK_K = 64                      # K per chunk (one commit group)
+SMEM_BYTES = 200 * 1024           # forces one CTA per SM
+B_OFF = 0                         # B: 256 rows x 128 B (K-major, 128B swizzle) = 32 KiB
+A_OFF = 32768                     # A: 128 rows x 32 B of fp4 (64 elements a row)
+S_OFF = A_OFF + 4096              # scales: 128 rows x 4 bytes (one ue4m3 a 16 elements)
+A2_OFF = 65536                    # ss: A as f16, 128 rows x 128 B (K-major, 128B swizzle) = 16 KiB
+
+CONFIGS = [  # (name, warpgroups, rows a warpgroup, columns a warpgroup)
+    ("m64n256_wg2", 2, 64, 256),
+    ("m64n256_wg1", 1, 64, 256),
+    ("m128n128_wg1", 1, 128, 128),
+    ("m128n128_wg2", 2, 128, 128),
+]
+
+
+MODES = ("conv", "noconv", "ss")
+
+
+def entries():
+    for name, wgs, rows, cols in CONFIGS:
+        for mode in MODES:
+            yield ("probe_sm90a_wgmma_rs_" + name + ("" if mode == "conv" else "_" + mode), wgs, rows, cols, mode)
+
+
+def acc_list(base):
+    return "{" + ", ".join("%%acc%d" % (base + i) for i in range(64)) + "}"
+
+
+def convert(out, w, sreg, tmp):
+    """4 f16x2 words out[0..3] from the 8 e2m1 codes in w, times the scale pair in sreg."""
+    a, b = tmp
+    return [
+        "\tmul.lo.u32 %s, %s, 8;" % (a, w),
+        "\tlop3.b32 %s, %s, %s, 0x07070707, 0xE4;" % (a, w, a),
+        "\tshr.u32 %s, %s, 3;" % (b, w),
+        "\tlop3.b32 %s, %s, %s, 0x0E0E0E0E, 0xE4;" % (b, b, w),
+        "\tmul.lo.u32 %s, %s, 512;" % (out[0], a),
+        "\tand.b32 %s, %s, 0x8E008E00;" % (out[0], out[0]),
+        "\tmul.lo.u32 %s, %s, 256;" % (out[1], b),
+        "\tand.b32 %s, %s, 0x8E008E00;" % (out[1], out[1]),
+        "\tmul.lo.u32 %s, %s, 2;" % (out[2], a),
+        "\tand.b32 %s, %s, 0x8E008E00;" % (out[2], out[2]),
+        "\tand.b32 %s, %s, 0x8E008E00;" % (out[3], b),
+    ] + ["\tmul.rn.f16x2 %s, %s, %s;" % (o, o, sreg) for o in out]
+
+
+def chunk(L, frag_set, halves, mode, wait):
+    """One 64-wide K chunk: convert set `frag_set`'s fragments, four k16 steps, commit, wait 1."""
+    if mode == "conv":
+        for h in range(halves):                 # row group h: rows 64h + (r, r+8)
+            L.append("\tld.shared.v2.b32 {%%w0, %%w1}, [%%aaddr+%d];" % (h * 2048))
+            L.append("\tld.shared.v2.b32 {%%w2, %%w3}, [%%aaddr+%d];" % (h * 2048 + 256))
+            L.append("\tld.shared.u8 %%s0, [%%saddr+%d];" % (h * 256))
+            L.append("\tld.shared.u8 %%s1, [%%saddr+%d];" % (h * 256 + 32))
+            for j, s in enumerate(("%s0", "%s1")):
+                L.append("\tcvt.u16.u32 %%hs, %s;" % s)
+                L.append("\tcvt.rn.f16x2.e4m3x2 %%sc%d, %%hs;" % j)
+                L.append("\tprmt.b32 %%sc%d, %%sc%d, 0, 0x1010;" % (j, j))
+            for wi in range(4):                 # words 0, 1: row r; 2, 3: row r + 8
+                out = ["%%f%s%d_%d" % (frag_set, h, 4 * wi + i) for i in range(4)]
+                L.extend(convert(out, "%%w%d" % wi, "%%sc%d" % (wi // 2), ("%t0", "%t1")))
+    L.append("\twgmma.fence.sync.aligned;")
+    L.append("\tmov.b64 %rdb, {%bdesc, %bhi};")
+    L.append("\tmov.b64 %rda, {%adesc, %bhi};")
+    for k in range(4):
+        for h in range(halves):
+            if mode == "ss":                    # A from shared memory too: 64 rows x 128 B a half
+                a = "%rda" if h == 0 else "%rde"
+                if h == 1:
+                    L.append("\tadd.s64 %rde, %rda, 512;")
+                if halves == 2:
+                    L.append("\twgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 %s, %s, %%rdb, %%ptrue, 1, 1, 0, 0;"
+                             % (acc_list(64 * h), a))
+                else:
+                    L.append("\twgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 %s, %s, %%rdb, %%ptrue, 1, 1, 0, 0;"
+                             % (acc_list(0), a))
+                    L.append("\tadd.s64 %rdc, %rdb, 1024;")
+                    L.append("\twgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 %s, %s, %%rdc, %%ptrue, 1, 1, 0, 0;"
+                             % (acc_list(64), a))
+                continue
+            # fragment for k16 step k: (row r, cols 2q), (row r+8, ...), (row r, +8), (row r+8, +8)
+            fr = ["%%f%s%d_%d" % (frag_set, h, i) for i in (2 * k, 8 + 2 * k, 2 * k + 1, 9 + 2 * k)]
+            frag = "{" + ", ".join(fr) + "}"
+            if halves == 2:                     # 128 rows x 128 columns: same B, two A fragments
+                L.append("\twgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 %s, %s, %%rdb, %%ptrue, 1, 1, 0;"
+                         % (acc_list(64 * h), frag))
+            else:                               # 64 rows x 256 columns: one A fragment, two B halves
+                L.append("\twgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 %s, %s, %%rdb, %%ptrue, 1, 1, 0;"
+                         % (acc_list(0), frag))
+                L.append("\tadd.s64 %rdc, %rdb, 1024;")
+                L.append("\twgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 %s, %s, %%rdc, %%ptrue, 1, 1, 0;"
+                         % (acc_list(64), frag))
+        L.append("\tadd.s64 %rdb, %rdb, 2;              // next k16: +32 bytes")
+        if mode == "ss":
+            L.append("\tadd.s64 %rda, %rda, 2;")
+    L.append("\twgmma.commit_group.sync.aligned;")
+    L.append("\twgmma.wait_group.sync.aligned %d;" % wait)
+
+
+def emit(entry, wgs, rows, cols, mode):
+    halves = rows // 64
+    L = ["// %s: generated by bench/probes/wgmma_rs.py (do not edit); see its docstring." % entry,
+         "// %d warpgroup(s), each %d x %d a k16 step (%s), %s." % (
+             wgs, rows, cols, "two m64n128k16 on two A fragments" if halves == 2 else
+             "two m64n128k16 on one A fragment", {"conv": "A converted from fp4 every chunk",
+             "noconv": "A fragments converted once and reused",
+             "ss": "A read by the wgmma from shared memory (f16, 128B swizzle), no conversion"}[mode]),
+         ".version 8.0", ".target sm_90a", ".address_size 64", "",
+         ".extern .shared .align 1024 .b8 smem[];", "",
+         ".visible .entry %s(.param .u64 p_out, .param .u32 p_iters)" % entry,
+         "{",
+         "\t.reg .pred %p, %ptrue;",
+         "\t.reg .b16 %hs;",
+         "\t.reg .b32 %th, %lane, %wrow, %sbase, %aaddr, %saddr, %adesc, %bdesc, %bhi, %it, %i, %w<4>, %s<2>, %sc<2>, %t<2>;",
+         "\t.reg .b32 %fX0_<16>, %fX1_<16>, %fY0_<16>, %fY1_<16>;",
+         "\t.reg .f32 %acc<128>;",
+         "\t.reg .b64 %rda, %rdb, %rdc, %rde, %out;",
+         "\tld.param.u64 %out, [p_out];",
+         "\tld.param.u32 %it, [p_iters];",
+         "\tmov.u32 %th, %tid.x;",
+         "\tsetp.eq.u32 %ptrue, 0, 0;",
+         "\tmov.u32 %sbase, smem;",
+         "\t// zero the probe's shared memory (B, A, scales, A2: 80 KiB)",
+         "\tmov.u32 %i, %th;",
+         "L_zero:",
+         "\tshl.b32 %w0, %i, 4;",
+         "\tadd.u32 %w0, %w0, %sbase;",
+         "\tst.shared.v4.b32 [%w0], {0, 0, 0, 0};",
+         "\tadd.u32 %%i, %%i, %d;" % (128 * wgs),
+         "\tsetp.lt.u32 %%p, %%i, %d;" % ((A2_OFF + 16384) // 16),
+         "\t@%p bra L_zero;",
+         "\tbar.sync 0;",
+         "\t// this thread's A rows: r = 16 * warp + lane / 4 (and r + 8), its 8-byte column pair lane % 4",
+         "\tand.b32 %lane, %th, 127;",
+         "\tshr.u32 %wrow, %lane, 5;",
+         "\tshl.b32 %wrow, %wrow, 4;",
+         "\tand.b32 %w0, %lane, 31;",
+         "\tshr.u32 %w1, %w0, 2;",
+         "\tadd.u32 %wrow, %wrow, %w1;",
+         "\tshl.b32 %aaddr, %wrow, 5;",
+         "\tand.b32 %w2, %w0, 3;",
+         "\tshl.b32 %w2, %w2, 3;",
+         "\tadd.u32 %aaddr, %aaddr, %w2;",
+         "\tadd.u32 %%aaddr, %%aaddr, %d;" % A_OFF,
+         "\tadd.u32 %aaddr, %aaddr, %sbase;",
+         "\tshl.b32 %saddr, %wrow, 2;",
+         "\tadd.u32 %%saddr, %%saddr, %d;" % S_OFF,
+         "\tadd.u32 %saddr, %saddr, %sbase;",
+         "\t// B descriptor: K-major, 128B swizzle, SBO 1024 (encoded 64), start = B >> 4",
+         "\tadd.u32 %%bdesc, %%sbase, %d;" % B_OFF,
+         "\tshr.u32 %bdesc, %bdesc, 4;",
+         "\tmov.b32 %bhi, 0x40000040;",
+         "\t// ss: A's descriptor, the same layout at A2 (128 rows x 128 B)",
+         "\tadd.u32 %%adesc, %%sbase, %d;" % A2_OFF,
+         "\tshr.u32 %adesc, %adesc, 4;"]
+    for a in range(128):
+        L.append("\tmov.f32 %%acc%d, 0f00000000;" % a)
+    if mode == "noconv":                        # fragments: zeros, converted never
+        for s in "XY":
+            for h in range(2):
+                for i in range(16):
+                    L.append("\tmov.b32 %%f%s%d_%d, 0;" % (s, h, i))
+    L.append("L_loop:")
+    chunk(L, "X", halves, mode, 1)
+    chunk(L, "Y", halves, mode, 1)
+    L += ["\tsub.u32 %it, %it, 1;",
+          "\tsetp.ne.u32 %p, %it, 0;",
+          "\t@%p bra L_loop;",
+          "\twgmma.wait_group.sync.aligned 0;",
+          "\t// the sum of every accumulator out, so that no wgmma is dead"] + [
+          "\tadd.f32 %%acc0, %%acc0, %%acc%d;" % a for a in range(1, 128)] + [
+          "\t// thread 0 stores it",
+          "\tsetp.ne.u32 %p, %th, 0;",
+          "\t@%p bra L_end;",
+          "\tst.global.f32 [%out], %acc0;",
+          "L_end:",
+          "\tret;",
+          "}", ""]
+    return "\n".join(L)
+
+
+# ---- run: the driver API through ctypes ----------------------------------------------------
+
+def check(cu, rc, what):
+    if rc != 0:
+        s = ctypes.c_char_p()
+        cu.cuGetErrorString(rc, ctypes.byref(s))
+        raise RuntimeError("%s: CUDA error %d (%s)" % (what, rc, s.value.decode() if s.value else "?"))
+
+
+def run(d, iters, reps, csv):
+    try:
+        cu = ctypes.CDLL("libcuda.so.1")
+    except OSError as ex:
+        print("wgmma_rs: no GPU: cannot open libcuda.so.1 (%s)" % ex)
+        return 3
+    check(cu, cu.cuInit(0), "cuInit")
+    dev = ctypes.c_int()
+    check(cu, cu.cuDeviceGet(ctypes.byref(dev), 0), "cuDeviceGet")
+    ctx = ctypes.c_void_p()
+    check(cu, cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev), "cuDevicePrimaryCtxRetain")
+    check(cu, cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+    sms, clk = ctypes.c_int(), ctypes.c_int()
+    check(cu, cu.cuDeviceGetAttribute(ctypes.byref(sms), 16, dev), "SM count")
+    check(cu, cu.cuDeviceGetAttribute(ctypes.byref(clk), 13, dev), "clock")
+    out = ctypes.c_uint64()
+    check(cu, cu.cuMemAlloc_v2(ctypes.byref(out), ctypes.c_size_t(64)), "cuMemAlloc")
+    e0, e1 = ctypes.c_void_p(), ctypes.c_void_p()
+    check(cu, cu.cuEventCreate(ctypes.byref(e0), 0), "cuEventCreate")
+    check(cu, cu.cuEventCreate(ctypes.byref(e1), 0), "cuEventCreate")
+    rows = []
+    for entry, wgs, r, c, mode in entries():
+        path = os.path.join(d, entry + ".cubin")
+        if not os.path.exists(path):
+            path = os.path.join(d, entry + ".ptx")
+        image = open(path, "rb").read() + (b"\0" if path.endswith(".ptx") else b"")
+        mod, fn = ctypes.c_void_p(), ctypes.c_void_p()
+        check(cu, cu.cuModuleLoadData(ctypes.byref(mod), ctypes.c_char_p(image)), "load " + path)
+        check(cu, cu.cuModuleGetFunction(ctypes.byref(fn), mod, entry.encode()), "function " + entry)
+        check(cu, cu.cuFuncSetAttribute(fn, 8, SMEM_BYTES), "dynamic shared memory")
+        p_out, p_it = ctypes.c_uint64(out.value), ctypes.c_uint32(iters)
+        args = (ctypes.c_void_p * 2)(ctypes.cast(ctypes.byref(p_out), ctypes.c_void_p),
+                                     ctypes.cast(ctypes.byref(p_it), ctypes.c_void_p))
+        times = []
+        for rep in range(reps + 2):             # two warm-up launches
+            check(cu, cu.cuEventRecord(e0, None), "event")
+            check(cu, cu.cuLaunchKernel(fn, sms.value, 1, 1, 128 * wgs, 1, 1, SMEM_BYTES, None, args, None),
+                  "launch " + entry)
+            check(cu, cu.cuEventRecord(e1, None), "event")
+            check(cu, cu.cuEventSynchronize(e1), "run " + entry)
+            ms = ctypes.c_float()
+            check(cu, cu.cuEventElapsedTime(ctypes.byref(ms), e0, e1), "elapsed")
+            if rep >= 2:
+                times.append(ms.value)
+        check(cu, cu.cuModuleUnload(mod), "unload")
+        ms = statistics.median(times)
+        flop = 2.0 * 64 * 128 * 16 * 2 * 4 * 2 * iters * wgs * sms.value   # 2 wgmmas, 4 k16, 2 chunks
+        rows.append((entry, wgs, r, c, mode, ms, flop / ms / 1e9))
+    base = {m: t for e, w, r, c, m, ms, t in rows if w == 2 and r == 64}
+    print("device: %d SMs, clock %d MHz; %d iterations (2 chunks of K = %d each), median of %d launches"
+          % (sms.value, clk.value // 1000, iters, CHUNK_K, reps))
+    print("%-40s %3s %9s %6s %10s %10s %s" % ("entry", "wgs", "tile/wg", "A", "median ms", "TFLOP/s", "vs wg2 64x256, same A"))
+    for e, w, r, c, m, ms, t in rows:
+        print("%-40s %3d %9s %6s %10.4f %10.1f %9.3f" % (e, w, "%dx%d" % (r, c), m, ms, t, t / base[m]))
+    if csv:
+        with open(csv, "w") as f:
+            f.write("entry,warpgroups,rows,cols,a_operand,median_ms,tflops,ratio_vs_wg2_m64n256\n")
+            for e, w, r, c, m, ms, t in rows:
+                f.write("%s,%d,%d,%d,%s,%.5f,%.2f,%.4f\n" % (e, w, r, c, m, ms, t, t / base[m]))
+    return 0
+
+
+def main(argv):
+    if len(argv) < 2 or argv[0] in ("-h", "--help") or argv[0] not in ("emit", "run"):
+        print(__doc__.strip(), file=sys.stderr if len(argv) and argv[0] not in ("-h", "--help") else sys.stdout)
+        return 0 if len(argv) and argv[0] in ("-h", "--help") else 2
+    cmd, d, rest = argv[0], argv[1], argv[2:]
+    if cmd == "emit":
+        if rest:
+            print("wgmma_rs: emit takes only the directory", file=sys.stderr)
+            return 2
+        os.makedirs(d, exist_ok=True)
+        for e in entries():
+            with open(os.path.join(d, e[0] + ".ptx"), "w") as f:
+                f.write(emit(*e))
+        return 0
+    opts = {"--iters": 4000, "--reps": 5, "--csv": None}
+    while rest:
+        k = rest.pop(0)
+        if k not in opts or not rest:
+            print("wgmma_rs: unknown option or missing value: %s" % k, file=sys.stderr)
+            return 2
+        v = rest.pop(0)
+        if k == "--csv":
+            opts[k] = v
+        elif not v.isdigit() or int(v) < 1:
+            print("wgmma_rs: %s needs a positive integer, got '%s'" % (k, v), file=sys.stderr)
+            return 2
+        else:
+            opts[k] = int(v)
+    try:
+        return run(d, opts["--iters"], opts["--reps"], opts["--csv"])
+    except (RuntimeError, OSError) as ex:
+        print("wgmma_rs: %s" % ex, file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
