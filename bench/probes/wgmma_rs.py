@@ -16,7 +16,9 @@ that the tensor cores draw the power real operands do.
   run DIR    load DIR/<entry>.cubin (or .ptx, JIT) with the driver API (ctypes, libcuda.so.1),
              launch one CTA per SM, time with events, print TFLOP/s and the ratio to the
              two-warpgroup 64 x 256 configuration (today's kernels)
-             [--iters N] [--reps N] [--csv FILE]
+             [--iters N (K loop entries: 2-chunk iterations, 4000)] [--tiles N (tiles a
+             warpgroup, 80)] [--kchunks N (chunks a tile, even, 48: K = 3072)] [--reps N (5)]
+             [--csv FILE]; it also prints ping-pong / cooperative
 
 Entries (probe_sm90a_wgmma_rs_<tile per warpgroup>_<warpgroups>[_noconv]):
   m64n256_wg2   two warpgroups, each 64 rows x 256 columns (2 x m64n128 per k16, one A
@@ -25,7 +27,13 @@ Entries (probe_sm90a_wgmma_rs_<tile per warpgroup>_<warpgroups>[_noconv]):
   m128n128_wg1  one warpgroup, 128 rows x 128 columns (2 x m64n128 per k16, two A fragments:
                 twice the conversion per FLOP): a ping-pong consumer
   m128n128_wg2  two such warpgroups at once
-  *_noconv      the same without the conversion (A fragments reused): its cost
+  m64n256_coop  two warpgroups, each 64 x 256, in tiles of --kchunks chunks, each tile ending in
+                an epilogue (the accumulators to bf16 in shared memory, one 32 KiB bulk store a
+                warpgroup): today's cooperative schedule, epilogues together
+  m128n128_pp   two warpgroups, each its own 128 x 128 tiles, the K loops taking turns (named
+                barriers: a warpgroup starts its K loop when the other has issued its last
+                wgmma), each epilogue under the other's K loop: ping-pong
+  *_noconv      the loop entries without the conversion (A fragments reused): its cost
   *_ss          A read from shared memory by the wgmma (as cuBLAS's bf16 kernels): the
                 tensor cores' ceiling in this harness
 Exit status: 0 ok, 1 a launch or the driver failed, 2 bad arguments, 3 no GPU.
@@ -42,11 +50,14 @@ A_OFF = 32768                     # A: 128 rows x 32 B of fp4 (64 elements a row
 S_OFF = A_OFF + 4096              # scales: 128 rows x 4 bytes (one ue4m3 a 16 elements)
 A2_OFF = 65536                    # ss: A as f16, 128 rows x 128 B (K-major, 128B swizzle) = 16 KiB
 
-CONFIGS = [  # (name, warpgroups, rows a warpgroup, columns a warpgroup)
-    ("m64n256_wg2", 2, 64, 256),
-    ("m64n256_wg1", 1, 64, 256),
-    ("m128n128_wg1", 1, 128, 128),
-    ("m128n128_wg2", 2, 128, 128),
+STG_OFF = 98304                   # coop / pp: each warpgroup's 32 KiB epilogue staging
+CONFIGS = [  # (name, warpgroups, rows a warpgroup, columns a warpgroup, schedule)
+    ("m64n256_wg2", 2, 64, 256, "loop"),
+    ("m64n256_wg1", 1, 64, 256, "loop"),
+    ("m128n128_wg1", 1, 128, 128, "loop"),
+    ("m128n128_wg2", 2, 128, 128, "loop"),
+    ("m64n256_coop", 2, 64, 256, "coop"),
+    ("m128n128_pp", 2, 128, 128, "pp"),
 ]
 
 
@@ -54,9 +65,12 @@ MODES = ("conv", "noconv", "ss")
 
 
 def entries():
-    for name, wgs, rows, cols in CONFIGS:
+    for name, wgs, rows, cols, sched in CONFIGS:
         for mode in MODES:
-            yield ("probe_sm90a_wgmma_rs_" + name + ("" if mode == "conv" else "_" + mode), wgs, rows, cols, mode)
+            if sched != "loop" and mode == "noconv":
+                continue
+            yield ("probe_sm90a_wgmma_rs_" + name + ("" if mode == "conv" else "_" + mode), wgs, rows, cols, mode,
+                   sched)
 
 
 def acc_list(base):
@@ -100,41 +114,61 @@ def chunk(L, frag_set, halves, mode, wait):
     L.append("\tmov.b64 %rdb, {%bdesc, %bhi};")
     L.append("\tmov.b64 %rda, {%adesc, %bhi};")
     for k in range(4):
+        sd = "%pacc" if k == 0 else "%ptrue"   # a tile's first k16 step overwrites the accumulators
         for h in range(halves):
             if mode == "ss":                    # A from shared memory too: 64 rows x 128 B a half
                 a = "%rda" if h == 0 else "%rde"
                 if h == 1:
                     L.append("\tadd.s64 %rde, %rda, 512;")
                 if halves == 2:
-                    L.append("\twgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 %s, %s, %%rdb, %%ptrue, 1, 1, 0, 0;"
-                             % (acc_list(64 * h), a))
+                    L.append("\twgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 %s, %s, %%rdb, %s, 1, 1, 0, 0;"
+                             % (acc_list(64 * h), a, sd))
                 else:
-                    L.append("\twgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 %s, %s, %%rdb, %%ptrue, 1, 1, 0, 0;"
-                             % (acc_list(0), a))
+                    L.append("\twgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 %s, %s, %%rdb, %s, 1, 1, 0, 0;"
+                             % (acc_list(0), a, sd))
                     L.append("\tadd.s64 %rdc, %rdb, 1024;")
-                    L.append("\twgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 %s, %s, %%rdc, %%ptrue, 1, 1, 0, 0;"
-                             % (acc_list(64), a))
+                    L.append("\twgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 %s, %s, %%rdc, %s, 1, 1, 0, 0;"
+                             % (acc_list(64), a, sd))
                 continue
             # fragment for k16 step k: (row r, cols 2q), (row r+8, ...), (row r, +8), (row r+8, +8)
             fr = ["%%f%s%d_%d" % (frag_set, h, i) for i in (2 * k, 8 + 2 * k, 2 * k + 1, 9 + 2 * k)]
             frag = "{" + ", ".join(fr) + "}"
             if halves == 2:                     # 128 rows x 128 columns: same B, two A fragments
-                L.append("\twgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 %s, %s, %%rdb, %%ptrue, 1, 1, 0;"
-                         % (acc_list(64 * h), frag))
+                L.append("\twgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 %s, %s, %%rdb, %s, 1, 1, 0;"
+                         % (acc_list(64 * h), frag, sd))
             else:                               # 64 rows x 256 columns: one A fragment, two B halves
-                L.append("\twgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 %s, %s, %%rdb, %%ptrue, 1, 1, 0;"
-                         % (acc_list(0), frag))
+                L.append("\twgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 %s, %s, %%rdb, %s, 1, 1, 0;"
+                         % (acc_list(0), frag, sd))
                 L.append("\tadd.s64 %rdc, %rdb, 1024;")
-                L.append("\twgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 %s, %s, %%rdc, %%ptrue, 1, 1, 0;"
-                         % (acc_list(64), frag))
+                L.append("\twgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 %s, %s, %%rdc, %s, 1, 1, 0;"
+                         % (acc_list(64), frag, sd))
         L.append("\tadd.s64 %rdb, %rdb, 2;              // next k16: +32 bytes")
         if mode == "ss":
             L.append("\tadd.s64 %rda, %rda, 2;")
     L.append("\twgmma.commit_group.sync.aligned;")
+    L.append("\tmov.pred %pacc, %ptrue;")
     L.append("\twgmma.wait_group.sync.aligned %d;" % wait)
 
 
-def emit(entry, wgs, rows, cols, mode):
+def epilogue(L):
+    """A tile's epilogue, as the kernels' in kind: wait until this warpgroup's previous bulk
+    store has read its staging, the 128 accumulators to bf16 into the staging (16 stores of 16
+    bytes a thread, consecutive across the warpgroup), fence, warpgroup barrier, one thread
+    stores the 32 KiB to global memory by one bulk copy."""
+    L += ["\t// ---- epilogue ----",
+          "\t@%pissue cp.async.bulk.wait_group.read 0;",
+          "\tbar.sync %bid, 128;"]
+    for g in range(16):
+        for j in range(4):
+            L.append("\tcvt.rn.bf16x2.f32 %%e%d, %%acc%d, %%acc%d;" % (j, 8 * g + 2 * j + 1, 8 * g + 2 * j))
+        L.append("\tst.shared.v4.b32 [%%stg+%d], {%%e0, %%e1, %%e2, %%e3};" % (g * 2048))
+    L += ["\tfence.proxy.async.shared::cta;",
+          "\tbar.sync %bid, 128;",
+          "\t@%pissue cp.async.bulk.global.shared::cta.bulk_group [%gout], [%stg0], 32768;",
+          "\t@%pissue cp.async.bulk.commit_group;"]
+
+
+def emit(entry, wgs, rows, cols, mode, sched):
     halves = rows // 64
     L = ["// %s: generated by bench/probes/wgmma_rs.py (do not edit); see its docstring." % entry,
          "// %d warpgroup(s), each %d x %d a k16 step (%s), %s." % (
@@ -142,20 +176,33 @@ def emit(entry, wgs, rows, cols, mode):
              "two m64n128k16 on one A fragment", {"conv": "A converted from fp4 every chunk",
              "noconv": "A fragments converted once and reused",
              "ss": "A read by the wgmma from shared memory (f16, 128B swizzle), no conversion"}[mode]),
+         "// Shared memory: B f16 at %d (256 x 128 B, K-major, 128B swizzle), A fp4 at %d (128 rows x 32 B)," % (B_OFF, A_OFF),
+         "// scales at %d (128 x 4 B), A f16 for _ss at %d (128 x 128 B), epilogue staging at %d (32 KiB a" % (S_OFF, A2_OFF, STG_OFF),
+         "// warpgroup); all filled once with a fixed pattern, never reloaded.",
+         "// Schedule: %s." % {
+             "loop": "the K loop alone, p_iters iterations of two chunks (fragment sets X, Y)",
+             "coop": "p_iters tiles a warpgroup of p_kchunks chunks, each followed by its epilogue; the "
+                     "warpgroups run side by side (barriers 3 + wg: a warpgroup's own)",
+             "pp": "p_iters tiles a warpgroup of p_kchunks chunks; WG0 starts, and a warpgroup arrives on named "
+                   "barrier 1 (WG0) / 2 (WG1) when its last wgmma of a tile is issued, the other waits there "
+                   "before its next K loop; epilogues (barriers 3 + wg) run under the other's K loop"}[sched],
          ".version 8.0", ".target sm_90a", ".address_size 64", "",
          ".extern .shared .align 1024 .b8 smem[];", "",
-         ".visible .entry %s(.param .u64 p_out, .param .u32 p_iters)" % entry,
+         ".visible .entry %s(.param .u64 p_out, .param .u32 p_iters, .param .u32 p_kchunks)" % entry,
          "{",
-         "\t.reg .pred %p, %ptrue;",
+         "\t.reg .pred %p, %ptrue, %pacc, %pissue, %pw0;",
          "\t.reg .b16 %hs;",
-         "\t.reg .b32 %th, %lane, %wrow, %sbase, %aaddr, %saddr, %adesc, %bdesc, %bhi, %it, %i, %w<4>, %s<2>, %sc<2>, %t<2>;",
+         "\t.reg .b32 %th, %lane, %wrow, %sbase, %aaddr, %saddr, %adesc, %bdesc, %bhi, %it, %i, %w<4>, %s<2>, %sc<2>, %t<2>, %kc, %kn, %wg, %bid, %stg, %stg0, %e<4>;",
          "\t.reg .b32 %fX0_<16>, %fX1_<16>, %fY0_<16>, %fY1_<16>;",
          "\t.reg .f32 %acc<128>;",
-         "\t.reg .b64 %rda, %rdb, %rdc, %rde, %out;",
+         "\t.reg .b64 %rda, %rdb, %rdc, %rde, %out, %gout;",
          "\tld.param.u64 %out, [p_out];",
          "\tld.param.u32 %it, [p_iters];",
+         "\tld.param.u32 %kn, [p_kchunks];",
+         "\tshr.u32 %kn, %kn, 1;                  // chunks come in pairs (X, Y)",
          "\tmov.u32 %th, %tid.x;",
          "\tsetp.eq.u32 %ptrue, 0, 0;",
+         "\tmov.pred %pacc, %ptrue;",
          "\tmov.u32 %sbase, smem;",
          "\t// fill the probe's shared memory (B, A, scales, A2: 80 KiB), word i = (i * 2654435761) & 0x3B3F3B3F",
          "\tmov.u32 %i, %th;",
@@ -209,14 +256,69 @@ def emit(entry, wgs, rows, cols, mode):
             for h in range(2):
                 for i in range(16):
                     L.append("\tmov.b32 %%f%s%d_%d, 0x%08X;" % (s, h, i, ((64 * h + 16 * i + (s == "Y")) * 2654435761) & 0x3B3F3B3F))
-    L.append("L_loop:")
-    chunk(L, "X", halves, mode, 1)
-    chunk(L, "Y", halves, mode, 1)
-    L += ["\tsub.u32 %it, %it, 1;",
-          "\tsetp.ne.u32 %p, %it, 0;",
-          "\t@%p bra L_loop;",
-          "\twgmma.wait_group.sync.aligned 0;",
-          "\t// the sum of every accumulator out, so that no wgmma is dead"] + [
+    if sched == "loop":                         # the K loop alone, 2 chunks an iteration
+        L.append("L_loop:")
+        chunk(L, "X", halves, mode, 1)
+        chunk(L, "Y", halves, mode, 1)
+        L += ["\tsub.u32 %it, %it, 1;",
+              "\tsetp.ne.u32 %p, %it, 0;",
+              "\t@%p bra L_loop;",
+              "\twgmma.wait_group.sync.aligned 0;"]
+    else:                                       # tiles of p_kchunks chunks, each with its epilogue
+        L += ["\t// the warpgroup, its barrier (3 + wg), its staging, its thread that stores, its output",
+              "\tshr.u32 %wg, %th, 7;",
+              "\tsetp.eq.u32 %pw0, %wg, 0;",
+              "\tadd.u32 %bid, %wg, 3;",
+              "\tmad.lo.u32 %%stg0, %%wg, 32768, %d;" % STG_OFF,
+              "\tadd.u32 %stg0, %stg0, %sbase;",
+              "\tshl.b32 %stg, %lane, 4;",
+              "\tadd.u32 %stg, %stg, %stg0;",
+              "\tsetp.eq.u32 %pissue, %lane, 0;",
+              "\tmov.u32 %i, %ctaid.x;",
+              "\tmad.lo.u32 %i, %i, 2, %wg;",
+              "\tmul.wide.u32 %gout, %i, 32768;",
+              "\tadd.s64 %gout, %gout, %out;",
+              "\tadd.s64 %gout, %gout, 256;",
+              "\tmov.u32 %t0, 0;                      // tile index"]
+        L.append("L_tile:")
+        if sched == "pp":
+            L += ["\t// ping-pong: the K loops take turns (named barrier 1: WG0's K loop issued; 2: WG1's)",
+                  "\t@%pw0 bra L_turn0;",
+                  "\tbar.sync 1, 256;",
+                  "\tbra L_turn_done;",
+                  "L_turn0:",
+                  "\tsetp.eq.u32 %p, %t0, 0;",
+                  "\t@%p bra L_turn_done;",
+                  "\tbar.sync 2, 256;",
+                  "L_turn_done:"]
+        L += ["\tsetp.ne.u32 %pacc, 0, 0;               // the tile's first k16 step overwrites",
+              "\tmov.u32 %kc, %kn;",
+              "L_k:"]
+        chunk(L, "X", halves, mode, 1)
+        chunk(L, "Y", halves, mode, 1)
+        L += ["\tsub.u32 %kc, %kc, 1;",
+              "\tsetp.ne.u32 %p, %kc, 0;",
+              "\t@%p bra L_k;"]
+        if sched == "pp":
+            L += ["\t// hand the tensor cores over as soon as the last wgmma is issued",
+                  "\t@%pw0 bra L_hand0;",
+                  "\tbar.arrive 2, 256;",
+                  "\tbra L_hand_done;",
+                  "L_hand0:",
+                  "\tbar.arrive 1, 256;",
+                  "L_hand_done:"]
+        L.append("\twgmma.wait_group.sync.aligned 0;")
+        epilogue(L)
+        L += ["\tadd.u32 %t0, %t0, 1;",
+              "\tsetp.ne.u32 %p, %t0, %it;",
+              "\t@%p bra L_tile;"]
+        if sched == "pp":
+            L += ["\t// WG0 takes WG1's last hand-over, so that every barrier phase completes",
+                  "\t@!%pw0 bra L_tiles_done;",
+                  "\tbar.sync 2, 256;",
+                  "L_tiles_done:"]
+        L += ["\t@%pissue cp.async.bulk.wait_group 0;  // the last bulk store done before the CTA ends"]
+    L += ["\t// the sum of every accumulator out, so that no wgmma is dead"] + [
           "\tadd.f32 %%acc0, %%acc0, %%acc%d;" % a for a in range(1, 128)] + [
           "\t// thread 0 stores it",
           "\tsetp.ne.u32 %p, %th, 0;",
@@ -237,7 +339,7 @@ def check(cu, rc, what):
         raise RuntimeError("%s: CUDA error %d (%s)" % (what, rc, s.value.decode() if s.value else "?"))
 
 
-def run(d, iters, reps, csv):
+def run(d, iters, tiles, kchunks, reps, csv):
     try:
         cu = ctypes.CDLL("libcuda.so.1")
     except OSError as ex:
@@ -252,13 +354,13 @@ def run(d, iters, reps, csv):
     sms, clk = ctypes.c_int(), ctypes.c_int()
     check(cu, cu.cuDeviceGetAttribute(ctypes.byref(sms), 16, dev), "SM count")
     check(cu, cu.cuDeviceGetAttribute(ctypes.byref(clk), 13, dev), "clock")
-    out = ctypes.c_uint64()
-    check(cu, cu.cuMemAlloc_v2(ctypes.byref(out), ctypes.c_size_t(64)), "cuMemAlloc")
+    out = ctypes.c_uint64()                     # the sum, then each warpgroup's 32 KiB tile output
+    check(cu, cu.cuMemAlloc_v2(ctypes.byref(out), ctypes.c_size_t(256 + sms.value * 2 * 32768)), "cuMemAlloc")
     e0, e1 = ctypes.c_void_p(), ctypes.c_void_p()
     check(cu, cu.cuEventCreate(ctypes.byref(e0), 0), "cuEventCreate")
     check(cu, cu.cuEventCreate(ctypes.byref(e1), 0), "cuEventCreate")
     rows = []
-    for entry, wgs, r, c, mode in entries():
+    for entry, wgs, r, c, mode, sched in entries():
         path = os.path.join(d, entry + ".cubin")
         if not os.path.exists(path):
             path = os.path.join(d, entry + ".ptx")
@@ -267,9 +369,10 @@ def run(d, iters, reps, csv):
         check(cu, cu.cuModuleLoadData(ctypes.byref(mod), ctypes.c_char_p(image)), "load " + path)
         check(cu, cu.cuModuleGetFunction(ctypes.byref(fn), mod, entry.encode()), "function " + entry)
         check(cu, cu.cuFuncSetAttribute(fn, 8, SMEM_BYTES), "dynamic shared memory")
-        p_out, p_it = ctypes.c_uint64(out.value), ctypes.c_uint32(iters)
-        args = (ctypes.c_void_p * 2)(ctypes.cast(ctypes.byref(p_out), ctypes.c_void_p),
-                                     ctypes.cast(ctypes.byref(p_it), ctypes.c_void_p))
+        n = iters if sched == "loop" else tiles
+        chunks = 2 * iters if sched == "loop" else tiles * kchunks   # chunks a warpgroup
+        params = [ctypes.c_uint64(out.value), ctypes.c_uint32(n), ctypes.c_uint32(kchunks)]
+        args = (ctypes.c_void_p * 3)(*[ctypes.cast(ctypes.byref(x), ctypes.c_void_p) for x in params])
         times = []
         for rep in range(reps + 2):             # two warm-up launches
             check(cu, cu.cuEventRecord(e0, None), "event")
@@ -283,19 +386,25 @@ def run(d, iters, reps, csv):
                 times.append(ms.value)
         check(cu, cu.cuModuleUnload(mod), "unload")
         ms = statistics.median(times)
-        flop = 2.0 * 64 * 128 * 16 * 2 * 4 * 2 * iters * wgs * sms.value   # 2 wgmmas, 4 k16, 2 chunks
-        rows.append((entry, wgs, r, c, mode, ms, flop / ms / 1e9))
-    base = {m: t for e, w, r, c, m, ms, t in rows if w == 2 and r == 64}
-    print("device: %d SMs, clock %d MHz; %d iterations (2 chunks of K = %d each), median of %d launches"
-          % (sms.value, clk.value // 1000, iters, CHUNK_K, reps))
-    print("%-40s %3s %9s %6s %10s %10s %s" % ("entry", "wgs", "tile/wg", "A", "median ms", "TFLOP/s", "vs wg2 64x256, same A"))
-    for e, w, r, c, m, ms, t in rows:
-        print("%-40s %3d %9s %6s %10.4f %10.1f %9.3f" % (e, w, "%dx%d" % (r, c), m, ms, t, t / base[m]))
+        flop = 2.0 * 64 * 128 * 16 * 2 * 4 * chunks * wgs * sms.value   # 2 wgmmas a k16, 4 k16 a chunk
+        rows.append((entry, wgs, r, c, mode, sched, ms, flop / ms / 1e9))
+    base = {m: t for e, w, r, c, m, sc, ms, t in rows if w == 2 and r == 64 and sc == "loop"}
+    print("device: %d SMs, clock %d MHz; K loop alone: %d iterations of 2 chunks (K = %d each); tiles: %d a "
+          "warpgroup of %d chunks (K = %d) with their epilogues; median of %d launches"
+          % (sms.value, clk.value // 1000, iters, CHUNK_K, tiles, kchunks, kchunks * CHUNK_K, reps))
+    print("%-40s %3s %9s %6s %5s %10s %10s %s" % ("entry", "wgs", "tile/wg", "A", "sched", "median ms", "TFLOP/s",
+                                                  "vs wg2 64x256 loop, same A"))
+    for e, w, r, c, m, sc, ms, t in rows:
+        print("%-40s %3d %9s %6s %5s %10.4f %10.1f %9.3f" % (e, w, "%dx%d" % (r, c), m, sc, ms, t, t / base[m]))
+    tile = {(m, sc): t for e, w, r, c, m, sc, ms, t in rows if sc != "loop"}
+    for m in MODES:
+        if (m, "pp") in tile:
+            print("ping-pong / cooperative, A %s: %.3f" % (m, tile[(m, "pp")] / tile[(m, "coop")]))
     if csv:
         with open(csv, "w") as f:
-            f.write("entry,warpgroups,rows,cols,a_operand,median_ms,tflops,ratio_vs_wg2_m64n256\n")
-            for e, w, r, c, m, ms, t in rows:
-                f.write("%s,%d,%d,%d,%s,%.5f,%.2f,%.4f\n" % (e, w, r, c, m, ms, t, t / base[m]))
+            f.write("entry,warpgroups,rows,cols,a_operand,schedule,median_ms,tflops,ratio_vs_wg2_m64n256\n")
+            for e, w, r, c, m, sc, ms, t in rows:
+                f.write("%s,%d,%d,%d,%s,%s,%.5f,%.2f,%.4f\n" % (e, w, r, c, m, sc, ms, t, t / base[m]))
     return 0
 
 
@@ -313,7 +422,7 @@ def main(argv):
             with open(os.path.join(d, e[0] + ".ptx"), "w") as f:
                 f.write(emit(*e))
         return 0
-    opts = {"--iters": 4000, "--reps": 5, "--csv": None}
+    opts = {"--iters": 4000, "--tiles": 80, "--kchunks": 48, "--reps": 5, "--csv": None}
     while rest:
         k = rest.pop(0)
         if k not in opts or not rest:
@@ -322,13 +431,14 @@ def main(argv):
         v = rest.pop(0)
         if k == "--csv":
             opts[k] = v
-        elif not v.isdigit() or int(v) < 1:
-            print("wgmma_rs: %s needs a positive integer, got '%s'" % (k, v), file=sys.stderr)
+        elif not v.isdigit() or int(v) < 1 or (k == "--kchunks" and int(v) % 2):
+            print("wgmma_rs: %s needs a positive integer%s, got '%s'" % (k, " (even)" if k == "--kchunks" else "", v),
+                  file=sys.stderr)
             return 2
         else:
             opts[k] = int(v)
     try:
-        return run(d, opts["--iters"], opts["--reps"], opts["--csv"])
+        return run(d, opts["--iters"], opts["--tiles"], opts["--kchunks"], opts["--reps"], opts["--csv"])
     except (RuntimeError, OSError) as ex:
         print("wgmma_rs: %s" % ex, file=sys.stderr)
         return 1
