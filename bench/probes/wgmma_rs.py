@@ -14,7 +14,8 @@ that the tensor cores draw the power real operands do.
 
   emit DIR   write DIR/<entry>.ptx for every probe entry (deterministic)
   run DIR    load DIR/<entry>.cubin (or .ptx, JIT) with the driver API (ctypes, libcuda.so.1),
-             launch one CTA per SM, time with events, print TFLOP/s and the ratio to the
+             launch one CTA per SM, time with events, check that thread 0's accumulator sum is
+             finite and not 0 (else the entry fails: status 1), print TFLOP/s and the ratio to the
              two-warpgroup 64 x 256 configuration (today's kernels)
              [--iters N (K loop entries: 2-chunk iterations, 4000)] [--tiles N (tiles a
              warpgroup, 80)] [--kchunks N (chunks a tile, even, 48: K = 3072)] [--reps N (5)]
@@ -39,6 +40,7 @@ Entries (probe_sm90a_wgmma_rs_<tile per warpgroup>_<warpgroups>[_noconv]):
 Exit status: 0 ok, 1 a launch or the driver failed, 2 bad arguments, 3 no GPU.
 """
 import ctypes
+import math
 import os
 import statistics
 import sys
@@ -385,6 +387,10 @@ def run(d, iters, tiles, kchunks, reps, csv):
             if rep >= 2:
                 times.append(ms.value)
         check(cu, cu.cuModuleUnload(mod), "unload")
+        got = ctypes.c_float()                  # thread 0's sum of its accumulators: no wgmma ran if 0
+        check(cu, cu.cuMemcpyDtoH_v2(ctypes.byref(got), ctypes.c_uint64(out.value), ctypes.c_size_t(4)), "read back")
+        if not math.isfinite(got.value) or got.value == 0.0:
+            raise RuntimeError("%s: its accumulator sum is %r: the wgmmas did not run as built" % (entry, got.value))
         ms = statistics.median(times)
         flop = 2.0 * 64 * 128 * 16 * 2 * 4 * chunks * wgs * sms.value   # 2 wgmmas a k16, 4 k16 a chunk
         rows.append((entry, wgs, r, c, mode, sched, ms, flop / ms / 1e9))
