@@ -51,6 +51,24 @@ Test(probe_wgmma, emit_is_reproducible_and_every_entry_assembles)
     cr_expect_eq(n, 16, "register counts of %d entries, expected 16", n);
 }
 
+/* The loop counters (%it: iterations or tiles, %tile, %kc: chunks of a tile) are written only by
+ * their own set-up and step: a counter that doubles as a scratch register (the first draft's
+ * tile index was the conversion's %t0) never reaches its end, and the kernel hangs on the GPU. */
+Test(probe_wgmma, loop_counters_are_written_only_by_their_loops)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "python3 bench/probes/wgmma_rs.py emit %s/a && for f in %s/a/*.ptx; do for r in it tile kc; do "
+             "n=$(grep -cE \"^[[:space:]]*[a-z][a-z0-9._:]* %%$r,\" $f); "
+             "[ $n -le 2 ] || echo \"$f: %%$r written $n times\"; done; done; "
+             "grep -c 'add.u32 %%tile, %%tile, 1' %s/a/probe_sm90a_wgmma_rs_m128n128_pp.ptx",
+             dir, dir, dir);
+    int rc = tsupport_run_capture(cmd, out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect_null(strstr(out, "written"), "%s", out);
+    cr_expect_eq(atoi(out), 1, "the ping-pong entry's tile step is missing: %s", out);
+}
+
 Test(probe_wgmma, bad_arguments_are_refused)
 {
     char args[256];

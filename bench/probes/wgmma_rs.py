@@ -9,8 +9,9 @@ sequence, tools/gen_sm90a.py fp4x8_to_placed), then wgmma m64n128k16 from regist
 K-major, 128B-swizzled f16 B in shared memory; one commit and `wait_group 1` a chunk, the A
 fragments double-buffered.  No copies, no barriers, no epilogue: the rate is the K loop's
 ceiling.  The data is a fixed pseudo-random pattern of finite values (every 32-bit word
-(i * 2654435761) & 0x3B3F3B3F: f16 below 1, ue4m3 scales below 2^-1, no NaN), not zeros, so
-that the tensor cores draw the power real operands do.
+(i * 2654435761) & 0x3B3F3B3F: f16 below 1, ue4m3 scales up to 1.875, no NaN), not zeros, so
+that the tensor cores see changing operands (the converted A values are small: the kernels'
+placed values are 2^-14 of the real ones until the accumulators are unscaled).
 
   emit DIR   write DIR/<entry>.ptx for every probe entry (deterministic)
   run DIR    load DIR/<entry>.cubin (or .ptx, JIT) with the driver API (ctypes, libcuda.so.1),
@@ -194,7 +195,7 @@ def emit(entry, wgs, rows, cols, mode, sched):
          "{",
          "\t.reg .pred %p, %ptrue, %pacc, %pissue, %pw0;",
          "\t.reg .b16 %hs;",
-         "\t.reg .b32 %th, %lane, %wrow, %sbase, %aaddr, %saddr, %adesc, %bdesc, %bhi, %it, %i, %w<4>, %s<2>, %sc<2>, %t<2>, %kc, %kn, %wg, %bid, %stg, %stg0, %e<4>;",
+         "\t.reg .b32 %th, %lane, %wrow, %sbase, %aaddr, %saddr, %adesc, %bdesc, %bhi, %it, %i, %w<4>, %s<2>, %sc<2>, %t<2>, %kc, %kn, %tile, %wg, %bid, %stg, %stg0, %e<4>;",
          "\t.reg .b32 %fX0_<16>, %fX1_<16>, %fY0_<16>, %fY1_<16>;",
          "\t.reg .f32 %acc<128>;",
          "\t.reg .b64 %rda, %rdb, %rdc, %rde, %out, %gout;",
@@ -206,6 +207,10 @@ def emit(entry, wgs, rows, cols, mode, sched):
          "\tsetp.eq.u32 %ptrue, 0, 0;",
          "\tmov.pred %pacc, %ptrue;",
          "\tmov.u32 %sbase, smem;",
+         "\t// the 128B swizzle needs a 1024-byte aligned base: trap rather than time a wrong layout",
+         "\tand.b32 %i, %sbase, 1023;",
+         "\tsetp.ne.u32 %p, %i, 0;",
+         "\t@%p trap;",
          "\t// fill the probe's shared memory (B, A, scales, A2: 80 KiB), word i = (i * 2654435761) & 0x3B3F3B3F",
          "\tmov.u32 %i, %th;",
          "L_fill:",
@@ -227,6 +232,8 @@ def emit(entry, wgs, rows, cols, mode, sched):
          "\tadd.u32 %%i, %%i, %d;" % (128 * wgs),
          "\tsetp.lt.u32 %%p, %%i, %d;" % ((A2_OFF + 16384) // 16),
          "\t@%p bra L_fill;",
+         "\t// the wgmmas read shared memory through the async proxy: the generic stores must be visible to it",
+         "\tfence.proxy.async.shared::cta;",
          "\tbar.sync 0;",
          "\t// this thread's A rows: r = 16 * warp + lane / 4 (and r + 8), its 8-byte column pair lane % 4",
          "\tand.b32 %lane, %th, 127;",
@@ -281,7 +288,7 @@ def emit(entry, wgs, rows, cols, mode, sched):
               "\tmul.wide.u32 %gout, %i, 32768;",
               "\tadd.s64 %gout, %gout, %out;",
               "\tadd.s64 %gout, %gout, 256;",
-              "\tmov.u32 %t0, 0;                      // tile index"]
+              "\tmov.u32 %tile, 0;                    // tile index (its own register: %t0 / %t1 are the conversion's)"]
         L.append("L_tile:")
         if sched == "pp":
             L += ["\t// ping-pong: the K loops take turns (named barrier 1: WG0's K loop issued; 2: WG1's)",
@@ -289,7 +296,7 @@ def emit(entry, wgs, rows, cols, mode, sched):
                   "\tbar.sync 1, 256;",
                   "\tbra L_turn_done;",
                   "L_turn0:",
-                  "\tsetp.eq.u32 %p, %t0, 0;",
+                  "\tsetp.eq.u32 %p, %tile, 0;",
                   "\t@%p bra L_turn_done;",
                   "\tbar.sync 2, 256;",
                   "L_turn_done:"]
@@ -311,8 +318,8 @@ def emit(entry, wgs, rows, cols, mode, sched):
                   "L_hand_done:"]
         L.append("\twgmma.wait_group.sync.aligned 0;")
         epilogue(L)
-        L += ["\tadd.u32 %t0, %t0, 1;",
-              "\tsetp.ne.u32 %p, %t0, %it;",
+        L += ["\tadd.u32 %tile, %tile, 1;",
+              "\tsetp.ne.u32 %p, %tile, %it;",
               "\t@%p bra L_tile;"]
         if sched == "pp":
             L += ["\t// WG0 takes WG1's last hand-over, so that every barrier phase completes",
@@ -375,6 +382,7 @@ def run(d, iters, tiles, kchunks, reps, csv):
         chunks = 2 * iters if sched == "loop" else tiles * kchunks   # chunks a warpgroup
         params = [ctypes.c_uint64(out.value), ctypes.c_uint32(n), ctypes.c_uint32(kchunks)]
         args = (ctypes.c_void_p * 3)(*[ctypes.cast(ctypes.byref(x), ctypes.c_void_p) for x in params])
+        check(cu, cu.cuMemsetD8_v2(ctypes.c_uint64(out.value), ctypes.c_ubyte(0), ctypes.c_size_t(256)), "memset")
         times = []
         for rep in range(reps + 2):             # two warm-up launches
             check(cu, cu.cuEventRecord(e0, None), "event")
