@@ -73,7 +73,8 @@ Test(probe_wgmma, bad_arguments_are_refused)
 {
     char args[256];
     const char *bad[] = {"", "bogus %s", "emit %s extra", "run %s --iters 0", "run %s --iters x",
-                         "run %s --reps", "run %s --what 3", "run %s --kchunks 3"};
+                         "run %s --reps", "run %s --what 3", "run %s --kchunks 3",
+                         "run %s --tiles 4294967296"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char cmd[400];
         snprintf(args, sizeof args, bad[i], dir);

@@ -445,9 +445,9 @@ def main(argv):
         v = rest.pop(0)
         if k == "--csv":
             opts[k] = v
-        elif not v.isdigit() or int(v) < 1 or (k == "--kchunks" and int(v) % 2):
-            print("wgmma_rs: %s needs a positive integer%s, got '%s'" % (k, " (even)" if k == "--kchunks" else "", v),
-                  file=sys.stderr)
+        elif not v.isdigit() or not 1 <= int(v) <= 1000000 or (k == "--kchunks" and int(v) % 2):
+            print("wgmma_rs: %s needs an integer from 1 to 1000000%s, got '%s'"
+                  % (k, " (even)" if k == "--kchunks" else "", v), file=sys.stderr)
             return 2
         else:
             opts[k] = int(v)
