@@ -55,7 +55,8 @@ void fp4lr_bench_usage(FILE *f)
             "                    the run's own): where every timed launch goes, fp4lr and peers alike\n"
             "  --tile-n W        sm_90a swapped rows: the kernel's tile width, auto (default: 160 where the\n"
             "                    256-wide grid is under one wave of the GPU's SMs and the 160-wide one fits\n"
-            "                    in one), 256 or 160 (rows that do not swap refuse 160)\n"
+            "                    in one), 256 or 160 (rows that do not swap refuse 160); 128: the dense\n"
+            "                    NVFP4 ping-pong kernels (W prepared, not swapped; other rows refuse it)\n"
             "  --sweep-stages    also run every main stage count from 1 to the solver's (dense, dense-c2,\n"
             "                    fused; on sm_90a at 2 transform slots when the solver's plan has 3, and\n"
             "                    the one-CTA rows with the W transform unless --w-prep on);\n"
@@ -242,10 +243,10 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
         } else if (!strcmp(a, "--tile-n")) {
             if (v && !strcmp(v, "auto"))
                 o->tile_n = 0;
-            else if (v && (!strcmp(v, "256") || !strcmp(v, "160")))
+            else if (v && (!strcmp(v, "256") || !strcmp(v, "160") || !strcmp(v, "128")))
                 o->tile_n = atoi(v);
             else
-                return bad(err, errlen, "--tile-n %s: expected auto, 256 or 160", v ? v : "(missing)");
+                return bad(err, errlen, "--tile-n %s: expected auto, 256, 160 or 128", v ? v : "(missing)");
             i++;
         } else if (!strcmp(a, "--schedule")) {
             const int sch = fp4lr_schedule_parse(v);
@@ -257,8 +258,9 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
                 return bad(err, errlen, "--stages %s: expected 1..%d", v, FP4LR_BENCH_MAX_STAGES);
             o->force_stages = (int)x, i++;
         } else if (!strcmp(a, "--transform-slots")) {
-            if (parse_ll(v, 2, 5, &x))
-                return bad(err, errlen, "--transform-slots %s: expected 2 or 3 (2..5 with a prepared W)", v);
+            if (parse_ll(v, 2, 10, &x))
+                return bad(err, errlen, "--transform-slots %s: expected 2 or 3 (2..5 with a prepared W, "
+                           "2..10 with --tile-n 128)", v);
             o->force_transform_slots = (int)x, i++;
         } else if (!strcmp(a, "--lora-chunk")) {
             if (parse_ll(v, 16, 1024, &x) || x % 16)

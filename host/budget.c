@@ -43,6 +43,10 @@
  * stage only A and SFA (9 KiB), so the ring takes what 3 main stages leave, up to 5
  * slots (5 x 32 KiB beside 3 stages and 2 writeback buffers fill 220 of 227 KiB). */
 #define WPREP_STAGES_MAX 5
+/* ... and the ping-pong tile's (128 wide, dense, not swapped: tools/gen_sm90a_pp.py) slots are
+ * half as large (16 KiB): up to 10, the same 160 KiB of ring. */
+#define WPREP_STAGES_MAX_PP 10
+#define WPREP_TILE_N_PP 128
 #define WPREP_MIN_MAIN 3
 /* ... and at most 4 main stages (more buy nothing for 9 KiB of A; what is left goes to the
  * low-rank ring), which keeps the instantiations few. */
@@ -113,6 +117,14 @@ int fp4lr_policy_parse(const char *s, fp4lr_policy *out)
 
 /* ---- request validation ---------------------------------------------------- */
 
+/* The deepest prepared-W ring the kernels of request r are built for. */
+static int wprep_slots_max(const fp4lr_budget_req *r)
+{
+    const int pp = r->tile_n == WPREP_TILE_N_PP && r->family == FP4LR_FAMILY_DENSE && !r->w_inline &&
+                   !r->yt_prepared;
+    return pp ? WPREP_STAGES_MAX_PP : WPREP_STAGES_MAX;
+}
+
 /* Rules every request obeys whatever the architecture (FP4LR_E_INVALID). */
 static fp4lr_status validate_request(const fp4lr_budget_req *r)
 {
@@ -172,9 +184,10 @@ static fp4lr_status validate_request(const fp4lr_budget_req *r)
                        r->w_inline ? ", here for w_inline" : r->yt_prepared ? ", here for yt_prepared" : "",
                        fp4lr_arch_name(r->arch), r->cluster);
     if (r->w_prep && r->force_transform_stages &&
-        (r->force_transform_stages < TRANSFORM_STAGES || r->force_transform_stages > WPREP_STAGES_MAX))
-        return INVALID("TRANSFORM_STAGES", "forced prepared-W slots = %d: 0 (the solver's choice) or %d..%d",
-                       r->force_transform_stages, TRANSFORM_STAGES, WPREP_STAGES_MAX);
+        (r->force_transform_stages < TRANSFORM_STAGES || r->force_transform_stages > wprep_slots_max(r)))
+        return INVALID("TRANSFORM_STAGES", "forced prepared-W slots = %d: 0 (the solver's choice) or %d..%d%s",
+                       r->force_transform_stages, TRANSFORM_STAGES, wprep_slots_max(r),
+                       wprep_slots_max(r) == WPREP_STAGES_MAX ? " (the 128-wide ping-pong tile: up to 10)" : "");
     if (!r->w_prep && r->force_transform_stages && (r->arch != FP4LR_ARCH_SM90A ||
                                       (r->force_transform_stages != TRANSFORM_STAGES &&
                                        r->force_transform_stages != TRANSFORM_STAGES_DEEP)))
@@ -577,7 +590,7 @@ fp4lr_status fp4lr_budget_solve(const fp4lr_budget_req *req, fp4lr_budget *out)
         /* the deepest ring that leaves 3 main stages (or the forced count) */
         const int min_main = req->force_main_stages ? req->force_main_stages : WPREP_MIN_MAIN;
         fp4lr_status st = fp4lr_ok();
-        for (int slots = WPREP_STAGES_MAX; slots >= TRANSFORM_STAGES; slots--) {
+        for (int slots = wprep_slots_max(req); slots >= TRANSFORM_STAGES; slots--) {
             st = solve_with_transform(req, &s, slots, min_main, b, &charged);
             if (st.code == FP4LR_OK && b->stages_main >= min_main)
                 break;

@@ -127,6 +127,30 @@ static fp4lr_status swapped_plan(const fp4lr_problem *p, fp4lr_arch arch, const 
     return fp4lr_ok();
 }
 
+/* The ping-pong tile's rules (plan.h, FP4LR_SM90A_TILE_N_PP) for plan pl with options o. */
+static fp4lr_status pp_check(const fp4lr_plan *pl, const fp4lr_plan_opts *o, int swapped)
+{
+    char why[96] = "";
+    if (swapped || o->swap == FP4LR_SWAP_ON)
+        snprintf(why, sizeof why, "this plan is swapped (Y^T = W.A^T)");
+    else if (pl->family != FP4LR_FAMILY_DENSE)
+        snprintf(why, sizeof why, "this plan is fused (r > 0, wc or beta)");
+    else if (pl->format != FP4LR_NVFP4)
+        snprintf(why, sizeof why, "this plan is %s", fp4lr_format_name(pl->format));
+    else if (pl->cluster != 1)
+        snprintf(why, sizeof why, "this plan has cluster %d", pl->cluster);
+    else if (o->w_prep == FP4LR_WPREP_OFF || o->w_prep == FP4LR_WPREP_INLINE)
+        snprintf(why, sizeof why, "this plan has w_prep %s", fp4lr_wprep_name(o->w_prep));
+    else if (o->schedule == FP4LR_SCHEDULE_SK)
+        snprintf(why, sizeof why, "this plan has schedule sk (split tiles)");
+    if (!why[0])
+        return fp4lr_ok();
+    return fp4lr_fail(FP4LR_E_UNSUPPORTED, "TILE_N",
+                      "tile_n = %d is the sm_90a ping-pong tile: dense NVFP4, one CTA, not swapped, W prepared "
+                      "(w_prep auto or on), whole tiles (schedule auto or dp); %s",
+                      FP4LR_SM90A_TILE_N_PP, why);
+}
+
 fp4lr_status fp4lr_plan_make(const fp4lr_problem *p, fp4lr_arch arch, const fp4lr_plan_opts *opts,
                              fp4lr_plan *out)
 {
@@ -186,7 +210,14 @@ static fp4lr_status plan_kernel(const fp4lr_problem *p, fp4lr_arch arch, const f
         return fp4lr_fail(FP4LR_E_INVALID, "SWAP", "swap %d is not auto (0), on (1) or off (2)", (int)o->swap);
     if (!fp4lr_pdl_name(o->pdl))
         return fp4lr_fail(FP4LR_E_INVALID, "PDL", "pdl %d is not auto (0), on (1) or off (2)", (int)o->pdl);
-    if (o->swap != FP4LR_SWAP_OFF) {
+    /* the ping-pong tile (plan.h): never swapped, W always prepared, whole tiles */
+    const int pp = arch == FP4LR_ARCH_SM90A && pl->tile_n == FP4LR_SM90A_TILE_N_PP;
+    if (pp) {
+        FP4LR_TRY(pp_check(pl, o, swapped));
+        if (pl->schedule == FP4LR_SCHEDULE_AUTO)
+            pl->schedule = FP4LR_SCHEDULE_DP;
+    }
+    if (o->swap != FP4LR_SWAP_OFF && !pp) {
         fp4lr_plan sw;
         FP4LR_TRY(swapped_plan(p, arch, o, pl->family, wprep_ok, &sw));
         if (sw.swap_ab) {
@@ -200,11 +231,11 @@ static fp4lr_status plan_kernel(const fp4lr_problem *p, fp4lr_arch arch, const f
                           "w_prep on: the _w<n>_yt kernels wait for their preparation); this plan is not one");
     /* sm_90a kernels are built 256 wide; a swapped plan's (_x5_yt, _w5_yt) also 160 (plan.h) */
     if (arch == FP4LR_ARCH_SM90A && pl->tile_n != FP4LR_SM90A_TILE_N &&
-        !(pl->tile_n == FP4LR_SM90A_TILE_N_NARROW && swapped))
+        !(pl->tile_n == FP4LR_SM90A_TILE_N_NARROW && swapped) && !pp)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "TILE_N",
-                          "sm_90a kernels are %d wide, and %d in a swapped plan (Y^T = W.A^T, _yt kernels); "
-                          "this plan is not swapped and asks tile_n = %d",
-                          FP4LR_SM90A_TILE_N, FP4LR_SM90A_TILE_N_NARROW, pl->tile_n);
+                          "sm_90a kernels are %d wide, %d in a swapped plan (Y^T = W.A^T, _yt kernels) and %d "
+                          "for the dense ping-pong kernels; this plan is not swapped and asks tile_n = %d",
+                          FP4LR_SM90A_TILE_N, FP4LR_SM90A_TILE_N_NARROW, FP4LR_SM90A_TILE_N_PP, pl->tile_n);
     if (o->w_prep == FP4LR_WPREP_INLINE && !wprep_ok)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "W_PREP",
                           "W converted in the kernel (inline) exists for sm90a plans with one CTA; "
@@ -216,14 +247,16 @@ static fp4lr_status plan_kernel(const fp4lr_problem *p, fp4lr_arch arch, const f
                           "cluster %d", fp4lr_arch_name(arch), fp4lr_family_name(pl->family), pl->cluster);
     /* a W too large for the preparation: AUTO keeps the transform, ON is refused by its rule */
     const fp4lr_status fits = fp4lr_sm90a_wprep_check(p);
-    if ((o->w_prep == FP4LR_WPREP_ON || o->w_prep == FP4LR_WPREP_INLINE) && fits.code != FP4LR_OK)
+    if ((o->w_prep == FP4LR_WPREP_ON || o->w_prep == FP4LR_WPREP_INLINE || pp) && fits.code != FP4LR_OK)
         return fits;
     const int auto_prep = o->w_prep == FP4LR_WPREP_AUTO && wprep_ok && p->M >= FP4LR_SM90A_WPREP_MIN_M &&
                           fits.code == FP4LR_OK;
     /* AUTO converts inside the kernel where that measured faster than the preparation (plan.h) */
     pl->w_inline = o->w_prep == FP4LR_WPREP_INLINE ||
                    (auto_prep && p->r <= FP4LR_SM90A_XCONV_AUTO_MAX_RANK && !o->graph);
-    pl->w_prep = o->w_prep == FP4LR_WPREP_ON || pl->w_inline || auto_prep;
+    pl->w_prep = o->w_prep == FP4LR_WPREP_ON || pl->w_inline || auto_prep || pp;
+    if (pp)
+        pl->w_inline = 0;
 
     fp4lr_budget_req req = {
         .arch = arch,
@@ -264,13 +297,25 @@ static fp4lr_status plan_kernel(const fp4lr_problem *p, fp4lr_arch arch, const f
         snprintf(ring, sizeof ring, pl->w_inline ? "_x%d" : "_w%d", pl->budget.stages_transform);
     else if (deep)
         snprintf(ring, sizeof ring, "_t3");
-    snprintf(pl->entry, sizeof pl->entry, "fp4lr_%s_%s_%s_m%dn%dk%d_c%d_s%d%s",
+    if (pp && !fp4lr_sm90a_pp_built(pl->format, pl->budget.stages_main, pl->budget.stages_transform))
+        return fp4lr_fail(FP4LR_E_UNSUPPORTED, "TILE_N",
+                          "no ping-pong kernel is built for %d main stages and %d W slots (built: 3 stages with 10 "
+                          "slots, the solver's, and 4 with 8; tools/gen_sm90a_pp.py)",
+                          pl->budget.stages_main, pl->budget.stages_transform);
+    snprintf(pl->entry, sizeof pl->entry, "fp4lr_%s_%s_%s_m%dn%dk%d_c%d_s%d%s%s",
              o->family_target ? "sm100f" : fp4lr_arch_name(arch),
              fp4lr_format_name(pl->format), fp4lr_family_name(pl->family), pl->tile_m, pl->tile_n,
-             pl->tile_k, pl->cluster, pl->budget.stages_main, ring);
+             pl->tile_k, pl->cluster, pl->budget.stages_main, ring, pp ? "_pp" : "");
     pl->smem_bytes = pl->budget.total_bytes;
     pl->tiles = ((p->M + pl->tile_m - 1) / pl->tile_m) * ((p->N + pl->tile_n - 1) / pl->tile_n);
     return fp4lr_ok();
+}
+
+int fp4lr_sm90a_pp_built(fp4lr_format format, int stages_main, int stages_transform)
+{
+    /* tools/gen_sm90a_pp.py INSTANCES (tests/test_sm90a_instances.c compares) */
+    return format == FP4LR_NVFP4 &&
+           ((stages_main == 3 && stages_transform == 10) || (stages_main == 4 && stages_transform == 8));
 }
 
 int fp4lr_sm90a_xconv_built(fp4lr_family family, int tile_n, int stages_main, int stages_transform)

@@ -107,6 +107,15 @@ typedef enum fp4lr_swap {
  * 72 tiles of 128 x 256 against 126 of 128 x 160 on 132 SMs. */
 #define FP4LR_SM90A_TILE_N 256
 #define FP4LR_SM90A_TILE_N_NARROW 160
+/* The ping-pong tile (tools/gen_sm90a_pp.py, ptx/sm90a/..._pp.ptx): 128 x 128, the two consumer
+ * warpgroups taking whole tiles in turn, so that one's epilogue runs under the other's K loop.
+ * Opt-in (opts.tile_n = 128) for dense NVFP4 plans with one CTA, not swapped, W prepared
+ * (w_prep on, or auto which then means on); the kernel walks whole tiles (schedule auto plans
+ * dp, sk is refused).  Built: 3 main stages with 10 W slots (the solver's) and 4 with 8
+ * (--stages 4 --transform-slots 8).  AUTO does not pick it: not yet measured on a GPU. */
+#define FP4LR_SM90A_TILE_N_PP 128
+/* 1 when a ping-pong kernel is built for the format with these main stages and W slots. */
+int fp4lr_sm90a_pp_built(fp4lr_format format, int stages_main, int stages_transform);
 /* 1 when the narrow tile is AUTO's choice for the kernel's problem kp (M x N) on sm_count SMs. */
 int fp4lr_sm90a_narrow_fits(const fp4lr_problem *kp, int sm_count);
 

@@ -323,3 +323,22 @@ void tsupport_case_use_kernel_dir(tsupport_case *g, const char *dir)
     fp4lr_status st = fp4lr_runtime_init(&g->rt, g->ctx, dir);
     cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
 }
+
+void tsupport_case_expect_nan_column(tsupport_case *g, int64_t n, int64_t kb)
+{
+    const fp4lr_problem *p = &g->host.p;
+    const int64_t kv = p->K / fp4lr_format_block(p->format);
+    g->host.SFW[fp4lr_sf_offset(n, kb, kv)] = p->format == FP4LR_NVFP4 ? 0x7F : 0xFF;
+    tsupport_case_refresh(g);
+    tsupport_case_run(g);
+    tsupport_case_expect_pass(g);
+    const uint16_t *y = g->host.Y;
+    int64_t nans = 0;
+    for (int64_t m = 0; m < p->M; m++)
+        for (int64_t c = 0; c < p->N; c++) {
+            const int is_nan = (y[m * p->ldY + c] & 0x7FFF) > 0x7F80;
+            nans += is_nan;
+            cr_expect_eq(is_nan, c == n, "NaN at (%lld,%lld)", (long long)m, (long long)c);
+        }
+    cr_expect_eq(nans, p->M);
+}

@@ -89,6 +89,10 @@ void tsupport_swap_narrow_back_to_back(fp4lr_ctx *ctx, fp4lr_format f, int64_t r
  * (freeing the copy), around tsupport_case_use_kernel_dir. */
 char *tsupport_kernel_dir_save(void);
 void tsupport_kernel_dir_restore(char *saved);
+/* Plants a NaN scale (0x7F NVFP4, 0xFF MXFP4) in W row n, scale block kb, uploads, runs, expects
+ * the comparison to pass (the reference has the NaN too) and NaN in Y exactly in column n of
+ * every row (bf16 output); restores nothing (the case's inputs keep the NaN). */
+void tsupport_case_expect_nan_column(tsupport_case *g, int64_t n, int64_t kb);
 /* After a run: expects every element of Y's rows past column N (ldY > N) to still hold the
  * poison tsupport_case_run wrote (bf16 output). */
 void tsupport_case_expect_padding_untouched(tsupport_case *g);

@@ -365,6 +365,42 @@ Test(abi, swapped_prepared_plans_launch_as_dependents)
     cr_expect_str_eq(st.rule, "PDL");
 }
 
+/* The ping-pong plan (tile_n 128, dense NVFP4, W prepared): the sm90a_dense_c1 parameters with
+ * p_tiles_n = ceil(N / 128), one raster group, no workspace; the fp4 W map and the prepared W's
+ * (FLOAT16 {K, N}, 128-byte swizzle) both box 128 rows, the kernel's W slot. */
+Test(abi, pingpong_plan_maps_and_counts)
+{
+    tsupport_kparams l;
+    tsupport_kparams_from_gen_abi("sm90a_dense_c1", &l);
+    fp4lr_problem p = {.M = 1000, .N = 300, .K = 640, .format = FP4LR_NVFP4, .ldY = 304};
+    const fp4lr_plan_opts o = {.tile_n = 128};
+    fp4lr_plan plan;
+    fp4lr_sm90a_params prm;
+    cr_assert_eq(fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &o, &plan).code, FP4LR_OK);
+    cr_assert_str_eq(plan.entry, "fp4lr_sm90a_nvfp4_dense_m128n128k128_c1_s3_w10_pp");
+    fp4lr_status st = fp4lr_sm90a_params_make(&fake_ctx, &plan, &fake_args, &prm);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    rec.layout = &l;
+    rec.launches = 0;
+    st = fp4lr_sm90a_launch(&fake_ctx, (CUfunction)0x1234, &plan, &prm, 132, NULL);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    expect_map(&l, "p_tmW", DEV_W, (want_map){U8, 2, {320, 300}, {320}, {64, 128}, SW(64B), L2(L2_256B)});
+    expect_map(&l, "p_tmY", DEV_Y, (want_map){BF16, 2, {300, 1000}, {608}, {64, 64}, SW(128B), L2(NONE)});
+    cr_expect_eq(u32_at(&l, "p_tiles_m"), 8);
+    cr_expect_eq(u32_at(&l, "p_tiles_n"), 3, "ceil(300 / 128)");
+    cr_expect_eq(u32_at(&l, "p_group"), 8, "a prepared plan walks one raster group");
+    cr_expect_eq(u64_at(&l, "p_sk_ws"), 0);
+    cr_expect_eq(rec.cfg.gridDimX, 24, "min(8 x 3 tiles, 132 SMs)");
+    cr_expect_eq(rec.cfg.blockDimX, 512);
+    cr_expect_eq(rec.cfg.sharedMemBytes, 225280);
+    CUtensorMap wp;
+    st = fp4lr_sm90a_wprep_tmap(&fake_ctx, &p, (CUdeviceptr)DEV_W, (uint32_t)plan.tile_n, &wp);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    tsupport_expect_map(&wp, "Wp", DEV_W,
+                        (want_map){CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, {640, 300}, {1280}, {64, 128}, SW(128B),
+                                   L2(L2_256B)});
+}
+
 /* Dense MXFP4 in a pair, M 257, N 300, K 640: KA = 5, KS = 1; tiles_m counts 256-row
  * cluster tiles (2), tiles_n 2; grid min(2*2*2, 132) = 8 CTAs with the (2,1,1) cluster. */
 Test(abi, dense_pair_counts_cluster_tiles)

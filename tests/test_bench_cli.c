@@ -1198,9 +1198,10 @@ Test(bench_cli, forced_transform_and_lowrank_rings)
 {
     fp4lr_bench_opts o;
     char err[256];
-    cr_expect_eq(PARSE(&o, err, "--transform-slots", "6"), 2);
-    cr_expect(strstr(err, "expected 2 or 3 (2..5 with a prepared W)") != NULL, "%s", err);
+    cr_expect_eq(PARSE(&o, err, "--transform-slots", "11"), 2);
+    cr_expect(strstr(err, "expected 2 or 3 (2..5 with a prepared W, 2..10 with --tile-n 128)") != NULL, "%s", err);
     cr_expect_eq(PARSE(&o, err, "--transform-slots", "4"), 0, "4 and 5: the W-prepared ring's counts");
+    cr_expect_eq(PARSE(&o, err, "--transform-slots", "8"), 0, "6..10: the ping-pong tile's ring");
     cr_expect_eq(PARSE(&o, err, "--lora-chunk", "24"), 2);
     cr_expect(strstr(err, "multiple of 16") != NULL, "%s", err);
     cr_expect_eq(PARSE(&o, err, "--lora-slots", "0"), 2);
@@ -1397,7 +1398,7 @@ Test(bench_cli, tile_n_and_the_sm_count_pick_the_narrow_rows)
     }
     remove_dir(dir);
     cr_expect_neq(PARSE(&o, err, "--tile-n", "192"), 0);
-    cr_expect(strstr(err, "expected auto, 256 or 160") != NULL, "%s", err);
+    cr_expect(strstr(err, "expected auto, 256, 160 or 128") != NULL, "%s", err);
 }
 
 /* --graph: every sm_90a row is planned as a captured graph may launch it (whole tiles, W never

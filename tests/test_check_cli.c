@@ -65,6 +65,45 @@ Test(check_cli, swapped_prepared_plans)
     cr_expect(strstr(out, "pdl must be auto, on or off") != NULL, "%s", out);
 }
 
+/* --tile-n 128: the dense NVFP4 ping-pong plan (W prepared, whole tiles) and its budget, the
+ * forced 4-stage layout, and the plans its rule refuses, each naming why. */
+Test(check_cli, pingpong_tile_plans)
+{
+    static char out[1 << 16];
+    cr_assert_eq(check("--mnk 4608x3072x3072 --dense --tile-n 128 --plan-only --sm-count 132", out, sizeof out), 0,
+                 "%s", out);
+    cr_expect(strstr(out, "entry: fp4lr_sm90a_nvfp4_dense_m128n128k128_c1_s3_w10_pp") != NULL, "%s", out);
+    cr_expect(strstr(out, "schedule: dp") != NULL, "%s", out);
+    cr_expect(strstr(out, "225280 B dynamic shared memory, 864 tiles of 128x128") != NULL, "%s", out);
+    cr_expect(strstr(out, "W prepared: fp4lr_sm90a_nvfp4_wprep") != NULL, "%s", out);
+    cr_assert_eq(check("--mnk 4608x3072x3072 --dense --tile-n 128 --stages 4 --transform-slots 8 --plan-only", out,
+                       sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "entry: fp4lr_sm90a_nvfp4_dense_m128n128k128_c1_s4_w8_pp") != NULL, "%s", out);
+    cr_expect(strstr(out, "201728 B dynamic shared memory") != NULL, "%s", out);
+    /* --stages 4 alone solves to 9 slots, which is not built */
+    cr_expect_eq(check("--mnk 4608x3072x3072 --dense --tile-n 128 --stages 4 --plan-only", out, sizeof out), 2,
+                 "%s", out);
+    cr_expect(strstr(out, "no ping-pong kernel is built for 4 main stages and 9 W slots") != NULL, "%s", out);
+    static const struct {
+        const char *args, *why;
+    } refused[] = {
+        {"--shape flux-qkv", "this plan is fused"},
+        {"--mnk 4608x3072x3072 --dense --format mxfp4", "this plan is mxfp4"},
+        {"--mnk 4608x3072x3072 --dense --w-prep off", "this plan has w_prep off"},
+        {"--mnk 4608x3072x3072 --dense --w-prep inline", "this plan has w_prep inline"},
+        {"--mnk 4608x3072x3072 --dense --schedule sk", "this plan has schedule sk"},
+        {"--mnk 4608x3072x3072 --dense --swap on", "this plan is swapped"},
+        {"--mnk 4608x3072x3072 --dense --cluster 2", "this plan has cluster 2"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "%s --tile-n 128 --plan-only", refused[i].args);
+        cr_expect_eq(check(args, out, sizeof out), 2, "%s: %s", args, out);
+        cr_expect(strstr(out, "tile_n = 128 is the sm_90a ping-pong tile") != NULL && strstr(out, refused[i].why),
+                  "%s: %s", args, out);
+    }
+}
+
 /* --tile-n and --sm-count: sana-out planned for 132 SMs takes the narrow swapped tile (126
  * tiles of 128 x 160), --tile-n 256 keeps the wide one, a plan that does not swap refuses 160
  * by its rule, and bad values are refused. */
@@ -81,7 +120,7 @@ Test(check_cli, narrow_tile_plans)
     cr_expect_eq(check("--shape flux-qkv --plan-only --tile-n 160", out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "[FP4LR_E_UNSUPPORTED TILE_N]") != NULL, "%s", out);
     cr_expect_eq(check("--shape sana-out --plan-only --tile-n 192", out, sizeof out), 2, "%s", out);
-    cr_expect(strstr(out, "tile-n must be auto, 256 or 160") != NULL, "%s", out);
+    cr_expect(strstr(out, "tile-n must be auto, 256, 160 or 128") != NULL, "%s", out);
     cr_expect_eq(check("--shape sana-out --plan-only --sm-count 0", out, sizeof out), 2, "%s", out);
 }
 

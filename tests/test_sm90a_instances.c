@@ -298,7 +298,7 @@ Test(sm90a_instances, placed_conversion_is_exact, .timeout = 120)
 /* The W-prepared kernels and their preparation kernels (a grep pattern): the tw4 and
  * consumer_assist experiments build without them, and the transform layout's checks do not
  * apply to them (wprep_layout_is_the_measured_one checks theirs). */
-#define WPRE_FILES "'_w[0-9]*.ptx$\\|_w[0-9]_yt.ptx$\\|_x[0-9]*.ptx$\\|_x[0-9]_yt.ptx$\\|_wprep.ptx$\\|_wprep_pdl.ptx$'"
+#define WPRE_FILES "'_w[0-9]*.ptx$\\|_w[0-9]_yt.ptx$\\|_x[0-9]*.ptx$\\|_x[0-9]_yt.ptx$\\|_wprep.ptx$\\|_wprep_pdl.ptx$\\|_pp.ptx$'"
 
 /* Generates the instances of measurement variant `flags` (FP4LR_GEN_EXPERIMENT) into a
  * temporary directory; every file but the W-prepared ones must pass the shell test `check`
@@ -313,7 +313,7 @@ static int experiment_builds(const char *flags, const char *check, const char *g
     snprintf(cmd, sizeof cmd,
              "FP4LR_GEN_EXPERIMENT=%s python3 tools/gen_sm90a.py --outdir %s > /dev/null && "
              "test $(ls %s/*.ptx | grep -cv " WPRE_FILES ") -eq $(ls ptx/sm90a/*.ptx | grep -cv " WPRE_FILES ") && "
-             "for f in %s/*.ptx; do case $f in *_wprep.ptx|*_wprep_pdl.ptx|*_w[0-9].ptx|*_w[0-9]_yt.ptx|*_x[0-9].ptx|*_x[0-9]_yt.ptx) continue;; esac; "
+             "for f in %s/*.ptx; do case $f in *_wprep.ptx|*_wprep_pdl.ptx|*_w[0-9].ptx|*_w[0-9]_yt.ptx|*_x[0-9].ptx|*_x[0-9]_yt.ptx|*_pp.ptx) continue;; esac; "
              "{ %s; } || { echo \"$f\" >&2; exit 1; }; done && "
              "for e in %s; do sh tools/ptxas_gate.sh sm_90a %s/fp4lr_sm90a_$e.ptx %s/$e.cubin || exit 1; done",
              flags, dir, dir, dir, check, gated, dir, dir);
@@ -363,7 +363,7 @@ static int experiment_builds(const char *flags, const char *check, const char *g
  * committed file in the build.) */
 Test(sm90a_instances, committed_kernels_have_the_measured_layout)
 {
-    int rc = system("for f in ptx/sm90a/*.ptx; do case $f in *_wprep.ptx|*_wprep_pdl.ptx|*_w[0-9].ptx|*_w[0-9]_yt.ptx|*_x[0-9].ptx|*_x[0-9]_yt.ptx) continue;; esac; "
+    int rc = system("for f in ptx/sm90a/*.ptx; do case $f in *_wprep.ptx|*_wprep_pdl.ptx|*_w[0-9].ptx|*_w[0-9]_yt.ptx|*_x[0-9].ptx|*_x[0-9]_yt.ptx|*_pp.ptx) continue;; esac; "
                     "{ " TW8_CHECK " && " PRODROT_CHECK " && " PREFETCH_CHECK
                     " && " MXONE_CHECK " && " CHOIST_CHECK " && " TSPLIT_CHECK "; } || { echo \"$f\" >&2; exit 1; }; done");
     cr_expect_eq(rc, 0, "a committed sm_90a kernel lacks part of the default layout (file above)");
@@ -441,6 +441,55 @@ Test(sm90a_instances, wprep_layout_is_the_measured_one)
                     "{ echo \"$f\" >&2; exit 1; }; done && "
                     "for f in ptx/sm90a/*_wprep.ptx ptx/sm90a/*_wprep_pdl.ptx; do { " WPREP_CHECK "; } || { echo \"$f\" >&2; exit 1; }; done");
     cr_expect_eq(rc, 0, "a W-prepared kernel or a preparation kernel lacks its layout (file above)");
+}
+
+/* The ping-pong kernels (tools/gen_sm90a_pp.py): 512 threads, producers at 24 registers and
+ * consumers at 232, the W-prepared producers (thread 32's ring on tfull count 1, two W copies a
+ * stage), `empty` and `tempty` counting the owning consumer's 4 warps, 16 m64n128k16 wgmmas in
+ * the K loop (two a k16 step, four steps a chunk, two chunks) and none of another shape, the
+ * turn (one conditional arrive, one conditional sync on the other consumer's barrier) and the
+ * unit walk of their own (no stream-K fixup: no workspace stores). */
+#define PP_CHECK "grep -q '^.maxntid 512, 1, 1' $f && grep -q 'setmaxnreg.dec.sync.aligned.u32 24;' $f && " \
+                 "grep -q 'setmaxnreg.inc.sync.aligned.u32 232;' $f && grep -q '^L_wprod:' $f && " \
+                 "grep -q 'mbarrier.init.shared::cta.b64 \\[%bar_tfull+0\\], 1;' $f && " \
+                 "grep -q 'mbarrier.init.shared::cta.b64 \\[%bar_empty+0\\], 4;' $f && " \
+                 "grep -q 'mbarrier.init.shared::cta.b64 \\[%bar_tempty+0\\], 4;' $f && " \
+                 "! grep -q 'bar_empty+[0-9]*\\], 8;' $f && ! grep -q 'bar_tempty+[0-9]*\\], 8;' $f && " \
+                 "test $(grep -c 'cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes \\[%r42\\], \\[%tmW' $f) -eq 2 && " \
+                 "test $(grep -c 'wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16' $f) -eq 16 && " \
+                 "test $(grep -c 'wgmma.mma_async' $f) -eq 16 && " \
+                 "test $(grep -c '^.@%pnext bar.arrive %r10, 256;' $f) -eq 1 && " \
+                 "test $(grep -c '^.@!%p0 bar.sync %r10, 256;' $f) -eq 1 && " \
+                 "grep -q 'ping-pong: every tile whole' $f && ! grep -q 'st.global' $f && ! grep -q 'p_sk_ws\\]' $f"
+
+Test(sm90a_instances, pingpong_layout_is_the_designed_one)
+{
+    char out[4096];
+    int rc = tsupport_run_capture("n=0; for f in ptx/sm90a/*_pp.ptx; do { " PP_CHECK "; } || { echo \"$f\"; exit 1; }; "
+                                  "n=$((n+1)); done; echo $n",
+                                  out, sizeof out);
+    cr_expect_eq(rc, 0, "a ping-pong kernel lacks its layout: %s", out);
+    cr_expect_eq(atoi(out), 2, "expected the two ping-pong kernels: %s", out);
+}
+
+/* The ping-pong generator's output is the committed PTX, and the table the plan consults
+ * (fp4lr_sm90a_pp_built) names exactly the committed _pp files. */
+Test(sm90a_instances, pingpong_generator_and_built_table)
+{
+    int rc = system("python3 tools/gen_sm90a_pp.py --check > /dev/null");
+    cr_expect_eq(rc, 0, "tools/gen_sm90a_pp.py --check failed: the committed PTX differs from the generator");
+    for (int f = 0; f < 2; f++)
+        for (int m = 1; m <= 6; m++)
+            for (int t = 2; t <= 12; t++) {
+                char path[256];
+                snprintf(path, sizeof path, PTX_DIR "/fp4lr_sm90a_%s_dense_m128n128k128_c1_s%d_w%d_pp.ptx",
+                         f ? "mxfp4" : "nvfp4", m, t);
+                FILE *fp = fopen(path, "r");
+                if (fp)
+                    fclose(fp);
+                cr_expect_eq(fp4lr_sm90a_pp_built((fp4lr_format)f, m, t), fp != NULL,
+                             "%s: the table and ptx/sm90a disagree", path);
+            }
 }
 
 /* tw4 (4 transform warps at 104 registers, 384 threads, one m64n256k16 a k16 step: the

@@ -141,6 +141,47 @@ Test(wprep_plan, forced_stages_and_slots)
     expect_refused(dense(4608, 9216, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM90A, &o, FP4LR_E_INVALID, "TRANSFORM_STAGES");
 }
 
+/* The ping-pong tile (tile_n 128, dense NVFP4): the ring's slots are 16 KiB, so the solver
+ * takes 10 beside 3 main stages (the same 160 KiB as 5 of the 256-wide tile's); forced 4 stages
+ * with 8 slots is the other built layout; 11 slots are refused by the budget, 9 (what 4 stages
+ * alone solve to) by the plan as not built; w_prep auto means on; the fused family at 128 is
+ * no ping-pong plan, and its budget keeps the 5-slot cap. */
+Test(wprep_plan, pingpong_tile_budget)
+{
+    fp4lr_plan_opts o = {.tile_n = 128};
+    fp4lr_plan pl = plan_ok(dense(4608, 3072, 3072, FP4LR_NVFP4), &o);
+    cr_expect_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_dense_m128n128k128_c1_s3_w10_pp");
+    cr_expect_eq(pl.w_prep, 1);
+    cr_expect_eq(pl.w_inline, 0);
+    cr_expect_eq(pl.schedule, FP4LR_SCHEDULE_DP);
+    cr_expect_eq(pl.budget.stages_transform, 10);
+    cr_expect_eq(pl.budget.total_bytes, 225280);
+    cr_expect_eq(pl.tiles, 36 * 24);
+    const fp4lr_budget_row *ring = fp4lr_budget_row_find(&pl.budget, FP4LR_OBJ_W_BF16);
+    cr_assert_not_null(ring);
+    cr_expect_eq(ring->bytes_cta, 16384);
+    o = (fp4lr_plan_opts){.tile_n = 128, .force_main_stages = 4, .force_transform_stages = 8};
+    pl = plan_ok(dense(4608, 3072, 3072, FP4LR_NVFP4), &o);
+    cr_expect_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_dense_m128n128k128_c1_s4_w8_pp");
+    cr_expect_eq(pl.budget.total_bytes, 201728);
+    o = (fp4lr_plan_opts){.tile_n = 128, .force_transform_stages = 11};
+    expect_refused(dense(4608, 3072, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM90A, &o, FP4LR_E_INVALID, "TRANSFORM_STAGES");
+    o = (fp4lr_plan_opts){.tile_n = 128, .force_main_stages = 4};
+    expect_refused(dense(4608, 3072, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM90A, &o, FP4LR_E_UNSUPPORTED, "TILE_N");
+    fp4lr_budget_req req = {.arch = FP4LR_ARCH_SM90A, .format = FP4LR_NVFP4, .tile_m = 128, .tile_n = 128,
+                            .tile_k = 128, .cluster = 1, .family = FP4LR_FAMILY_FUSED, .has_affine = 1,
+                            .out_bytes = 2, .w_prep = 1};
+    fp4lr_budget b;
+    fp4lr_status st = fp4lr_budget_solve(&req, &b);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    cr_expect_leq(b.stages_transform, 5, "the fused 128-wide request keeps the 256-wide cap");
+    req.family = FP4LR_FAMILY_DENSE;
+    req.has_affine = 0;
+    st = fp4lr_budget_solve(&req, &b);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    cr_expect_eq(b.stages_transform, 10);
+}
+
 /* ON where no W-prepared kernel exists is refused by name; a bad enum too; and the budget
  * refuses a request that asks for it outside sm_90a one CTA. */
 Test(wprep_plan, refusals)

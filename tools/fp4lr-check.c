@@ -63,7 +63,8 @@ static void usage(FILE *f)
             "                      compared bit for bit with the validated Y (default 0)\n"
             "  --stages N          force the main stage count (an instantiation must exist)\n"
             "  --transform-slots N sm_90a: force the W transform ring to 2 or 3 slots (the W ring\n"
-            "                      2..5 with --w-prep on; a count without a built kernel fails to load)\n"
+            "                      2..5 with --w-prep on, 2..10 with --tile-n 128; a count without a\n"
+            "                      built kernel is refused or fails to load)\n"
             "  --lora-chunk N      force N ranks a low-rank chunk (a multiple of 16, at most r)\n"
             "  --lora-slots N      force N low-rank ring slots (1..4)\n"
             "  --cluster N         CTAs per cluster: 1, or 2 (a pair shares W; default: the plan's)\n"
@@ -87,7 +88,8 @@ static void usage(FILE *f)
             "                      line says whether fp4lr_gemm may be captured with it)\n"
             "  --tile-n W          sm_90a swapped plans: the kernel's tile width, auto (default: 160 where\n"
             "                      the 256-wide grid is under one wave of the GPU's SMs and the 160-wide\n"
-            "                      one fits in one; 256 without a GPU), 256 or 160 (other plans: 256)\n"
+            "                      one fits in one; 256 without a GPU), 256 or 160 (other plans: 256);\n"
+            "                      128: the dense NVFP4 ping-pong kernels (W prepared, not swapped)\n"
             "  --sm-count N        plan for a GPU of N SMs (AUTO's tile width; default: the GPU's, or\n"
             "                      none without one), e.g. 132 (H100 SXM, H200) with --plan-only\n"
             "  --threads N         CPU threads of the reference (default: all)\n"
@@ -200,7 +202,8 @@ static int parse(int argc, char **argv, opts *o)
             if (parse_int(v, 1, 64, &x)) return bad_arg(a, v, "stages must be 1..64");
             o->plan.force_main_stages = (int)x, i++;
         } else if (!strcmp(a, "--transform-slots")) {
-            if (parse_int(v, 2, 5, &x)) return bad_arg(a, v, "transform slots must be 2 or 3 (2..5 with --w-prep on)");
+            if (parse_int(v, 2, 10, &x))
+                return bad_arg(a, v, "transform slots must be 2 or 3 (2..5 with --w-prep on, 2..10 with --tile-n 128)");
             o->plan.force_transform_stages = (int)x, i++;
         } else if (!strcmp(a, "--lora-chunk")) {
             if (parse_int(v, 16, 1024, &x) || x % 16) return bad_arg(a, v, "low-rank chunk must be a multiple of 16");
@@ -227,8 +230,8 @@ static int parse(int argc, char **argv, opts *o)
         } else if (!strcmp(a, "--tile-n")) {
             if (v && !strcmp(v, "auto"))
                 x = 0;
-            else if (parse_int(v, 160, 256, &x) || (x != 160 && x != 256))
-                return bad_arg(a, v, "tile-n must be auto, 256 or 160");
+            else if (parse_int(v, 128, 256, &x) || (x != 128 && x != 160 && x != 256))
+                return bad_arg(a, v, "tile-n must be auto, 256, 160 or 128");
             o->plan.tile_n = (int)x, i++;
         } else if (!strcmp(a, "--sm-count")) {
             if (parse_int(v, 1, 1024, &x)) return bad_arg(a, v, "sm-count must be 1..1024");

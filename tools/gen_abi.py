@@ -38,7 +38,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ABI_MD = os.path.join(ROOT, "ptx", "ABI.md")
 HEADER = os.path.join(ROOT, "host", "fp4lr.h")
 
-ENTRY_NAME = re.compile(r"^fp4lr_(sm\d+[af])_(nvfp4|mxfp4)_(dense|fused)_m(\d+)n(\d+)k(\d+)_c(\d+)_s(\d+)(_t3|_w\d+|_x\d+)?(_yt)?$")
+ENTRY_NAME = re.compile(r"^fp4lr_(sm\d+[af])_(nvfp4|mxfp4)_(dense|fused)_m(\d+)n(\d+)k(\d+)_c(\d+)_s(\d+)(_t3|_w\d+|_x\d+)?(_yt)?(_pp)?$")
 # the W preparation kernels of the W-prepared (_w) sm_90a kernels (_pdl: releasing their
 # programmatic dependent, the _w<n>_yt kernels, at their start): family "wprep"
 PREP_NAME = re.compile(r"^fp4lr_(sm\d+[af])_(nvfp4|mxfp4)_(wprep)(?:_pdl)?$")
@@ -94,7 +94,7 @@ class Kernel:
         n = ENTRY_NAME.match(self.entry) or PREP_NAME.match(self.entry)
         if not n:
             raise AbiError(f"{self.path}: entry {self.entry} does not follow "
-                           "fp4lr_<arch>_<format>_<family>_m<TM>n<TN>k<TK>_c<C>_s<S>[_t3|_w<n>|_x<n>][_yt] "
+                           "fp4lr_<arch>_<format>_<family>_m<TM>n<TN>k<TK>_c<C>_s<S>[_t3|_w<n>|_x<n>][_yt][_pp] "
                            "or fp4lr_<arch>_<format>_wprep[_pdl]")
         self.arch, self.format, self.family = n.group(1), n.group(2), n.group(3)
         # the _x kernels (W converted in the kernel) take 7 more parameters: their own family

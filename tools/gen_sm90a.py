@@ -979,16 +979,7 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
 \t.reg .pred %pwc, %pbeta, %plissue;""")
         if XDBUF:
             e("\t.reg .pred %pxd;                           // XDBUF: the epilogue's buffers")
-    e(f"""\t// ---- setup: thread identity, tensor-map addresses, shared-memory addresses ----
-\tmov.u32 %thr, %tid.x;
-\tshr.u32 %warp, %thr, 5;
-\tand.b32 %lane, %thr, 31;
-\tshr.u32 %wg, %thr, 7;
-{ptxgen.COMMON_PARAMS}\tmov.u32 %sbase, smem;
-\tadd.u32 %bar_full, %sbase, {L['bar']};
-\tadd.u32 %bar_empty, %bar_full, {8 * stages};
-\tadd.u32 %bar_tfull, %bar_empty, {8 * stages};
-\tadd.u32 %bar_tempty, %bar_tfull, {8 * TSLOTS};
+    e(f"""{setup_addresses(L, stages)}
 {tsplit_setup(L) if TSPLIT else ""}{fused_setup(L, stages) if FUSED else ""}\tsetp.eq.u32 %ptrue, 0, 0;
 {cluster_setup()}\t// ---- barrier init (thread 0), made visible to the async proxy, then {"a cluster" if CL == 2 else "one CTA"} barrier ----
 \tsetp.ne.u32 %p0, %thr, 0;
@@ -1031,6 +1022,21 @@ L_init_done:
     emit_consumer(e, fmt, stages, L)
     e("}")
     return "\n".join(e.lines) + "\n"
+
+
+def setup_addresses(L, stages):
+    """The kernel's first lines: thread identity, the tensor maps' and parameters' registers,
+    shared memory's base and the four rings' mbarrier arrays (stages main, TSLOTS W)."""
+    return f"""\t// ---- setup: thread identity, tensor-map addresses, shared-memory addresses ----
+\tmov.u32 %thr, %tid.x;
+\tshr.u32 %warp, %thr, 5;
+\tand.b32 %lane, %thr, 31;
+\tshr.u32 %wg, %thr, 7;
+{ptxgen.COMMON_PARAMS}\tmov.u32 %sbase, smem;
+\tadd.u32 %bar_full, %sbase, {L['bar']};
+\tadd.u32 %bar_empty, %bar_full, {8 * stages};
+\tadd.u32 %bar_tfull, %bar_empty, {8 * stages};
+\tadd.u32 %bar_tempty, %bar_tfull, {8 * TSLOTS};"""
 
 
 def cluster_setup():
