@@ -492,6 +492,20 @@ Test(sm90a_instances, pingpong_generator_and_built_table)
             }
 }
 
+/* The ping-pong protocol (tests/pp_protocol.py: the rings shared by two consumers that own
+ * alternate units, and the turn), model-checked over random interleavings: it holds with the
+ * turn, and the model finds the violation without it (FP4LR_GEN_PP_FAULT=noturn's fault). */
+Test(sm90a_instances, pingpong_protocol_model, .timeout = 120)
+{
+    char out[2048];
+    int rc = tsupport_run_capture("python3 tests/pp_protocol.py", out, sizeof out);
+    cr_expect_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "the protocol held in 960 runs") != NULL, "%s", out);
+    rc = tsupport_run_capture("python3 tests/pp_protocol.py --noturn", out, sizeof out);
+    cr_expect_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "without the turn, as expected, a violation") != NULL, "%s", out);
+}
+
 /* tw4 (4 transform warps at 104 registers, 384 threads, one m64n256k16 a k16 step: the
  * layout before e36a593+1, measured against in the A/B) stays buildable; four
  * representatives (both formats, dense and fused, one CTA and the pair) pass the ptxas gate. */
