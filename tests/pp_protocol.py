@@ -7,7 +7,7 @@ units, and order the consumers with a turn (named barriers 5 / 6).  This is a mo
 protocol, not of the PTX: every role is a Python generator that does what the kernel's header
 comment says, in the same order, under mbarrier semantics (a phase completes when its arrivals
 and bytes are in; try_wait.parity P passes when the barrier's current phase parity differs from
-P, so a wait passes on a phase two laps old too), with the bulk copies completing at random
+P, so a wait for a lap's fill also passes while the fill of the lap before is outstanding), with the bulk copies completing at random
 later times and the roles interleaved at random.  It checks that every wait a consumer passes
 finds the fill it wants (the stage / chunk of its own unit, not an older lap's), that no fill
 overwrites a slot its owner has not released, that nothing deadlocks, and that every turn arrive

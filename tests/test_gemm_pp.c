@@ -156,9 +156,10 @@ Test(gemm_pp, input_faults_are_caught, .timeout = 300)
 
 /* ---- the planted kernel fault: no turn barrier ----
  * Built here (python3, ptxas) into a scratch kernel directory with the committed preparation
- * kernel; fp4lr-check validates every row of a shape whose CTAs run 6-7 units of 24 stages
- * (a consumer that skips ahead without its turn waits on a slot two ring laps early, and its
- * parity wait passes) and must exit 1 (validation failed) or be stopped by the timeout
+ * kernel; fp4lr-check validates 384 sampled rows (every odd unit of the fault reads the wrong
+ * stages, and every row band holds such units) of a shape whose CTAs run 6-7 units of 24 stages
+ * (a consumer that skips ahead without its turn waits on a slot whose previous fill is still
+ * outstanding, and its parity wait passes) and must exit 1 (validation failed) or be stopped by the timeout
  * (124): a ring out of step may also hang.  The committed kernel passes the same command. */
 Test(gemm_pp, a_kernel_without_turns_is_caught, .timeout = 300)
 {
@@ -177,7 +178,7 @@ Test(gemm_pp, a_kernel_without_turns_is_caught, .timeout = 300)
     int rc = tsupport_run_capture(cmd, out, sizeof out);
     cr_assert_eq(rc, 0, "the noturn kernel does not build: %s", out);
     tsupport_build_dir(bdir, sizeof bdir);
-    const char *args = "--mnk 4608x3072x3072 --dense --tile-n 128 --rows 0 --seed 7";
+    const char *args = "--mnk 4608x3072x3072 --dense --tile-n 128 --seed 7";
     snprintf(cmd, sizeof cmd, "FP4LR_KERNEL_DIR=%s timeout 60 '%s/bin/fp4lr-check' %s", dir, bdir, args);
     rc = tsupport_run_capture(cmd, out, sizeof out);
     cr_expect(rc == 1 || rc == 124, "the kernel without turns gave exit status %d (1 or 124 expected): %s", rc, out);

@@ -19,8 +19,8 @@ kernel stays in the sm90a_dense_c1 ABI family) and ignored.
     tools/gen_sm90a_pp.py [--check] [--list] [--outdir DIR]
 
 FP4LR_GEN_PP_FAULT=noturn (a planted fault for tests/test_gemm_pp.c, never committed): the
-consumers skip the turn barrier, so a warpgroup that runs a full ring lap ahead reads stages
-that are not there yet (wrong results or a hang).  FP4LR_GEN_EXPERIMENT must be unset (its
+consumers skip the turn barrier, so a warpgroup that starts its unit while the slot's previous
+fill is still outstanding reads a stage that is not there yet (wrong results or a hang).  FP4LR_GEN_EXPERIMENT must be unset (its
 flags change the shared producer code).
 """
 import os
@@ -133,9 +133,10 @@ def header(e, fmt, stages, slots, L):
 // syncs): consumer c arrives on barrier {TURN_BAR}+c once it has waited for every stage and
 // chunk of its unit u (after issuing its last wgmma, before waiting for it), if unit u+1
 // exists; the other consumer syncs on it before its first wait of unit u+1.  So a consumer
-// never waits on a ring slot whose previous fill has not completed: the one-bit parity of
-// an mbarrier cannot tell a phase from the one two laps later, and a consumer that skipped
-// the other's unit could otherwise be a lap ahead of the ring.  It is also the hand-over:
+// never waits on a ring slot whose previous fill has not completed: a one-bit parity wait
+// for a lap's fill also passes while the slot's fill of the lap before is still outstanding,
+// and a consumer that skipped the other's unit could otherwise be that far ahead of the
+// ring (tests/pp_protocol.py checks the protocol, with and without).  It is also the hand-over:
 // the next unit's K loop starts while the last wgmmas of this one drain and its epilogue runs.
 //
 // Barrier protocol (mbarriers in shared memory; phases tracked by parity bits):
