@@ -43,10 +43,13 @@
  * stage only A and SFA (9 KiB), so the ring takes what 3 main stages leave, up to 5
  * slots (5 x 32 KiB beside 3 stages and 2 writeback buffers fill 220 of 227 KiB). */
 #define WPREP_STAGES_MAX 5
-/* ... and the ping-pong tile's (128 wide, dense, not swapped: tools/gen_sm90a_pp.py) slots are
- * half as large (16 KiB): up to 10, the same 160 KiB of ring. */
+/* ... and the ping-pong tile's (128 wide, W prepared, not swapped: tools/gen_sm90a_pp.py) slots
+ * are half as large (16 KiB): up to 10, the same 160 KiB of ring.  Its two consumer warpgroups
+ * own whole tiles, so in the fused family each has its own low-rank ring (charged twice) and
+ * the epilogue keeps two writeback buffers (each consumer's 8 KiB half of each). */
 #define WPREP_STAGES_MAX_PP 10
 #define WPREP_TILE_N_PP 128
+#define PP_CONSUMERS 2
 #define WPREP_MIN_MAIN 3
 /* ... and at most 4 main stages (more buy nothing for 9 KiB of A; what is left goes to the
  * low-rank ring), which keeps the instantiations few. */
@@ -117,13 +120,19 @@ int fp4lr_policy_parse(const char *s, fp4lr_policy *out)
 
 /* ---- request validation ---------------------------------------------------- */
 
-/* The deepest prepared-W ring the kernels of request r are built for. */
-static int wprep_slots_max(const fp4lr_budget_req *r)
+/* 1 for the ping-pong tile's request (sm_90a, W prepared, 128 wide, not converted in the
+ * kernel, not swapped). */
+static int is_pp(const fp4lr_budget_req *r)
 {
-    const int pp = r->tile_n == WPREP_TILE_N_PP && r->family == FP4LR_FAMILY_DENSE && !r->w_inline &&
-                   !r->yt_prepared;
-    return pp ? WPREP_STAGES_MAX_PP : WPREP_STAGES_MAX;
+    return r->arch == FP4LR_ARCH_SM90A && r->w_prep && r->tile_n == WPREP_TILE_N_PP && !r->w_inline &&
+           !r->yt_prepared;
 }
+
+/* The deepest prepared-W ring the kernels of request r are built for. */
+static int wprep_slots_max(const fp4lr_budget_req *r) { return is_pp(r) ? WPREP_STAGES_MAX_PP : WPREP_STAGES_MAX; }
+
+/* The low-rank rings a CTA holds: one per consumer warpgroup in the ping-pong tile. */
+static int lora_rings(const fp4lr_budget_req *r) { return is_pp(r) ? PP_CONSUMERS : 1; }
 
 /* Rules every request obeys whatever the architecture (FP4LR_E_INVALID). */
 static fp4lr_status validate_request(const fp4lr_budget_req *r)
@@ -425,7 +434,7 @@ static fp4lr_status solve_stages(const fp4lr_budget_req *r, const obj_sizes *s, 
         const int slots = r->force_lora_stages ? r->force_lora_stages : 2;
         b->stages_lora = chunks < slots ? chunks : slots;
         lora_stage = l.cta + u.cta;
-        room = main_room(b, s, fixed, b->stages_lora * lora_stage);
+        room = main_room(b, s, fixed, lora_rings(r) * b->stages_lora * lora_stage);
         fit = stages_in(room, b->per_stage_main);
         if (fit >= need)
             break;
@@ -447,9 +456,9 @@ static fp4lr_status solve_stages(const fp4lr_budget_req *r, const obj_sizes *s, 
                      : r->w_prep && fit > WPREP_MAX_MAIN ? WPREP_MAX_MAIN : fit;
     int64_t left = room - main_ring_bytes(b->stages_main, b->per_stage_main);
     const int lora_max = chunks < LORA_STAGES_MAX ? chunks : LORA_STAGES_MAX;
-    while (!r->force_lora_stages && b->stages_lora < lora_max && left >= lora_stage) {
+    while (!r->force_lora_stages && b->stages_lora < lora_max && left >= lora_rings(r) * lora_stage) {
         b->stages_lora++;
-        left -= lora_stage;
+        left -= lora_rings(r) * lora_stage;
     }
     return fp4lr_ok();
 }
@@ -494,8 +503,11 @@ static void build_rows(const fp4lr_budget_req *r, const obj_sizes *s, fp4lr_budg
     if (b->lora_chunk) {
         obj_bytes l, u;
         size_lora(r, s->m_cta, b->lora_chunk, &l, &u);
-        add_row(b, FP4LR_OBJ_L, "L chunk (bf16)", l, "low-rank", b->stages_lora, 1);
-        add_row(b, FP4LR_OBJ_U, "U chunk (bf16)", u, "low-rank", b->stages_lora, 1);
+        const int rings = lora_rings(r); /* the ping-pong tile: a ring per consumer */
+        add_row(b, FP4LR_OBJ_L, rings > 1 ? "L chunk (bf16), 2 rings" : "L chunk (bf16)", l, "low-rank",
+                rings * b->stages_lora, 1);
+        add_row(b, FP4LR_OBJ_U, rings > 1 ? "U chunk (bf16), 2 rings" : "U chunk (bf16)", u, "low-rank",
+                rings * b->stages_lora, 1);
     }
     if (s->affine.cta)
         add_row(b, FP4LR_OBJ_AFFINE,
@@ -583,7 +595,7 @@ fp4lr_status fp4lr_budget_solve(const fp4lr_budget_req *req, fp4lr_budget *out)
     const obj_sizes s = size_objects(req);
     b->per_stage_main = s.a.cta + s.sfa.cta + s.w.cta + s.sfw.cta;
     b->stages_wb = req->arch == FP4LR_ARCH_SM90A && req->family == FP4LR_FAMILY_FUSED && !req->yt_prepared &&
-                           (!req->w_inline || req->tile_n % 64 == 0)
+                           (!req->w_inline || req->tile_n % 64 == 0) && !is_pp(req)
                        ? WB_STAGES_SM90A_FUSED : WB_STAGES;
     int64_t charged = 0;
     if (req->w_prep && !req->force_transform_stages) {

@@ -133,8 +133,6 @@ static fp4lr_status pp_check(const fp4lr_plan *pl, const fp4lr_plan_opts *o, int
     char why[96] = "";
     if (swapped || o->swap == FP4LR_SWAP_ON)
         snprintf(why, sizeof why, "this plan is swapped (Y^T = W.A^T)");
-    else if (pl->family != FP4LR_FAMILY_DENSE)
-        snprintf(why, sizeof why, "this plan is fused (r > 0, wc or beta)");
     else if (pl->format != FP4LR_NVFP4)
         snprintf(why, sizeof why, "this plan is %s", fp4lr_format_name(pl->format));
     else if (pl->cluster != 1)
@@ -146,7 +144,7 @@ static fp4lr_status pp_check(const fp4lr_plan *pl, const fp4lr_plan_opts *o, int
     if (!why[0])
         return fp4lr_ok();
     return fp4lr_fail(FP4LR_E_UNSUPPORTED, "TILE_N",
-                      "tile_n = %d is the sm_90a ping-pong tile: dense NVFP4, one CTA, not swapped, W prepared "
+                      "tile_n = %d is the sm_90a ping-pong tile: NVFP4, one CTA, not swapped, W prepared "
                       "(w_prep auto or on), whole tiles (schedule auto or dp); %s",
                       FP4LR_SM90A_TILE_N_PP, why);
 }
@@ -297,11 +295,11 @@ static fp4lr_status plan_kernel(const fp4lr_problem *p, fp4lr_arch arch, const f
         snprintf(ring, sizeof ring, pl->w_inline ? "_x%d" : "_w%d", pl->budget.stages_transform);
     else if (deep)
         snprintf(ring, sizeof ring, "_t3");
-    if (pp && !fp4lr_sm90a_pp_built(pl->format, pl->budget.stages_main, pl->budget.stages_transform))
+    if (pp && !fp4lr_sm90a_pp_built(pl->format, pl->family, pl->budget.stages_main, pl->budget.stages_transform))
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "TILE_N",
-                          "no ping-pong kernel is built for %d main stages and %d W slots (built: 3 stages with 10 "
-                          "slots, the solver's, and 4 with 8; tools/gen_sm90a_pp.py)",
-                          pl->budget.stages_main, pl->budget.stages_transform);
+                          "no %s ping-pong kernel is built for %d main stages and %d W slots (tools/gen_sm90a_pp.py "
+                          "INSTANCES: dense s3_w10, the solver's, and s4_w8; fused the solver's over every rank)",
+                          fp4lr_family_name(pl->family), pl->budget.stages_main, pl->budget.stages_transform);
     snprintf(pl->entry, sizeof pl->entry, "fp4lr_%s_%s_%s_m%dn%dk%d_c%d_s%d%s%s",
              o->family_target ? "sm100f" : fp4lr_arch_name(arch),
              fp4lr_format_name(pl->format), fp4lr_family_name(pl->family), pl->tile_m, pl->tile_n,
@@ -311,11 +309,19 @@ static fp4lr_status plan_kernel(const fp4lr_problem *p, fp4lr_arch arch, const f
     return fp4lr_ok();
 }
 
-int fp4lr_sm90a_pp_built(fp4lr_format format, int stages_main, int stages_transform)
+int fp4lr_sm90a_pp_built(fp4lr_format format, fp4lr_family family, int stages_main, int stages_transform)
 {
     /* tools/gen_sm90a_pp.py INSTANCES (tests/test_sm90a_instances.c compares) */
-    return format == FP4LR_NVFP4 &&
-           ((stages_main == 3 && stages_transform == 10) || (stages_main == 4 && stages_transform == 8));
+    static const struct {
+        fp4lr_family family;
+        int main, transform;
+    } built[] = {{FP4LR_FAMILY_DENSE, 3, 10}, {FP4LR_FAMILY_DENSE, 4, 8}, {FP4LR_FAMILY_FUSED, 3, 10},
+                 {FP4LR_FAMILY_FUSED, 3, 9},   {FP4LR_FAMILY_FUSED, 3, 8}};
+    for (size_t i = 0; i < sizeof built / sizeof built[0]; i++)
+        if (format == FP4LR_NVFP4 && built[i].family == family && built[i].main == stages_main &&
+            built[i].transform == stages_transform)
+            return 1;
+    return 0;
 }
 
 int fp4lr_sm90a_xconv_built(fp4lr_family family, int tile_n, int stages_main, int stages_transform)

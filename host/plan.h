@@ -115,7 +115,7 @@ typedef enum fp4lr_swap {
  * (--stages 4 --transform-slots 8).  AUTO does not pick it: not yet measured on a GPU. */
 #define FP4LR_SM90A_TILE_N_PP 128
 /* 1 when a ping-pong kernel is built for the format with these main stages and W slots. */
-int fp4lr_sm90a_pp_built(fp4lr_format format, int stages_main, int stages_transform);
+int fp4lr_sm90a_pp_built(fp4lr_format format, fp4lr_family family, int stages_main, int stages_transform);
 /* 1 when the narrow tile is AUTO's choice for the kernel's problem kp (M x N) on sm_count SMs. */
 int fp4lr_sm90a_narrow_fits(const fp4lr_problem *kp, int sm_count);
 

@@ -50,15 +50,15 @@ fp4lr_status fp4lr_sm90a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *pla
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM90A_PLAN", "plan %s is not an sm_90a plan", plan->entry);
     const int narrow = plan->tile_n == FP4LR_SM90A_TILE_N_NARROW && plan->cluster == 1 && plan->swap_ab &&
                        plan->w_prep;
-    /* the ping-pong tile (plan.h): dense, W prepared, not swapped; its maps are the _w kernels'
-     * with the W box 128 rows wide (boxes.w_rows below) */
+    /* the ping-pong tile (plan.h): W prepared, not swapped; its maps are the _w kernels' with
+     * the W box (boxes.w_rows below) and the U box (lowrank_params) 128 rows wide */
     const int pp = plan->tile_n == FP4LR_SM90A_TILE_N_PP && plan->cluster == 1 && !plan->swap_ab &&
-                   plan->w_prep && !plan->w_inline && plan->family == FP4LR_FAMILY_DENSE;
+                   plan->w_prep && !plan->w_inline;
     if ((plan->cluster != 1 && plan->cluster != 2) || plan->tile_m != TILE_M * plan->cluster ||
         (plan->tile_n != TILE_N && !narrow && !pp) || plan->tile_k != TILE_K)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "SM90A_DENSE_TILE",
-                          "sm_90a dense kernels exist for tile %dx%dx%d (cluster 1; swapped also %dx%dx%d; dense "
-                          "prepared ping-pong %dx%dx%d) and %dx%dx%d (cluster 2); the plan asks %dx%dx%d, cluster %d",
+                          "sm_90a kernels exist for tile %dx%dx%d (cluster 1; swapped also %dx%dx%d; prepared "
+                          "ping-pong %dx%dx%d) and %dx%dx%d (cluster 2); the plan asks %dx%dx%d, cluster %d",
                           TILE_M, TILE_N, TILE_K, TILE_M, FP4LR_SM90A_TILE_N_NARROW, TILE_K, TILE_M,
                           FP4LR_SM90A_TILE_N_PP, TILE_K, 2 * TILE_M, TILE_N, TILE_K, plan->tile_m, plan->tile_n,
                           plan->tile_k, plan->cluster);

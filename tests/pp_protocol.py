@@ -160,7 +160,7 @@ def main():
     if args.seeds < 1:
         ap.error("--seeds must be >= 1")
     import gen_sm90a_pp
-    rings = sorted({(s, w) for _, s, w in gen_sm90a_pp.INSTANCES})
+    rings = sorted({(s, w) for _, _, s, w in gen_sm90a_pp.INSTANCES})
     found, runs = None, 0
     for stages, slots in rings:
         for units in range(8):

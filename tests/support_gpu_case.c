@@ -2,6 +2,7 @@
 #include "support_gpu_case.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -324,6 +325,21 @@ void tsupport_case_use_kernel_dir(tsupport_case *g, const char *dir)
     cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
 }
 
+/* NaN in the bf16 Y exactly in row `row` (-1: none) and column `col`, nowhere else. */
+static void expect_nan_exactly(const tsupport_case *g, int64_t row, int64_t col)
+{
+    const fp4lr_problem *p = &g->host.p;
+    const uint16_t *y = g->host.Y;
+    int64_t nans = 0;
+    for (int64_t m = 0; m < p->M; m++)
+        for (int64_t n = 0; n < p->N; n++) {
+            const int is_nan = (y[m * p->ldY + n] & 0x7FFF) > 0x7F80;
+            nans += is_nan;
+            cr_expect_eq(is_nan, m == row || n == col, "NaN at (%lld, %lld)", (long long)m, (long long)n);
+        }
+    cr_expect_eq(nans, p->M + (row >= 0 ? p->N - 1 : 0));
+}
+
 void tsupport_case_expect_nan_column(tsupport_case *g, int64_t n, int64_t kb)
 {
     const fp4lr_problem *p = &g->host.p;
@@ -332,13 +348,17 @@ void tsupport_case_expect_nan_column(tsupport_case *g, int64_t n, int64_t kb)
     tsupport_case_refresh(g);
     tsupport_case_run(g);
     tsupport_case_expect_pass(g);
-    const uint16_t *y = g->host.Y;
-    int64_t nans = 0;
-    for (int64_t m = 0; m < p->M; m++)
-        for (int64_t c = 0; c < p->N; c++) {
-            const int is_nan = (y[m * p->ldY + c] & 0x7FFF) > 0x7F80;
-            nans += is_nan;
-            cr_expect_eq(is_nan, c == n, "NaN at (%lld,%lld)", (long long)m, (long long)c);
-        }
-    cr_expect_eq(nans, p->M);
+    expect_nan_exactly(g, -1, n);
+}
+
+void tsupport_case_expect_nan_cross(tsupport_case *g, int64_t row, int64_t col)
+{
+    const fp4lr_problem *p = &g->host.p;
+    cr_assert(p->has_wc && p->r > 5, "the NaN cross needs wc and a rank above 5");
+    g->host.wc[col] = NAN;
+    g->host.L[row * p->ldL + 5] = 0x7FC0; /* bf16 NaN */
+    tsupport_case_refresh(g);
+    tsupport_case_run(g);
+    tsupport_case_expect_pass(g);
+    expect_nan_exactly(g, row, col);
 }

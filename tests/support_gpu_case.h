@@ -93,6 +93,9 @@ void tsupport_kernel_dir_restore(char *saved);
  * the comparison to pass (the reference has the NaN too) and NaN in Y exactly in column n of
  * every row (bf16 output); restores nothing (the case's inputs keep the NaN). */
 void tsupport_case_expect_nan_column(tsupport_case *g, int64_t n, int64_t kb);
+/* Fused cases: plants NaN in wc[col] and in L (row `row`, rank 5), uploads, runs, expects the
+ * comparison to pass and NaN in Y exactly in that row and that column (bf16 output). */
+void tsupport_case_expect_nan_cross(tsupport_case *g, int64_t row, int64_t col);
 /* After a run: expects every element of Y's rows past column N (ldY > N) to still hold the
  * poison tsupport_case_run wrote (bf16 output). */
 void tsupport_case_expect_padding_untouched(tsupport_case *g);

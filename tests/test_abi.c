@@ -75,11 +75,10 @@ static const fp4lr_args fake_args = {
 
 /* Plans p, builds the library's parameters and launches them on the fake driver with a
  * persistent grid of 132 CTAs; the parameter area lands in rec.image. */
-static void library_launch(const fp4lr_problem *p, int cluster, const tsupport_kparams *layout, fp4lr_plan *plan,
-                           fp4lr_sm90a_params *prm)
+static void library_launch_opts(const fp4lr_problem *p, const fp4lr_plan_opts *o, const tsupport_kparams *layout,
+                                fp4lr_plan *plan, fp4lr_sm90a_params *prm)
 {
-    const fp4lr_plan_opts o = {.cluster = cluster};
-    fp4lr_status st = fp4lr_plan_make(p, FP4LR_ARCH_SM90A, &o, plan);
+    fp4lr_status st = fp4lr_plan_make(p, FP4LR_ARCH_SM90A, o, plan);
     cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
     st = fp4lr_sm90a_params_make(&fake_ctx, plan, &fake_args, prm);
     cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
@@ -87,6 +86,13 @@ static void library_launch(const fp4lr_problem *p, int cluster, const tsupport_k
     st = fp4lr_sm90a_launch(&fake_ctx, (CUfunction)0x1234, plan, prm, 132, NULL);
     cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
     cr_assert_eq(rec.launches, 1);
+}
+
+static void library_launch(const fp4lr_problem *p, int cluster, const tsupport_kparams *layout, fp4lr_plan *plan,
+                           fp4lr_sm90a_params *prm)
+{
+    const fp4lr_plan_opts o = {.cluster = cluster};
+    library_launch_opts(p, &o, layout, plan, prm);
 }
 
 static uint32_t u32_at(const tsupport_kparams *l, const char *name)
@@ -376,14 +382,8 @@ Test(abi, pingpong_plan_maps_and_counts)
     const fp4lr_plan_opts o = {.tile_n = 128};
     fp4lr_plan plan;
     fp4lr_sm90a_params prm;
-    cr_assert_eq(fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &o, &plan).code, FP4LR_OK);
+    library_launch_opts(&p, &o, &l, &plan, &prm);
     cr_assert_str_eq(plan.entry, "fp4lr_sm90a_nvfp4_dense_m128n128k128_c1_s3_w10_pp");
-    fp4lr_status st = fp4lr_sm90a_params_make(&fake_ctx, &plan, &fake_args, &prm);
-    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
-    rec.layout = &l;
-    rec.launches = 0;
-    st = fp4lr_sm90a_launch(&fake_ctx, (CUfunction)0x1234, &plan, &prm, 132, NULL);
-    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
     expect_map(&l, "p_tmW", DEV_W, (want_map){U8, 2, {320, 300}, {320}, {64, 128}, SW(64B), L2(L2_256B)});
     expect_map(&l, "p_tmY", DEV_Y, (want_map){BF16, 2, {300, 1000}, {608}, {64, 64}, SW(128B), L2(NONE)});
     cr_expect_eq(u32_at(&l, "p_tiles_m"), 8);
@@ -394,11 +394,41 @@ Test(abi, pingpong_plan_maps_and_counts)
     cr_expect_eq(rec.cfg.blockDimX, 512);
     cr_expect_eq(rec.cfg.sharedMemBytes, 225280);
     CUtensorMap wp;
-    st = fp4lr_sm90a_wprep_tmap(&fake_ctx, &p, (CUdeviceptr)DEV_W, (uint32_t)plan.tile_n, &wp);
+    fp4lr_status st = fp4lr_sm90a_wprep_tmap(&fake_ctx, &p, (CUdeviceptr)DEV_W, (uint32_t)plan.tile_n, &wp);
     cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
     tsupport_expect_map(&wp, "Wp", DEV_W,
                         (want_map){CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, {640, 300}, {1280}, {64, 128}, SW(128B),
                                    L2(L2_256B)});
+}
+
+/* The fused ping-pong plan (tile_n 128, r = 128 with the affine): the sm90a_fused_c1
+ * parameters with p_tiles_n = ceil(N / 128), U's box 128 rows (the tile's columns), chunks of 16
+ * ranks in 2 slots of each consumer's ring (p_lora_slots is a consumer's), no workspace. */
+Test(abi, fused_pingpong_plan_maps_and_counts)
+{
+    tsupport_kparams l;
+    tsupport_kparams_from_gen_abi("sm90a_fused_c1", &l);
+    fp4lr_problem p = {.M = 1000, .N = 520, .K = 512, .r = 128, .format = FP4LR_NVFP4, .has_wc = 1, .has_beta = 1};
+    const fp4lr_plan_opts o = {.tile_n = 128};
+    fp4lr_plan plan;
+    fp4lr_sm90a_params prm;
+    library_launch_opts(&p, &o, &l, &plan, &prm);
+    cr_assert_str_eq(plan.entry, "fp4lr_sm90a_nvfp4_fused_m128n128k128_c1_s3_w8_pp");
+    expect_map(&l, "p_tmW", DEV_W, (want_map){U8, 2, {256, 520}, {256}, {64, 128}, SW(64B), L2(L2_256B)});
+    expect_map(&l, "p_tmL", DEV_L, (want_map){BF16, 2, {128, 1000}, {256}, {16, 128}, SW(32B), L2(L2_128B)});
+    expect_map(&l, "p_tmU", DEV_U, (want_map){BF16, 2, {128, 520}, {256}, {16, 128}, SW(32B), L2(L2_128B)});
+    cr_expect_eq(u32_at(&l, "p_tiles_m"), 8);
+    cr_expect_eq(u32_at(&l, "p_tiles_n"), 5, "ceil(520 / 128)");
+    cr_expect_eq(u32_at(&l, "p_group"), 8, "a prepared plan walks one raster group");
+    cr_expect_eq(u32_at(&l, "p_lora_chunks"), 8);
+    cr_expect_eq(u32_at(&l, "p_lora_slots"), 2, "a consumer's ring");
+    cr_expect_eq(u32_at(&l, "p_lora_wk"), 16);
+    cr_expect_eq(u32_at(&l, "p_lora_ksteps"), 1);
+    cr_expect_eq(u64_at(&l, "p_sk_ws"), 0);
+    cr_expect_eq(rec.cfg.gridDimX, 40, "min(8 x 5 tiles, 132 SMs)");
+    cr_expect_eq(rec.cfg.sharedMemBytes, 227328,
+                 "3 x 9216 main + 8 x 16384 W + 2 x 16384 writeback + 1024 fixed + 2048 slices + 2 rings x 2 "
+                 "slots x 8192 L/U: %u", rec.cfg.sharedMemBytes);
 }
 
 /* Dense MXFP4 in a pair, M 257, N 300, K 640: KA = 5, KS = 1; tiles_m counts 256-row

@@ -65,8 +65,9 @@ Test(check_cli, swapped_prepared_plans)
     cr_expect(strstr(out, "pdl must be auto, on or off") != NULL, "%s", out);
 }
 
-/* --tile-n 128: the dense NVFP4 ping-pong plan (W prepared, whole tiles) and its budget, the
- * forced 4-stage layout, and the plans its rule refuses, each naming why. */
+/* --tile-n 128: the NVFP4 ping-pong plans (W prepared, whole tiles) and their budgets, dense
+ * (also the forced 4-stage layout) and fused (a low-rank ring per consumer), and the plans its
+ * rule refuses, each naming why. */
 Test(check_cli, pingpong_tile_plans)
 {
     static char out[1 << 16];
@@ -83,11 +84,14 @@ Test(check_cli, pingpong_tile_plans)
     /* --stages 4 alone solves to 9 slots, which is not built */
     cr_expect_eq(check("--mnk 4608x3072x3072 --dense --tile-n 128 --stages 4 --plan-only", out, sizeof out), 2,
                  "%s", out);
-    cr_expect(strstr(out, "no ping-pong kernel is built for 4 main stages and 9 W slots") != NULL, "%s", out);
+    cr_expect(strstr(out, "no dense ping-pong kernel is built for 4 main stages and 9 W slots") != NULL, "%s", out);
+    cr_assert_eq(check("--shape flux-qkv --tile-n 128 --plan-only", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "entry: fp4lr_sm90a_nvfp4_fused_m128n128k128_c1_s3_w8_pp") != NULL, "%s", out);
+    cr_expect(strstr(out, "L chunk (bf16), 2 rings") != NULL, "%s", out);
+    cr_expect(strstr(out, "total 227328 B") != NULL, "%s", out);
     static const struct {
         const char *args, *why;
     } refused[] = {
-        {"--shape flux-qkv", "this plan is fused"},
         {"--mnk 4608x3072x3072 --dense --format mxfp4", "this plan is mxfp4"},
         {"--mnk 4608x3072x3072 --dense --w-prep off", "this plan has w_prep off"},
         {"--mnk 4608x3072x3072 --dense --w-prep inline", "this plan has w_prep inline"},

@@ -1,12 +1,15 @@
 /* GPU suite: the sm_90a ping-pong kernels (tools/gen_sm90a_pp.py: 128 x 128 tiles, W prepared,
- * the two consumer warpgroups taking whole tiles in turn), planned with tile_n = 128.
+ * the two consumer warpgroups taking whole tiles in turn), planned with tile_n = 128, dense and
+ * fused (each consumer's own low-rank ring; the affine and the low-rank wgmmas after its K loop).
  *
  * Against the double reference: ragged edges; CTAs with one unit (the second consumer idle),
  * two, and odd and even counts; K of one stage (many ring laps a CTA); both built layouts
  * (s3_w10, the solver's, and s4_w8).  Bitwise agreement with the 256-wide _w5 kernel (the same
  * f16 operands in the same K order through the same m64n128k16 sequence).  Bitwise stability
  * over many launches (the turn protocol and the rings shared by two consumers).  A NaN scale
- * of W reaches exactly its column.  The planted faults: the input faults every GPU suite
+ * of W reaches exactly its column; fused, NaN in wc and in L exactly their column and row.
+ * Fused: every rank with and without the affine, on shapes of one unit a CTA and of several.
+ * The planted faults: the input faults every GPU suite (fused: also a dropped rank of U)
  * plants, and a kernel built without the turn barrier (FP4LR_GEN_PP_FAULT=noturn), which
  * must fail validation or hang (run through fp4lr-check under a timeout).  Skips without an
  * sm_90a GPU. */
@@ -23,14 +26,23 @@ typedef tsupport_case gcase;
 
 static fp4lr_ctx *sm90a_or_skip(void) { return tsupport_sm90a_or_skip("the ping-pong kernels are sm_90a kernels"); }
 
-/* A dense NVFP4 case planned on the ping-pong tile (stages / slots 0: the solver's). */
-static void setup(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, uint64_t seed, int64_t rows,
-                  int stages, int slots)
+/* An NVFP4 case of rank r (the affine with it when `affine`; r = 0 without: dense) planned on
+ * the ping-pong tile (stages / slots 0: the solver's). */
+static void setup_r(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, int64_t r, int affine, uint64_t seed,
+                    int64_t rows, int stages, int slots)
 {
-    fp4lr_problem p = {.M = M, .N = N, .K = K, .format = FP4LR_NVFP4, .out = FP4LR_OUT_BF16};
+    fp4lr_problem p = {.M = M, .N = N, .K = K, .r = r, .format = FP4LR_NVFP4, .out = FP4LR_OUT_BF16,
+                       .has_wc = affine, .has_beta = affine};
     fp4lr_plan_opts o = {.tile_n = 128, .force_main_stages = stages, .force_transform_stages = slots};
     tsupport_case_setup(g, ctx, &p, seed, FP4LR_PGEN_SCALES_REALISTIC, rows, &o);
     cr_assert(strstr(g->plan.entry, "_m128n128k128_c1_") && strstr(g->plan.entry, "_pp"), "%s", g->plan.entry);
+    cr_assert_eq(g->plan.family, r > 0 || affine ? FP4LR_FAMILY_FUSED : FP4LR_FAMILY_DENSE, "%s", g->plan.entry);
+}
+
+static void setup(gcase *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, uint64_t seed, int64_t rows,
+                  int stages, int slots)
+{
+    setup_r(g, ctx, M, N, K, 0, 0, seed, rows, stages, slots);
 }
 
 static void run_pass(fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, uint64_t seed, int64_t rows, int stages,
@@ -188,4 +200,54 @@ Test(gemm_pp, a_kernel_without_turns_is_caught, .timeout = 300)
     cr_expect(strstr(out, entry) != NULL, "%s", out);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_expect_eq(system(cmd), 0);
+}
+
+/* ---- fused: every rank, with and without the affine; one unit a CTA and several ---- */
+
+Test(gemm_pp, fused_ranks_and_affine, .timeout = 600)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    static const int64_t ranks[] = {0, 16, 32, 48, 64, 128, 1024};
+    uint64_t seed = 3600;
+    for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++)
+        for (int affine = 0; affine < 2; affine++) {
+            if (ranks[i] == 0 && !affine)
+                continue; /* the dense family */
+            gcase g;
+            setup_r(&g, ctx, 300, 520, 512, ranks[i], affine, seed++, 0, 0, 0);
+            tsupport_case_run(&g);
+            tsupport_case_expect_pass(&g);
+            tsupport_case_teardown(&g);
+        }
+    /* 384 tiles (about three a CTA: both consumers, their rings, the turns), r = 32 and 128 */
+    static const int64_t big[] = {32, 128};
+    for (size_t i = 0; i < 2; i++) {
+        gcase g;
+        setup_r(&g, ctx, 2000, 3000, 384, big[i], 1, seed++, 128, 0, 0);
+        tsupport_case_run(&g);
+        tsupport_case_expect_pass(&g);
+        tsupport_case_expect_stable(&g, 20);
+        tsupport_case_teardown(&g);
+    }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- fused: NaN in wc and in L, and the planted faults ---- */
+
+Test(gemm_pp, fused_nan_and_faults, .timeout = 300)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    gcase g;
+    setup_r(&g, ctx, 300, 400, 512, 128, 1, 3700, 0, 0, 0);
+    tsupport_case_run(&g);
+    tsupport_case_expect_pass(&g);
+    tsupport_case_expect_u_column_drop_fails(&g, 100); /* a rank in the streamed tail */
+    tsupport_case_expect_sfw_flip_fails(&g, 123, 5);
+    tsupport_case_expect_kblock_drop_fails(&g, 0, 64 / 2 * 3);
+    tsupport_case_expect_unwritten_fails(&g, 250, 399);
+    tsupport_case_teardown(&g);
+    setup_r(&g, ctx, 200, 300, 256, 32, 1, 3701, 0, 0, 0);
+    tsupport_case_expect_nan_cross(&g, 41, 123);
+    tsupport_case_teardown(&g);
+    fp4lr_ctx_destroy(ctx);
 }

@@ -29,6 +29,7 @@ typedef struct instance {
     int wprep;              /* _w<n> or _x<n>: W prepared (its ring filled by bulk copies) */
     int xconv;              /* _x<n>: W converted in the kernel (fp4lr_wprep INLINE) */
     int yt;                 /* _x<n>_yt, _w<n>_yt: the swapped plan's kernel (fp4lr_swap ON) */
+    int pp;                 /* _w<n>_pp: the ping-pong kernels (a low-rank ring per consumer) */
     long smem_total;
     long lora_at;           /* fused: offset of the low-rank ring */
 } instance;
@@ -59,6 +60,7 @@ static int load_instances(instance *out, int cap)
         if (x && sscanf(x, "_x%d", &in->tslots) == 1)
             in->wprep = in->xconv = 1;
         in->yt = strstr(de->d_name, "_yt.ptx") != NULL;
+        in->pp = strstr(de->d_name, "_pp.ptx") != NULL;
         in->format = strcmp(fmt, "nvfp4") == 0 ? FP4LR_NVFP4 : FP4LR_MXFP4;
         in->fused = strcmp(fam, "fused") == 0;
         snprintf(in->entry, sizeof in->entry, "%.*s", (int)(len - 4), de->d_name);
@@ -102,7 +104,10 @@ Test(sm90a_instances, entries_match_the_solver)
     int n = load_instances(in, 128);
     cr_assert_geq(n, 2, "expected at least one NVFP4 and one MXFP4 instantiation");
     for (int i = 0; i < n; i++) {
-        fp4lr_problem p = family_problem(in[i].format, in[i].fused, 0);
+        /* the fused ping-pong kernels are built for the solver's plans only (plan.h): each at
+         * the rank whose plan it is (s3_w10 affine only, s3_w9 r = 16, s3_w8 r = 32) */
+        const int64_t r = in[i].pp && in[i].fused ? (in[i].tslots == 10 ? 0 : in[i].tslots == 9 ? 16 : 32) : 0;
+        fp4lr_problem p = family_problem(in[i].format, in[i].fused, r);
         fp4lr_plan_opts o = {.tile_m = in[i].tm, .tile_n = in[i].tn, .tile_k = in[i].tk,
                              .cluster = in[i].cluster, .force_main_stages = in[i].stages,
                              .force_transform_stages = in[i].tslots,
@@ -141,13 +146,14 @@ static int built_instance(const instance *in, int n, const fp4lr_plan *plan, con
 }
 
 /* The kernel's low-rank ring, as the host sizes it (a slot of 128 L rows and tile_n U rows
- * at the kernel's ring offset), fits the plan's shared memory. */
+ * at the kernel's ring offset; the ping-pong kernels hold one ring per consumer), fits the
+ * plan's shared memory. */
 static void expect_ring_fits(const instance *k, const fp4lr_plan *plan, const fp4lr_problem *p)
 {
     int64_t rc = fp4lr_sm90a_lora_chunk(plan);
     int64_t slots = plan->budget.stages_lora < FP4LR_SM90A_LORA_SLOTS ? plan->budget.stages_lora
                                                                        : FP4LR_SM90A_LORA_SLOTS;
-    int64_t need = k->lora_at + slots * (128 + plan->tile_n) * rc * 2;
+    int64_t need = k->lora_at + (k->pp ? 2 : 1) * slots * (128 + plan->tile_n) * rc * 2;
     cr_expect_leq(need, plan->smem_bytes, "%s r=%lld affine %d: kernel needs %lld B, plan gives %lld B", plan->entry,
                   (long long)p->r, p->has_wc, (long long)need, (long long)plan->smem_bytes);
 }
@@ -444,20 +450,30 @@ Test(sm90a_instances, wprep_layout_is_the_measured_one)
 }
 
 /* The ping-pong kernels (tools/gen_sm90a_pp.py): 512 threads, producers at 24 registers and
- * consumers at 232, the W-prepared producers (thread 32's ring on tfull count 1, two W copies a
- * stage), `empty` and `tempty` counting the owning consumer's 4 warps, 16 m64n128k16 wgmmas in
- * the K loop (two a k16 step, four steps a chunk, two chunks) and none of another shape, the
- * turn (one conditional arrive, one conditional sync on the other consumer's barrier) and the
- * unit walk of their own (no stream-K fixup: no workspace stores). */
-#define PP_CHECK "grep -q '^.maxntid 512, 1, 1' $f && grep -q 'setmaxnreg.dec.sync.aligned.u32 24;' $f && " \
-                 "grep -q 'setmaxnreg.inc.sync.aligned.u32 232;' $f && grep -q '^L_wprod:' $f && " \
+ * consumers at 232 (fused: 40 / 216), the W-prepared producers (thread 32's ring on tfull count
+ * 1, two W copies a stage), `empty` and `tempty` counting the owning consumer's 4 warps, 16
+ * m64n128k16 f16 wgmmas in the K loop (two a k16 step, four steps a chunk, two chunks) and, in
+ * the fused family, 14 bf16 ones of the low-rank term (two a k16 step, paths of 4, 2 and 1
+ * steps) and none of another shape, the turn (one conditional arrive, one conditional sync on
+ * the other consumer's barrier), the fused consumers' own low-rank barriers (lempty count 4,
+ * 2 x 4 of each) and the unit walk of their own (no stream-K fixup: no workspace stores). */
+#define PP_CHECK "grep -q '^.maxntid 512, 1, 1' $f && case $f in *_fused_*) " \
+                 "grep -q 'setmaxnreg.dec.sync.aligned.u32 40;' $f && " \
+                 "grep -q 'setmaxnreg.inc.sync.aligned.u32 216;' $f && " \
+                 "test $(grep -c 'wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16' $f) -eq 14 && " \
+                 "test $(grep -c 'wgmma.mma_async' $f) -eq 30 && " \
+                 "test $(grep -c 'mbarrier.init.shared::cta.b64 \\[%r10+[0-9]*\\], 4;  *// lempty' $f) -eq 8 && " \
+                 "test $(grep -c 'mbarrier.init.shared::cta.b64 \\[%r10+[0-9]*\\], 1;  *// lfull' $f) -eq 8;; " \
+                 "*) grep -q 'setmaxnreg.dec.sync.aligned.u32 24;' $f && " \
+                 "grep -q 'setmaxnreg.inc.sync.aligned.u32 232;' $f && " \
+                 "test $(grep -c 'wgmma.mma_async' $f) -eq 16 && ! grep -q 'lfull' $f;; esac && " \
+                 "grep -q '^L_wprod:' $f && " \
                  "grep -q 'mbarrier.init.shared::cta.b64 \\[%bar_tfull+0\\], 1;' $f && " \
                  "grep -q 'mbarrier.init.shared::cta.b64 \\[%bar_empty+0\\], 4;' $f && " \
                  "grep -q 'mbarrier.init.shared::cta.b64 \\[%bar_tempty+0\\], 4;' $f && " \
                  "! grep -q 'bar_empty+[0-9]*\\], 8;' $f && ! grep -q 'bar_tempty+[0-9]*\\], 8;' $f && " \
                  "test $(grep -c 'cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes \\[%r42\\], \\[%tmW' $f) -eq 2 && " \
                  "test $(grep -c 'wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16' $f) -eq 16 && " \
-                 "test $(grep -c 'wgmma.mma_async' $f) -eq 16 && " \
                  "test $(grep -c '^.@%pnext bar.arrive %r10, 256;' $f) -eq 1 && " \
                  "test $(grep -c '^.@!%p0 bar.sync %r10, 256;' $f) -eq 1 && " \
                  "grep -q 'ping-pong: every tile whole' $f && ! grep -q 'st.global' $f && ! grep -q 'p_sk_ws\\]' $f"
@@ -469,7 +485,7 @@ Test(sm90a_instances, pingpong_layout_is_the_designed_one)
                                   "n=$((n+1)); done; echo $n",
                                   out, sizeof out);
     cr_expect_eq(rc, 0, "a ping-pong kernel lacks its layout: %s", out);
-    cr_expect_eq(atoi(out), 2, "expected the two ping-pong kernels: %s", out);
+    cr_expect_eq(atoi(out), 5, "expected the five ping-pong kernels: %s", out);
 }
 
 /* The ping-pong generator's output is the committed PTX, and the table the plan consults
@@ -479,17 +495,44 @@ Test(sm90a_instances, pingpong_generator_and_built_table)
     int rc = system("python3 tools/gen_sm90a_pp.py --check > /dev/null");
     cr_expect_eq(rc, 0, "tools/gen_sm90a_pp.py --check failed: the committed PTX differs from the generator");
     for (int f = 0; f < 2; f++)
-        for (int m = 1; m <= 6; m++)
-            for (int t = 2; t <= 12; t++) {
-                char path[256];
-                snprintf(path, sizeof path, PTX_DIR "/fp4lr_sm90a_%s_dense_m128n128k128_c1_s%d_w%d_pp.ptx",
-                         f ? "mxfp4" : "nvfp4", m, t);
-                FILE *fp = fopen(path, "r");
-                if (fp)
-                    fclose(fp);
-                cr_expect_eq(fp4lr_sm90a_pp_built((fp4lr_format)f, m, t), fp != NULL,
-                             "%s: the table and ptx/sm90a disagree", path);
-            }
+        for (int fused = 0; fused < 2; fused++)
+            for (int m = 1; m <= 6; m++)
+                for (int t = 2; t <= 12; t++) {
+                    char path[256];
+                    snprintf(path, sizeof path, PTX_DIR "/fp4lr_sm90a_%s_%s_m128n128k128_c1_s%d_w%d_pp.ptx",
+                             f ? "mxfp4" : "nvfp4", fused ? "fused" : "dense", m, t);
+                    FILE *fp = fopen(path, "r");
+                    if (fp)
+                        fclose(fp);
+                    cr_expect_eq(fp4lr_sm90a_pp_built((fp4lr_format)f, fused ? FP4LR_FAMILY_FUSED : FP4LR_FAMILY_DENSE,
+                                                      m, t),
+                                 fp != NULL, "%s: the table and ptx/sm90a disagree", path);
+                }
+}
+
+/* Every NVFP4 ping-pong plan (tile_n 128) over the ranks, with and without the affine, has a
+ * built kernel whose two low-rank rings fit the plan's shared memory. */
+Test(sm90a_instances, every_pingpong_plan_is_built_and_its_rings_fit)
+{
+    instance in[128];
+    const int n = load_instances(in, 128);
+    const fp4lr_plan_opts o = {.tile_n = 128};
+    const size_t nr = sizeof ranks / sizeof ranks[0];
+    for (size_t k = 0; k < 2 * nr; k++) {
+        fp4lr_problem p = family_problem(FP4LR_NVFP4, k < nr, ranks[k % nr]);
+        if (p.r == 0 && k >= nr)
+            continue; /* dense: once */
+        fp4lr_plan plan;
+        fp4lr_status st = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &o, &plan);
+        cr_assert_eq(st.code, FP4LR_OK, "r = %lld: %s", (long long)p.r, st.msg);
+        cr_expect(strstr(plan.entry, "_pp") != NULL, "%s", plan.entry);
+        const int found = built_instance(in, n, &plan, &p);
+        if (found < 0)
+            continue;
+        cr_expect_leq(in[found].smem_total, plan.smem_bytes, "%s", plan.entry);
+        if (p.r > 0)
+            expect_ring_fits(&in[found], &plan, &p);
+    }
 }
 
 /* The ping-pong protocol (tests/pp_protocol.py: the rings shared by two consumers that own
@@ -500,7 +543,7 @@ Test(sm90a_instances, pingpong_protocol_model, .timeout = 120)
     char out[2048];
     int rc = tsupport_run_capture("python3 tests/pp_protocol.py", out, sizeof out);
     cr_expect_eq(rc, 0, "%s", out);
-    cr_expect(strstr(out, "the protocol held in 960 runs") != NULL, "%s", out);
+    cr_expect(strstr(out, "the protocol held in 1920 runs") != NULL, "%s", out);
     rc = tsupport_run_capture("python3 tests/pp_protocol.py --noturn", out, sizeof out);
     cr_expect_eq(rc, 0, "%s", out);
     cr_expect(strstr(out, "without the turn, as expected, a violation") != NULL, "%s", out);

@@ -141,11 +141,12 @@ Test(wprep_plan, forced_stages_and_slots)
     expect_refused(dense(4608, 9216, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM90A, &o, FP4LR_E_INVALID, "TRANSFORM_STAGES");
 }
 
-/* The ping-pong tile (tile_n 128, dense NVFP4): the ring's slots are 16 KiB, so the solver
- * takes 10 beside 3 main stages (the same 160 KiB as 5 of the 256-wide tile's); forced 4 stages
- * with 8 slots is the other built layout; 11 slots are refused by the budget, 9 (what 4 stages
- * alone solve to) by the plan as not built; w_prep auto means on; the fused family at 128 is
- * no ping-pong plan, and its budget keeps the 5-slot cap. */
+/* The ping-pong tile (tile_n 128, NVFP4): the ring's slots are 16 KiB, so the solver takes 10
+ * beside 3 main stages (the same 160 KiB as 5 of the 256-wide tile's); forced 4 stages with 8
+ * slots is the other built dense layout; 11 slots are refused by the budget, 9 (what 4 stages
+ * alone solve to) by the plan as not built; w_prep auto means on.  Fused: a low-rank ring per
+ * consumer (charged twice) and two writeback buffers: r = 32 keeps 8 W slots, and a swapped
+ * (yt_prepared) request keeps the 5-slot cap. */
 Test(wprep_plan, pingpong_tile_budget)
 {
     fp4lr_plan_opts o = {.tile_n = 128};
@@ -169,14 +170,27 @@ Test(wprep_plan, pingpong_tile_budget)
     o = (fp4lr_plan_opts){.tile_n = 128, .force_main_stages = 4};
     expect_refused(dense(4608, 3072, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM90A, &o, FP4LR_E_UNSUPPORTED, "TILE_N");
     fp4lr_budget_req req = {.arch = FP4LR_ARCH_SM90A, .format = FP4LR_NVFP4, .tile_m = 128, .tile_n = 128,
-                            .tile_k = 128, .cluster = 1, .family = FP4LR_FAMILY_FUSED, .has_affine = 1,
+                            .tile_k = 128, .cluster = 1, .family = FP4LR_FAMILY_FUSED, .rank = 32, .has_affine = 1,
                             .out_bytes = 2, .w_prep = 1};
     fp4lr_budget b;
     fp4lr_status st = fp4lr_budget_solve(&req, &b);
     cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
-    cr_expect_leq(b.stages_transform, 5, "the fused 128-wide request keeps the 256-wide cap");
-    req.family = FP4LR_FAMILY_DENSE;
-    req.has_affine = 0;
+    cr_expect_eq(b.stages_main, 3);
+    cr_expect_eq(b.stages_transform, 8);
+    cr_expect_eq(b.stages_wb, 2);
+    cr_expect_eq(b.lora_chunk, 32);
+    cr_expect_eq(b.stages_lora, 1);
+    const fp4lr_budget_row *l = fp4lr_budget_row_find(&b, FP4LR_OBJ_L);
+    cr_assert_not_null(l);
+    cr_expect_eq(l->stages, 2, "one slot in each consumer's ring");
+    cr_expect_eq(l->total, 2 * 128 * 32 * 2);
+    cr_expect_eq(b.total_bytes, 227328);
+    req.yt_prepared = 1; /* the swapped prepared kernels: no ping-pong, the 256-wide cap */
+    st = fp4lr_budget_solve(&req, &b);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    cr_expect_leq(b.stages_transform, 5);
+    req = (fp4lr_budget_req){.arch = FP4LR_ARCH_SM90A, .format = FP4LR_NVFP4, .tile_m = 128, .tile_n = 128,
+                             .tile_k = 128, .cluster = 1, .family = FP4LR_FAMILY_DENSE, .out_bytes = 2, .w_prep = 1};
     st = fp4lr_budget_solve(&req, &b);
     cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
     cr_expect_eq(b.stages_transform, 10);

@@ -3150,16 +3150,9 @@ def emit_affine_and_lowrank(e, L):
 \tmov.u32 %r53, 0;                          // chunk
 \tmul.lo.u32 %r54, %r42, %lrowb;
 \tshl.b32 %r54, %r54, 6;                     // this warpgroup's 64 rows inside an L box
-L_lr_chunk:
-\tsetp.ge.u32 %p5, %r53, %lchunks;
-\t@%p5 bra L_lr_done;
-\tmul.lo.u32 %r10, %ls, 8;
-\tadd.u32 %r11, %bar_lfull, %r10;""")
-    e.wait("%r11", "%lph", "lfull")
-    e("""\tadd.u32 %r14, %lbytes_l, %lbytes_u;
-\tmad.lo.u32 %r55, %ls, %r14, %lbase;          // L slot
-\tadd.u32 %r56, %r55, %lbytes_l;              // U slot
-\tadd.u32 %r55, %r55, %r54;
+L_lr_chunk:""")
+    lowrank_chunk_slot(e)
+    e("""\tadd.u32 %r55, %r55, %r54;
 \t// one box per chunk (rc = wk <= 64): 1, 2 or 4 k16 steps, each path unrolled
 \tsetp.eq.u32 %p5, %lksteps, 1;
 \t@%p5 bra L_lr_k1;
@@ -3209,6 +3202,19 @@ L_lr_chunk:
     e("""\tadd.u32 %r53, %r53, 1;
 \tbra L_lr_chunk;
 L_lr_done:""")
+
+
+def lowrank_chunk_slot(e, l_what="L slot"):
+    """At L_lr_chunk: to L_lr_done once chunk %r53 reaches %lchunks; else wait for ring slot
+    %ls (lfull, parity %lph), %r55 = its L box, %r56 = its U box."""
+    e("""\tsetp.ge.u32 %p5, %r53, %lchunks;
+\t@%p5 bra L_lr_done;
+\tmul.lo.u32 %r10, %ls, 8;
+\tadd.u32 %r11, %bar_lfull, %r10;""")
+    e.wait("%r11", "%lph", "lfull")
+    e(f"""\tadd.u32 %r14, %lbytes_l, %lbytes_u;
+\tmad.lo.u32 %r55, %ls, %r14, %lbase;          // {l_what}
+\tadd.u32 %r56, %r55, %lbytes_l;              // U slot""")
 
 
 def spin_ns(e, label, ns, nap, t0, t1, pred):

@@ -1,20 +1,22 @@
 #!/usr/bin/env python3
 """gen_sm90a_pp.py -- the sm_90a ping-pong kernels (W prepared, 128 x 128 tiles).
 
-    fp4lr_sm90a_nvfp4_dense_m128n128k128_c1_s<S>_w<W>_pp
+    fp4lr_sm90a_nvfp4_<dense|fused>_m128n128k128_c1_s<S>_w<W>_pp
 
 Two consumer warpgroups each own WHOLE 128 x 128 tiles and take turns: while one runs its
 tile's K loop on the tensor cores, the other finishes its previous tile (alpha, bf16, the
 bulk store).  The _w<n> kernels of tools/gen_sm90a.py split one 128 x 256 tile between the
 two warpgroups, so their epilogues leave the tensor cores idle at every tile's end; this is
 the layout that question is about (bench/results/experiments/pingpong-plan.md, the probe
-bench/probes/wgmma_rs.py).  Opt-in: a plan asks for it with tile_n = 128 (dense, one CTA,
-w_prep on); AUTO does not pick it until a same-run A/B on the H200 says it wins.
+bench/probes/wgmma_rs.py).  Opt-in: a plan asks for it with tile_n = 128 (NVFP4, one CTA,
+W prepared); AUTO does not pick it until a same-run A/B on the H200 says it wins.  The fused
+family's tile end (the affine, the low-rank wgmmas) runs under the other warpgroup's K loop as
+the epilogue does; each consumer has its own low-rank ring, loaded by its own thread 0.
 
 The producers (thread 0: A and SFA; thread 32: the prepared W ring) are tools/gen_sm90a.py's
 (emit_wpre_producers, at this tile width); the consumers, the turn protocol and the epilogue
 are written here.  Every tile is walked whole: the stream-K parameters are declared (the
-kernel stays in the sm90a_dense_c1 ABI family) and ignored.
+kernels stay in the sm90a_dense_c1 / sm90a_fused_c1 ABI families) and ignored.
 
     tools/gen_sm90a_pp.py [--check] [--list] [--outdir DIR]
 
@@ -42,22 +44,30 @@ if FAULT and FAULT not in FAULTS:
 
 BM, BN, BK = 128, 128, 128
 THREADS = 512
-# setmaxnreg: WG0 and WG1 (two producer threads, the rest leave) 24, the consumers 232:
-# 128 * (2 * 24 + 2 * 232) = 65536.  A consumer holds 128 accumulators and two sets of
-# 32 fragment registers (the chunk in the tensor core and the next one).
-REG_PRODUCERS, REG_CONSUMER = 24, 232
-assert 128 * (2 * REG_PRODUCERS + 2 * REG_CONSUMER) <= 65536
+# setmaxnreg (WG0 and WG1: two producer threads, the rest leave; the consumers), by family:
+# 128 * (2 * producers + 2 * consumers) = 65536.  A consumer holds 128 accumulators and two
+# sets of 32 fragment registers (the chunk in the tensor core and the next one).  ptxas 13.0:
+# the dense kernels gate clean from 24 / 232 to 48 / 208; the fused ones spill the producers'
+# tile walk (8 bytes) at 24 / 232 and 32 / 224 and gate clean at 40 / 216.
+REGS = {"dense": (24, 232), "fused": (40, 216)}
+assert all(128 * (2 * p + 2 * c) <= 65536 for p, c in REGS.values())
+REG_PRODUCERS, REG_CONSUMER = REGS["dense"]   # set per kernel by emit_kernel
 TURN_BAR = 5   # named barriers 5 (consumer 0 done waiting for its unit) and 6 (consumer 1)
 OUTDIR = os.path.join(os.path.dirname(HERE), "ptx", "sm90a")
 
-# (format, main stages, W slots): s3_w10 is what the solver plans (the deepest W ring
-# beside 3 main stages, 220 KiB); s4_w8 keeps both rings' leads equal (4 stages of K each),
-# for the A/B (--stages 4 --transform-slots 8).
-INSTANCES = [("nvfp4", 3, 10), ("nvfp4", 4, 8)]
+# (format, family, main stages, W slots).  Dense: s3_w10 is what the solver plans (the deepest
+# W ring beside 3 main stages, 220 KiB); s4_w8 keeps both rings' leads equal (4 stages of K
+# each), for the A/B (--stages 4 --transform-slots 8).  Fused: the solver's plans over every
+# rank (host/budget.c charges a low-rank ring per consumer): s3_w10 affine only, s3_w9 r = 16,
+# s3_w8 from r = 32 (chunks of 32, or of 16 in two slots from r = 48).
+INSTANCES = [("nvfp4", "dense", 3, 10), ("nvfp4", "dense", 4, 8),
+             ("nvfp4", "fused", 3, 10), ("nvfp4", "fused", 3, 9), ("nvfp4", "fused", 3, 8)]
+LORA_SLOTS = g.LORA_SLOTS   # low-rank slots a consumer has barriers for (the host passes <= this)
+AFF_SLICE = 2 * BN * 4      # a consumer's wc (128 fp32) and beta (at +512) slice
 
 
-def entry_name(fmt, stages, slots):
-    return f"fp4lr_sm90a_{fmt}_dense_m{BM}n{BN}k{BK}_c1_s{stages}_w{slots}_pp"
+def entry_name(fmt, family, stages, slots):
+    return f"fp4lr_sm90a_{fmt}_{family}_m{BM}n{BN}k{BK}_c1_s{stages}_w{slots}_pp"
 
 
 def configure(fmt, slots):
@@ -82,22 +92,44 @@ def whole_tiles_consts(e):
 \tmov.u32 %skit1, 0;""")
 
 
-def layout(fmt, stages, slots):
+def layout(fmt, stages, slots, fused):
+    """gen_sm90a's W-prepared map at this width (A stages, W ring, two writeback buffers),
+    then the barriers (full, empty, tfull, tempty; fused: lfull[LORA_SLOTS] and
+    lempty[LORA_SLOTS] of consumer 0, then consumer 1's), the fused family's two wc / beta
+    slices and, 1024-aligned, the low-rank rings (consumer 0's, then 1's; sized at run time)."""
     L = g.layout(fmt, stages)
     assert L['tslot'] == BN * 64 * 2 and L['wbuf'] == BM * 64 * 2
+    L['nbar'] = 2 * stages + 2 * slots + (4 * LORA_SLOTS if fused else 0)
+    L['total'] = L['bar'] + 8 * L['nbar']
+    assert L['total'] - L['bar'] <= 1024, "the barriers take the budget's 1024-byte fixed area"
+    L['aff'] = (L['total'] + 1023) // 1024 * 1024
+    if fused:
+        L['total'] = L['aff'] + 2 * AFF_SLICE
+    L['lora'] = (L['total'] + 1023) // 1024 * 1024
     return L
 
 
-def header(e, fmt, stages, slots, L):
-    name = entry_name(fmt, stages, slots)
+DENSE_WHAT = """// What it computes (OPERATOR.md, r = 0, no affine):
+//     Y[m,n] = bf16_rne( alpha * sum_k deq(A)[m,k] * deq(W)[n,k] )"""
+FUSED_WHAT = """// What it computes (OPERATOR.md 1, in its order):
+//     Y[m,n] = bf16_rne( wc[n] * (alpha * main[m,n]) + beta[n] + sum_j L[m,j] * U[n,j] )
+//     main[m,n] = sum_k deq(A)[m,k] * deq(W)[n,k]
+// (wc absent: 1, beta absent: 0; r = p_lora_chunks * rc ranks, none when 0).  After a unit's
+// K loop the consumer applies alpha * wc and beta in fp32 in its accumulators, then adds
+// L . U^T with bf16 SS wgmmas (m64n128k16, rows 0-63 and 64-127 of its tile) onto them,
+// chunk by chunk from its own low-rank ring, then stores bf16."""
+
+
+def header(e, fmt, family, stages, slots, L):
+    name = entry_name(fmt, family, stages, slots)
+    fused = family == "fused"
     e(f"""//
 // {name}
 //
 // GENERATED by tools/gen_sm90a_pp.py -- edit the generator, then run it; a test checks
 // that this file equals the generator's output.
 //
-// What it computes (OPERATOR.md, r = 0, no affine):
-//     Y[m,n] = bf16_rne( alpha * sum_k deq(A)[m,k] * deq(W)[n,k] )
+{FUSED_WHAT if fused else DENSE_WHAT}
 // A: M x K e2m1 (K contiguous, element 2i in the low nibble of byte i), SFA: ue4m3 scales
 // per 16 elements in the 128x4 atom layout.  W arrives prepared (f16, exact, in the K order
 // below) by fp4lr_sm90a_nvfp4_wprep, as for the _w<n> kernels.  A is dequantized exactly to
@@ -108,7 +140,7 @@ def header(e, fmt, stages, slots, L):
 // time (two W chunks a stage).  Persistent: the CTA's work units are the tiles %tile0 =
 // blockIdx.x, + gridDim.x, ... of the grouped raster (groups of `group` tile rows share W
 // tiles in L2), every tile whole: the stream-K parameters are declared (ABI family
-// sm90a_dense_c1) and ignored.  Unit u of the CTA belongs to consumer warpgroup u % 2.
+// sm90a_{family}_c1) and ignored.  Unit u of the CTA belongs to consumer warpgroup u % 2.
 //
 // Warp roles ({THREADS} threads, four warpgroups; registers moved with setmaxnreg):
 //   WG0 thread 0        producer of the main stages: per stage of every unit, in unit order,
@@ -123,7 +155,8 @@ def header(e, fmt, stages, slots, L):
 //                       c = l%4; per chunk it dequantizes its A bytes of the four rows into 32
 //                       fragment registers and issues, per k16 step, two m64n128k16 RS wgmmas
 //                       (rows 0-63, rows 64-127) on the same W slot.  After the K loop: alpha
-//                       in fp32, bf16, swizzled staging, four 64 x 64 bulk tensor stores.
+//                       {"* wc + beta and the low-rank wgmmas (above)" if fused else "in fp32"}, bf16, swizzled staging, four 64 x 64 bulk
+//                       tensor stores.{LORA_ROLE if fused else ""}
 //
 // Ring positions: both rings are filled in unit order, so unit u's stages are main-ring
 // positions u*nks .. u*nks+nks-1 and its chunks W-ring positions 2*u*nks ..; a consumer
@@ -147,8 +180,8 @@ def header(e, fmt, stages, slots, L):
 //   tfull[t]  count 1  W producer arrive.expect_tx({L['tslot']}); TMA complete_tx.
 //   tempty[t] count 4  one arrive per warp of the owning consumer once the wgmmas reading slot t
 //                      completed (wgmma.wait_group).
-//   Named barriers 1 and 2: the 128 threads of WG2 / WG3 around their writeback staging;
-//   {TURN_BAR} and {TURN_BAR + 1}: the turns.
+{LORA_BARS if fused else ""}//   Named barriers 1 and 2: the 128 threads of WG2 / WG3 around their writeback staging
+//   (and the wc / beta slice); {TURN_BAR} and {TURN_BAR + 1}: the turns.
 //
 // Shared memory map (dynamic, 1024-byte aligned), {stages} main stages, {slots} W slots:
 //   [{L['a']:6} + s*{L['stage']}]  A fp4     128 x 64 B, TMA swizzle 64B   (8192 B)
@@ -156,8 +189,8 @@ def header(e, fmt, stages, slots, L):
 //   [{L['t']:6} + t*{L['tslot']}]  W ring, {slots} slots of 128 x 64 prepared f16, TMA swizzle 128B
 //   [{L['wb']:6} + b*{L['wbuf']}]  writeback staging, 2 buffers of 128 x 64 bf16, swizzle 128B
 //                                  (consumer 0's 64 x 64 half at +0, consumer 1's at +{L['wbuf'] // 2})
-//   [{L['bar']:6}]  mbarriers: full[{stages}], empty[{stages}], tfull[{slots}], tempty[{slots}]
-//   total {L['total']} bytes (host/budget.c charges the same objects).
+//   [{L['bar']:6}]  mbarriers: full[{stages}], empty[{stages}], tfull[{slots}], tempty[{slots}]{f", lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}] of consumer 0, then of 1" if fused else ""}{lora_map(L) if fused else ""}
+//   total {L['total']} bytes (host/budget.c charges the same objects{", and the rings" if fused else ""}).
 //
 // K permutation (as in every W-prepared kernel): consumer thread c = lane%4 takes the 16
 // consecutive elements 16c..16c+15 of the chunk and feeds elements 16c+8(j/2)+2(j%2)+{{0,4,1,5}}
@@ -166,7 +199,25 @@ def header(e, fmt, stages, slots, L):
 //""")
 
 
-def params(e, fmt, stages, slots):
+LORA_ROLE = """
+//                       Fused: thread 0 of each consumer loads its unit's L and U chunks
+//                       (boxes of wk ranks x 128 rows) into its own low-rank ring: the first
+//                       p_lora_slots at the unit's start (they land during the K loop), each
+//                       later one as soon as a chunk's wgmmas have freed a slot."""
+LORA_BARS = f"""//   lfull[i]  count 1  (a consumer's own ring) its thread 0 arrive.expect_tx(the chunk's L + U
+//                      bytes); TMA complete_tx.  Waited by that consumer after its affine.
+//   lempty[i] count 4  one arrive per warp of that consumer once its chunk's wgmmas completed.
+"""
+
+
+def lora_map(L):
+    return f"""
+//   [{L['aff']:6} + c*{AFF_SLICE}]  wc / beta slices of consumer c: wc[n0..n0+{BN - 1}] at +0, beta at +{AFF_SLICE // 2} (fp32)
+//   [{L['lora']:6}]  low-rank ring at {L['lora']}: consumer 0's p_lora_slots x (128 + {BN}) x wk x 2 bytes, then
+//                     consumer 1's, set by the host"""
+
+
+def params(e, fmt, family, stages, slots):
     ka = g.FORMATS[fmt][1]
     e(f""".version 8.0
 .target sm_90a
@@ -174,7 +225,7 @@ def params(e, fmt, stages, slots):
 
 .extern .shared .align 1024 .b8 smem[];
 
-.visible .entry {entry_name(fmt, stages, slots)}(
+.visible .entry {entry_name(fmt, family, stages, slots)}(
 \t.param .align 128 .b8 p_tmA[128],     // A   UINT8 {{K/2, M}}, box {{64, {BM}}}, swizzle 64B
 \t.param .align 128 .b8 p_tmW[128],     {g.wparam_doc().replace(f"box {{64, {BN}}}", f"box {{64, {BN}}} (the _pp tile)")}
 \t.param .align 128 .b8 p_tmSFA[128],   // SFA UINT8 {{256, 2*KA, ceil(M/128)}}, box {{256, {2 * ka}, 1}}
@@ -185,7 +236,7 @@ def params(e, fmt, stages, slots):
 \t.param .u32 p_tiles_m,               // ceil(M / {BM}): cluster tiles
 \t.param .u32 p_tiles_n,               // ceil(N / {BN}): the _pp tile
 \t.param .u32 p_group,                 // tile rows per raster group (>= 1)
-{g.SK_PARAMS.replace("or 0: every tile whole", "or 0: every tile whole (the _pp kernels: ignored, every tile whole)")})
+{g.fused_params() if family == "fused" else ""}{g.SK_PARAMS.replace("or 0: every tile whole", "or 0: every tile whole (the _pp kernels: ignored, every tile whole)")})
 .maxntid {THREADS}, 1, 1
 .minnctapersm 1
 {{
@@ -193,7 +244,7 @@ def params(e, fmt, stages, slots):
 \t.reg .b32 %r<64>;
 \t.reg .b64 %rd<16>;
 \t.reg .b16 %h<2>;
-\t.reg .f32 %f<4>, %alpha, %alpha28;
+\t.reg .f32 %f<8>, %alpha, %alpha28;
 \t.reg .b32 %thr, %warp, %lane, %wg;
 \t.reg .b32 %sbase, %bar_full, %bar_empty, %bar_tfull, %bar_tempty;
 \t.reg .b32 %tile, %ntiles, %tiles_m, %tiles_n, %group, %nks, %ks, %m0, %n0, %u;
@@ -207,9 +258,14 @@ def params(e, fmt, stages, slots):
 \t.reg .b32 %xa<8>, %xb<8>, %xc<8>, %xd<8>;        // set X (chunk 0): rows r, r+8, r+64, r+72
 \t.reg .b32 %ya<8>, %yb<8>, %yc<8>, %yd<8>;        // set Y (chunk 1)
 \t.reg .f32 %acc<128>;                             // rows 0-63: 0-63; rows 64-127: 64-127""")
+    if family == "fused":
+        e("""\t.reg .b64 %tmL, %tmU, %wcp, %betap;
+\t.reg .b32 %bar_lfull, %bar_lempty, %lbase, %lchunks, %lslots, %lsub, %lksteps, %lbytes_l, %lbytes_u;
+\t.reg .b32 %lsub_l, %lsub_u, %lrowb, %ldeschi, %lwk, %ncols, %ls, %lph, %li, %lis, %liph;
+\t.reg .pred %pwc, %pbeta, %plissue;""")
 
 
-def setup(e, stages, slots, L):
+def setup(e, stages, slots, L, fused):
     assert g.TSLOTS == slots
     e(f"""{g.setup_addresses(L, stages)}
 \tsetp.eq.u32 %ptrue, 0, 0;
@@ -225,6 +281,12 @@ def setup(e, stages, slots, L):
     for i in range(slots):
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_tfull+{8 * i}], 1;")
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_tempty+{8 * i}], 4;")
+    if fused:
+        e(f"\tadd.u32 %r10, %bar_tempty, {8 * slots};      // lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}] of consumer 0, then of 1")
+    for i in range(2 * LORA_SLOTS if fused else 0):   # consumer i // LORA_SLOTS's slot i % LORA_SLOTS
+        off = 16 * LORA_SLOTS * (i // LORA_SLOTS) + 8 * (i % LORA_SLOTS)
+        e(f"\tmbarrier.init.shared::cta.b64 [%r10+{off}], 1;      // lfull")
+        e(f"\tmbarrier.init.shared::cta.b64 [%r10+{off + 8 * LORA_SLOTS}], 4;      // lempty")
     e(f"""\tfence.mbarrier_init.release.cluster;
 \tfence.proxy.async.shared::cta;
 L_init_done:
@@ -313,7 +375,7 @@ def wait_stage(e, L):
     e(f"\tmad.lo.u32 %r41, %s, {L['stage']}, %sbase;")
 
 
-def consumer(e, fmt, stages, slots, L):
+def consumer(e, fmt, family, stages, slots, L):
     X = [[f"%x{k}{i}" for i in range(8)] for k in "abcd"]
     Y = [[f"%y{k}{i}" for i in range(8)] for k in "abcd"]
     turn = FAULT != "noturn"
@@ -356,8 +418,11 @@ L_consumer:
 \tadd.u32 %caoff0, %r25, %r26;
 \tadd.u32 %r25, %sbase, {L['t']};
 \tshr.u32 %cdesc0, %r25, 4;                  // slot 0's start address >> 4 (< 2^14)
-\tsetp.ne.u32 %ppend, 0, 0;
-\tmov.u32 %u, %r42;                          // this consumer's first unit
+\tsetp.ne.u32 %ppend, 0, 0;""")
+    fused = family == "fused"
+    if fused:
+        fused_consumer_setup(e, slots, L)
+    e("""\tmov.u32 %u, %r42;                          // this consumer's first unit
 L_c_tile:
 \tmad.lo.u32 %tile, %u, %tstride, %tile0;
 \tsetp.ge.u32 %p0, %tile, %ntiles;
@@ -382,6 +447,8 @@ L_c_tile:
 \tadd.u32 %r10, %tile, %tstride;
 \tsetp.lt.u32 %pnext, %r10, %ntiles;""")
     g.tile_coords(e)
+    if fused:
+        fused_unit_start(e, L)
     e("\t// prologue: A chunk 0 of the first stage")
     wait_stage(e, L)
     load_a_chunk(e, 0, X, L)
@@ -412,7 +479,9 @@ L_c_k:""")
 \twgmma.wait_group.sync.aligned 0;""")
     g.release_prev_slot(e)   # lane 0 of each warp frees the previous chunk's slot
     e("\tsetp.ne.u32 %ppend, 0, 0;")
-    epilogue(e, L)
+    if fused:
+        affine_and_lowrank(e, L)
+    epilogue(e, L, fused)
     e("""L_c_next:
 \tadd.u32 %u, %u, 2;
 \tbra L_c_tile;
@@ -425,10 +494,130 @@ L_exit:
 }""")
 
 
-def epilogue(e, L):
+def fused_consumer_setup(e, slots, L):
+    """This consumer's low-rank barriers (consumer 1's follow consumer 0's), its ring (after
+    consumer 0's p_lora_slots slots), its cursors; its thread 0 issues its loads.  (Set here,
+    after setmaxnreg, not before the roles split: live there, they spill the producers.)"""
+    g.lora_consts(e)
+    e(f"""\t// ---- fused: this consumer's low-rank barriers, ring and cursors ----
+\tadd.u32 %bar_lfull, %bar_tempty, {8 * slots};
+\tmad.lo.u32 %bar_lfull, %r42, {16 * LORA_SLOTS}, %bar_lfull;
+\tadd.u32 %bar_lempty, %bar_lfull, {8 * LORA_SLOTS};
+\tadd.u32 %r10, %lbytes_l, %lbytes_u;
+\tmul.lo.u32 %r10, %r10, %lslots;             // a ring: p_lora_slots x (L + U box bytes)
+\tadd.u32 %lbase, %sbase, {L['lora']};
+\tmad.lo.u32 %lbase, %r42, %r10, %lbase;
+\tmov.u32 %ls, 0;
+\tmov.u32 %lph, 0;
+\tmov.u32 %lis, 0;
+\tmov.u32 %liph, 0;
+\tsetp.eq.u32 %plissue, %r43, 0;            // thread 0 of the consumer issues its loads""")
+
+
+def fused_unit_start(e, L):
+    """A unit's start: this thread's column of the consumer's wc / beta slice by cp.async
+    (read by the affine after the K loop), and the first p_lora_slots low-rank chunks of the
+    tile into the consumer's ring, so that they land during the K loop."""
+    g.lora_consts(e)
+    e(f"""\t// ---- fused: column n0 + t of this consumer's wc / beta slice (t: thread in the WG) ----
+\tmad.lo.u32 %r52, %r42, {AFF_SLICE}, %sbase;
+\tshl.b32 %r53, %r43, 2;
+\tadd.u32 %r52, %r52, %r53;
+\tadd.u32 %r52, %r52, {L['aff']};                 // &wc of column t; beta at +{AFF_SLICE // 2}
+\tadd.u32 %r53, %n0, %r43;                    // column n = n0 + t
+\tsub.u32 %r54, %ncols, 1;
+\tmin.u32 %r55, %r53, %r54;                   // the source clamped inside the arrays
+\tsetp.lt.u32 %p2, %r53, %ncols;
+\tselp.u32 %r57, 4, 0, %p2;                   // bytes read (0: zero fill past N)
+\tmul.wide.u32 %rd2, %r55, 4;""")
+    for name, ptr, pred, absent, off in (("wc", "%wcp", "%pwc", "0f3F800000", 0),
+                                         ("beta", "%betap", "%pbeta", "0f00000000", AFF_SLICE // 2)):
+        e(f"""\t@!{pred} bra L_afill_{name}_absent;
+\tadd.s64 %rd4, {ptr}, %rd2;
+\tcp.async.ca.shared.global [%r52+{off}], [%rd4], 4, %r57;
+\tbra L_afill_{name}_done;
+L_afill_{name}_absent:
+\tmov.f32 %f4, {absent};                   // {name} absent
+\tst.shared.f32 [%r52+{off}], %f4;
+L_afill_{name}_done:""")
+    e("""\tcp.async.commit_group;
+\t// ---- fused: the tile's first low-rank chunks into this consumer's ring ----
+\tmov.u32 %li, 0;""")
+    # the bound is the slot number, not %li: only the issuing lane advances %li, and every
+    # lane of its warp must meet the same number of bar.warp.sync in lora_issue
+    for k in range(LORA_SLOTS):
+        e(f"\tsetp.le.u32 %p5, %lslots, {k};\n\t@%p5 bra L_lissue_pro_done;")
+        g.lora_issue(e, f"pro{k}")
+    e("L_lissue_pro_done:")
+
+
+def affine_and_lowrank(e, L):
+    """After the unit's K loop: acc = wc[n] * (alpha * acc) + beta[n] in fp32 from the slice
+    (a thread's columns 8j + 2c, +1 serve both row halves), then acc += L . U^T chunk by chunk
+    from the consumer's ring: per k16 step two bf16 SS wgmmas, L rows 0-63 / 64-127 against
+    all 128 U rows; each chunk's slot freed, then refilled with a later chunk."""
+    g.lora_consts(e)
+    e(f"""\t// ---- affine: acc = wc[n] * (alpha * acc) + beta[n], from this consumer's slice ----
+\tcp.async.wait_group 0;
+\tadd.u32 %r46, %r42, 1;                      // named barrier id 1 / 2
+\tbar.sync %r46, 128;                         // every thread's copies of the slice are in
+\tmad.lo.u32 %r50, %r42, {AFF_SLICE}, %sbase;
+\tshl.b32 %r51, %r21, 3;
+\tadd.u32 %r50, %r50, %r51;
+\tadd.u32 %r50, %r50, {L['aff']};                 // wc[2c]; beta at +{AFF_SLICE // 2}""")
+
+    def body(folded):
+        for j in range(BN // 8):
+            e(f"""\tld.shared.v2.f32 {{%f4, %f5}}, [%r50+{32 * j}];           // wc of columns 8*{j} + 2c, +1
+\tld.shared.v2.f32 {{%f6, %f7}}, [%r50+{AFF_SLICE // 2 + 32 * j}];""")
+            g.affine_group(e, j, folded)            # rows r, r+8
+            g.affine_group(e, BN // 8 + j, folded)  # rows r+64, r+72
+    g.alpha_paths(e, "aff", body)
+    e("""\t// ---- low-rank: acc += L . U^T, chunk by chunk through this consumer's ring ----
+\tmov.u32 %r53, 0;                            // chunk
+L_lr_chunk:""")
+    g.lowrank_chunk_slot(e, "L slot (rows 0-63)")
+    e("""\tshl.b32 %r54, %lrowb, 6;
+\tadd.u32 %r54, %r54, %r55;                   // L rows 64-127: 64 rows of 2*wk bytes on
+\t// one box per chunk (wk ranks): 1, 2 or 4 k16 steps, each path unrolled
+\tsetp.eq.u32 %p5, %lksteps, 1;
+\t@%p5 bra L_lr_k1;
+\tsetp.eq.u32 %p5, %lksteps, 2;
+\t@%p5 bra L_lr_k2;""")
+    for steps in (4, 2, 1):
+        e(f"L_lr_k{steps}:\n\twgmma.fence.sync.aligned;")
+        for kk in range(steps):
+            for reg, base, rd in (("%r60", "%r55", "%rd4"), ("%r61", "%r54", "%rd5"), ("%r62", "%r56", "%rd6")):
+                e(f"""\tadd.u32 {reg}, {base}, {32 * kk};
+\tshr.u32 {reg}, {reg}, 4;
+\tand.b32 {reg}, {reg}, 0x3FFF;
+\tmov.b64 {rd}, {{{reg}, %ldeschi}};""")
+            e(f"""\twgmma.mma_async.sync.aligned.m64n{BN}k16.f32.bf16.bf16 {acc_list(0, 64)}, %rd4, %rd6, %ptrue, 1, 1, 0, 0;
+\twgmma.mma_async.sync.aligned.m64n{BN}k16.f32.bf16.bf16 {acc_list(64, 128)}, %rd5, %rd6, %ptrue, 1, 1, 0, 0;""")
+        e("\twgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 0;")
+        if steps != 1:
+            e("\tbra L_lr_kdone;")
+    e("""L_lr_kdone:
+\t// the slot read: one arrive per warp, then the issuer refills it with a later chunk
+\tbar.warp.sync 0xffffffff;
+\tmul.lo.u32 %r10, %ls, 8;
+\tadd.u32 %r11, %bar_lempty, %r10;
+\t@%p1 mbarrier.arrive.shared::cta.b64 _, [%r11];
+\tadd.u32 %ls, %ls, 1;
+\tsetp.eq.u32 %p5, %ls, %lslots;
+\t@%p5 mov.u32 %ls, 0;
+\t@%p5 xor.b32 %lph, %lph, 1;""")
+    g.lora_issue(e, "stream")
+    e("""\tadd.u32 %r53, %r53, 1;
+\tbra L_lr_chunk;
+L_lr_done:""")
+
+
+def epilogue(e, L, fused):
     """Four 64 x 64 pieces: piece p = accumulators 32p..32p+31 = rows 64(p/2).., columns
-    64(p%2)..  Piece p uses staging buffer p%2 (this consumer's 8 KiB half)."""
-    e(f"""\t// ---- epilogue: alpha * acc -> bf16 -> swizzled staging -> bulk tensor store ----
+    64(p%2)..  Piece p uses staging buffer p%2 (this consumer's 8 KiB half).  Fused: alpha
+    was applied with the affine."""
+    e(f"""\t// ---- epilogue: {"acc" if fused else "alpha * acc"} -> bf16 -> swizzled staging -> bulk tensor store ----
 \t// Four 64 x 64 pieces: piece p holds accumulators 32p..32p+31 (rows 64(p/2).., columns
 \t// 64(p%2)..) and uses staging buffer p%2 (this consumer's 8 KiB half).  Before writing a
 \t// buffer the issuing thread waits until the store that used it last has read it
@@ -450,15 +639,22 @@ def epilogue(e, L):
         def body(folded, p=p):
             for j in range(8):
                 i = 32 * p + 4 * j
-                e("".join(g.alpha_mul(i + k, f"%f{k}", folded) for k in range(4)) +
-                  f"""\tcvt.rn.bf16x2.f32 %r55, %f1, %f0;
-\tcvt.rn.bf16x2.f32 %r56, %f3, %f2;
+                if fused:
+                    cvt = f"""\tcvt.rn.bf16x2.f32 %r55, %acc{i + 1}, %acc{i};
+\tcvt.rn.bf16x2.f32 %r56, %acc{i + 3}, %acc{i + 2};"""
+                else:
+                    cvt = "".join(g.alpha_mul(i + k, f"%f{k}", folded) for k in range(4)) + """\tcvt.rn.bf16x2.f32 %r55, %f1, %f0;
+\tcvt.rn.bf16x2.f32 %r56, %f3, %f2;"""
+                e(cvt + f"""
 \txor.b32 %r57, %r48, {j};
 \tshl.b32 %r57, %r57, 4;
 \tadd.u32 %r57, %r57, %r54;
 \tst.shared.b32 [%r57], %r55;                 // row r
 \tst.shared.b32 [%r57+1024], %r56;            // row r+8 (same swizzle phase)""")
-        g.alpha_paths(e, f"epi{p}", body)
+        if fused:
+            body(False)
+        else:
+            g.alpha_paths(e, f"epi{p}", body)
         e(f"""\tfence.proxy.async.shared::cta;
 \tbar.sync %r46, 128;
 \tadd.u32 %r58, %n0, {64 * (p % 2)};
@@ -467,13 +663,16 @@ def epilogue(e, L):
 \t@%p2 cp.async.bulk.commit_group;""")
 
 
-def emit_kernel(fmt, stages, slots):
+def emit_kernel(fmt, family, stages, slots):
+    global REG_PRODUCERS, REG_CONSUMER
+    REG_PRODUCERS, REG_CONSUMER = REGS[family]
     configure(fmt, slots)
-    L = layout(fmt, stages, slots)
+    fused = family == "fused"
+    L = layout(fmt, stages, slots, fused)
     e = Emitter(1)
-    header(e, fmt, stages, slots, L)
-    params(e, fmt, stages, slots)
-    setup(e, stages, slots, L)
+    header(e, fmt, family, stages, slots, L)
+    params(e, fmt, family, stages, slots)
+    setup(e, stages, slots, L, fused)
     g.emit_tile_coords_doc(e)
     saved = g.sk_consts
     g.sk_consts = whole_tiles_consts
@@ -481,7 +680,7 @@ def emit_kernel(fmt, stages, slots):
         g.emit_wpre_producers(e, fmt, stages, L)
     finally:
         g.sk_consts = saved
-    consumer(e, fmt, stages, slots, L)
+    consumer(e, fmt, family, stages, slots, L)
     return "\n".join(e.lines) + "\n"
 
 
