@@ -450,23 +450,23 @@ Test(sm90a_instances, wprep_layout_is_the_measured_one)
 }
 
 /* The ping-pong kernels (tools/gen_sm90a_pp.py): 512 threads, producers at 24 registers and
- * consumers at 232 (fused: 40 / 216), the W-prepared producers (thread 32's ring on tfull count
+ * consumers at 232 (at 216 ptxas serialises their wgmmas), the tile count and the grid stride
+ * computed on each side of the roles' split, not before it, the W-prepared producers (thread 32's ring on tfull count
  * 1, two W copies a stage), `empty` and `tempty` counting the owning consumer's 4 warps, 16
  * m64n128k16 f16 wgmmas in the K loop (two a k16 step, four steps a chunk, two chunks) and, in
  * the fused family, 14 bf16 ones of the low-rank term (two a k16 step, paths of 4, 2 and 1
  * steps) and none of another shape, the turn (one conditional arrive, one conditional sync on
  * the other consumer's barrier), the fused consumers' own low-rank barriers (lempty count 4,
  * 2 x 4 of each) and the unit walk of their own (no stream-K fixup: no workspace stores). */
-#define PP_CHECK "grep -q '^.maxntid 512, 1, 1' $f && case $f in *_fused_*) " \
-                 "grep -q 'setmaxnreg.dec.sync.aligned.u32 40;' $f && " \
-                 "grep -q 'setmaxnreg.inc.sync.aligned.u32 216;' $f && " \
+#define PP_CHECK "grep -q '^.maxntid 512, 1, 1' $f && grep -q 'setmaxnreg.dec.sync.aligned.u32 24;' $f && " \
+                 "grep -q 'setmaxnreg.inc.sync.aligned.u32 232;' $f && " \
+                 "test $(grep -c 'mul.lo.u32 %ntiles, %tiles_m, %tiles_n;' $f) -eq 2 && " \
+                 "test $(grep -c 'mov.u32 %tstride, %nctaid.x;' $f) -eq 2 && case $f in *_fused_*) " \
                  "test $(grep -c 'wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16' $f) -eq 14 && " \
                  "test $(grep -c 'wgmma.mma_async' $f) -eq 30 && " \
                  "test $(grep -c 'mbarrier.init.shared::cta.b64 \\[%r10+[0-9]*\\], 4;  *// lempty' $f) -eq 8 && " \
                  "test $(grep -c 'mbarrier.init.shared::cta.b64 \\[%r10+[0-9]*\\], 1;  *// lfull' $f) -eq 8;; " \
-                 "*) grep -q 'setmaxnreg.dec.sync.aligned.u32 24;' $f && " \
-                 "grep -q 'setmaxnreg.inc.sync.aligned.u32 232;' $f && " \
-                 "test $(grep -c 'wgmma.mma_async' $f) -eq 16 && ! grep -q 'lfull' $f;; esac && " \
+                 "*) test $(grep -c 'wgmma.mma_async' $f) -eq 16 && ! grep -q 'lfull' $f;; esac && " \
                  "grep -q '^L_wprod:' $f && " \
                  "grep -q 'mbarrier.init.shared::cta.b64 \\[%bar_tfull+0\\], 1;' $f && " \
                  "grep -q 'mbarrier.init.shared::cta.b64 \\[%bar_empty+0\\], 4;' $f && " \
@@ -486,6 +486,26 @@ Test(sm90a_instances, pingpong_layout_is_the_designed_one)
                                   out, sizeof out);
     cr_expect_eq(rc, 0, "a ping-pong kernel lacks its layout: %s", out);
     cr_expect_eq(atoi(out), 5, "expected the five ping-pong kernels: %s", out);
+}
+
+/* The ptxas gate refuses serialised wgmmas: the fused ping-pong kernel with its consumers at
+ * 216 registers (40 for the producers), where ptxas 13.0 serialises every wgmma (C7512), must
+ * fail the gate; the committed one at 232 passes it. */
+Test(sm90a_instances, gate_refuses_serialised_wgmma, .timeout = 60)
+{
+    char out[4096];
+    int rc = tsupport_run_capture(
+        "d=$(mktemp -d) && f=ptx/sm90a/fp4lr_sm90a_nvfp4_fused_m128n128k128_c1_s3_w8_pp.ptx && "
+        "sed -e 's/setmaxnreg.dec.sync.aligned.u32 24;/setmaxnreg.dec.sync.aligned.u32 40;/' "
+        "-e 's/setmaxnreg.inc.sync.aligned.u32 232;/setmaxnreg.inc.sync.aligned.u32 216;/' $f > $d/k.ptx && "
+        "! cmp -s $f $d/k.ptx && sh tools/ptxas_gate.sh sm_90a $f $d/ok.cubin && "
+        "{ sh tools/ptxas_gate.sh sm_90a $d/k.ptx $d/k.cubin 2>&1; echo \"gate rc=$?\"; test ! -f $d/k.cubin; }; "
+        "s=$?; rm -rf $d; exit $s",
+        out, sizeof out);
+    cr_expect_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "gate rc=1") != NULL && strstr(out, "serializing ptxas warning") != NULL &&
+                  (strstr(out, "C7512") || strstr(out, "serialized")),
+              "%s", out);
 }
 
 /* The ping-pong generator's output is the committed PTX, and the table the plan consults
@@ -692,7 +712,9 @@ Test(sm90a_instances, xself_variants_and_tline_experiments_build, .timeout = 240
 /* filldep, n160one, aprefetch, walkpre, tlineself, wnocopy, anocopy (opt-in measurements of
  * 2026-12-04: the first four slower or no faster, the last two timing only; kept to repeat them): the fill's loads ahead of its first slot store (NVFP4 dense
  * and narrow kernels) and built clean; one m64n160k16 a k16 step in the narrow main loop; the
- * next unit's first A stages prefetched into L2; the fill's timeline events with tline. */
+ * next unit's first A stages prefetched into L2; the fill's timeline events with tline.
+ * (n160one makes ptxas serialise the narrow FUSED kernels' wgmmas, C7511, which the gate
+ * refuses since 2026-12-05: only the dense narrow kernels are gated with it.) */
 Test(sm90a_instances, fill_wgmma_and_prefetch_measurements_build, .timeout = 240)
 {
     int rc = run_in_tmpdir(
@@ -703,7 +725,7 @@ Test(sm90a_instances, fill_wgmma_and_prefetch_measurements_build, .timeout = 240
         "test $(grep -c 'wgmma.mma_async.sync.aligned.m64n160k16' $D/a/fp4lr_sm90a_nvfp4_dense_m128n160k128_c1_s4_x5_yt.ptx) -eq 8 && "
         "! grep -q 'wgmma.mma_async.sync.aligned.m64n80k16' $D/a/fp4lr_sm90a_nvfp4_dense_m128n160k128_c1_s4_x5_yt.ptx && "
         "test $(grep -c 'prefetch.tensor.2d.L2.global.tile .%tmA' $D/a/fp4lr_sm90a_mxfp4_dense_m128n256k128_c1_s4_x4.ptx) -eq 8 && "
-        GATE_EACH("$D/a", "$D", "nvfp4_dense_m128n256k128_c1_s4_x4_yt nvfp4_dense_m128n160k128_c1_s4_x5_yt mxfp4_fused_m128n160k128_c1_s4_x5_yt") " && "
+        GATE_EACH("$D/a", "$D", "nvfp4_dense_m128n256k128_c1_s4_x4_yt nvfp4_dense_m128n160k128_c1_s4_x5_yt mxfp4_dense_m128n160k128_c1_s4_x5_yt") " && "
         "FP4LR_GEN_EXPERIMENT=wnocopy,anocopy python3 tools/gen_sm90a.py --outdir $D/c > /dev/null && "
         "grep -q 'wnocopy: no bulk copy' $D/c/fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4.ptx && "
         "! grep -q 'cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes .%r42., .%tmW' "

@@ -2754,7 +2754,10 @@ def load_a_chunk(e, fmt, h, xr, xq, L):
 # The narrow tile's main-loop wgmma as one m64n160k16 a k16 step instead of two m64n80k16
 # halves (FP4LR_GEN_EXPERIMENT=n160one, measurement only; the 256-wide tile cannot: ptxas
 # needs 158 registers at entry for an m64n256 wgmma, C7602, and 512 threads give 128).
-# Measured on sana-out (H200, 2026-12-04, 3 rounds): slower, 0.966-0.990.
+# Measured on sana-out (H200, 2026-12-04, 3 rounds): slower, 0.966-0.990.  ptxas 13.0 serialises
+# the narrow FUSED kernels' wgmmas with it (C7511, found 2026-12-05 when tools/ptxas_gate.sh
+# began refusing every "serialized" warning), so the fused part of that measurement is not of
+# the schedule meant; the dense narrow kernels gate clean.
 WHOLE_N = False   # set per kernel by emit_kernel
 APREFETCH = "aprefetch" in EXPERIMENTS   # the next unit's first A stages into L2 (a_prefetch)
 # FP4LR_GEN_EXPERIMENT=walkpre (measurement): the consumers compute their next unit and its

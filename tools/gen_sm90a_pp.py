@@ -46,10 +46,12 @@ BM, BN, BK = 128, 128, 128
 THREADS = 512
 # setmaxnreg (WG0 and WG1: two producer threads, the rest leave; the consumers), by family:
 # 128 * (2 * producers + 2 * consumers) = 65536.  A consumer holds 128 accumulators and two
-# sets of 32 fragment registers (the chunk in the tensor core and the next one).  ptxas 13.0:
-# the dense kernels gate clean from 24 / 232 to 48 / 208; the fused ones spill the producers'
-# tile walk (8 bytes) at 24 / 232 and 32 / 224 and gate clean at 40 / 216.
-REGS = {"dense": (24, 232), "fused": (40, 216)}
+# sets of 32 fragment registers (the chunk in the tensor core and the next one).  ptxas 13.0
+# serialises every wgmma (C7512, "insufficient register resources": one wgmma in flight, and
+# the two fragment sets in the same registers) with consumers at 216 or fewer, dense and
+# fused; at 232 both gate clean, once the tile count and the grid stride are computed after
+# the roles split (live across setmaxnreg.dec they spilled 8 bytes in the fused kernels).
+REGS = {"dense": (24, 232), "fused": (24, 232)}
 assert all(128 * (2 * p + 2 * c) <= 65536 for p, c in REGS.values())
 REG_PRODUCERS, REG_CONSUMER = REGS["dense"]   # set per kernel by emit_kernel
 TURN_BAR = 5   # named barriers 5 (consumer 0 done waiting for its unit) and 6 (consumer 1)
@@ -267,10 +269,11 @@ def params(e, fmt, family, stages, slots):
 
 def setup(e, stages, slots, L, fused):
     assert g.TSLOTS == slots
-    e(f"""{g.setup_addresses(L, stages)}
+    split = "\tmul.lo.u32 %ntiles, %tiles_m, %tiles_n;\n"
+    assert split in g.setup_addresses(L, stages)
+    e(f"""{g.setup_addresses(L, stages).replace(split, "")}
 \tsetp.eq.u32 %ptrue, 0, 0;
 \tmov.u32 %tile0, %ctaid.x;
-\tmov.u32 %tstride, %nctaid.x;
 \tmov.u32 %mrank, 0;
 \t// ---- barrier init (thread 0), made visible to the async proxy, then one CTA barrier ----
 \tsetp.ne.u32 %p0, %thr, 0;
@@ -296,7 +299,14 @@ L_init_done:
 \t@%p0 bra L_consumer;
 
 \t// WG0 and WG1 give registers back (all eight warps execute the same setmaxnreg)
-\tsetmaxnreg.dec.sync.aligned.u32 {REG_PRODUCERS};""")
+\tsetmaxnreg.dec.sync.aligned.u32 {REG_PRODUCERS};
+{AFTER_SPLIT}""")
+
+
+# Computed on each side of the roles' split, not before it: a value live across setmaxnreg.dec
+# must fit the producers' 24 registers, and ptxas spilled these two there.
+AFTER_SPLIT = """\tmul.lo.u32 %ntiles, %tiles_m, %tiles_n;       // (after the split: see AFTER_SPLIT)
+\tmov.u32 %tstride, %nctaid.x;"""
 
 
 def load_a_chunk(e, h, sets, L):
@@ -389,6 +399,7 @@ def consumer(e, fmt, family, stages, slots, L):
 // =====================================================================================
 L_consumer:
 \tsetmaxnreg.inc.sync.aligned.u32 {REG_CONSUMER};
+{AFTER_SPLIT}
 \tld.param.f32 %alpha, [p_alpha];
 \tsub.u32 %r40, %thr, 256;
 \tshr.u32 %r42, %r40, 7;                     // consumer index 0/1

@@ -3,11 +3,12 @@
 # Assembles one kernel source with `ptxas -v`, keeps the report next to the cubin
 # (OUT.ptxas.txt) and fails when any function spills, uses local memory (a stack
 # frame), or when ptxas reports a performance warning that serializes wgmma
-# (C7508 setmaxnreg ignored, C7517/C7519 injected waits/arrives).  PTXAS names the
+# (C7508 setmaxnreg ignored, C7512 wgmma serialized for want of registers, C7517/C7519
+# injected waits/arrives; any "serialized").  PTXAS names the
 # assembler (default ptxas); PTXAS_FLAGS adds options (e.g. -lineinfo).
 # Exit status: 0 gated clean; 1 ptxas failed or the gate refused; 2 bad arguments.
 set -eu
-usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; }
 case ${1:-} in -h|--help) usage; exit 0;; esac
 [ $# -eq 3 ] || { usage >&2; exit 2; }
 arch=$1; in=$2; out=$3
@@ -28,9 +29,9 @@ fi
 if grep -E '[1-9][0-9]* bytes stack frame' "$report" >/dev/null; then
     echo "ptxas gate: $in uses local memory / a stack frame (see $report)" >&2; bad=1
 fi
-if grep -E 'C75(08|17|19)' "$report" >/dev/null; then
+if grep -E 'C75(08|12|17|19)|serialized' "$report" >/dev/null; then
     echo "ptxas gate: $in has a serializing ptxas warning:" >&2
-    grep -E 'C75(08|17|19)' "$report" >&2; bad=1
+    grep -E 'C75(08|12|17|19)|serialized' "$report" >&2; bad=1
 fi
 if [ $bad -ne 0 ]; then rm -f "$out"; exit 1; fi
 exit 0
