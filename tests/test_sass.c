@@ -1,0 +1,59 @@
+/* CPU suite: the SASS of every built kernel (tools/sass_check.py over nvdisasm): no local
+ * memory, wgmma kept and pipelined on sm_90a (at most one WARPGROUP.ARRIVE for two HGMMA),
+ * tcgen05.mma kept on sm_100a / sm_100f.  The ptxas gate reads ptxas's report; this reads
+ * what ptxas wrote, so a serialised wgmma that the report words differently is still caught.
+ * Without nvdisasm (pip nvidia-cuda-nvdisasm; .ci/run installs it) the tests skip, unless
+ * FP4LR_REQUIRE_NVDISASM=1 (CI), which makes that a failure. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support_cmd.h"
+
+/* sass_check.py's exit status 3: no nvdisasm and not required */
+static void skip_without_nvdisasm(int rc, const char *out)
+{
+    if (rc == 3)
+        cr_skip_test("no nvdisasm (python3 -m pip install nvidia-cuda-nvdisasm): %s", out);
+}
+
+Test(sass, every_built_kernel_passes, .timeout = 300)
+{
+    static char out[1 << 15], cmd[8192];
+    char dir[1024];
+    tsupport_build_dir(dir, sizeof dir);
+    snprintf(cmd, sizeof cmd,
+             "n=$(ls '%s'/ptx/sm90a/*.cubin '%s'/ptx/sm100a/*.cubin '%s'/ptx/sm100f/*.cubin | wc -l) && "
+             "python3 tools/sass_check.py '%s'/ptx/sm90a/*.cubin '%s'/ptx/sm100a/*.cubin '%s'/ptx/sm100f/*.cubin "
+             "> /tmp/fp4lr-sass.$$ 2>&1; rc=$?; grep -c ': ok$' /tmp/fp4lr-sass.$$ | sed \"s/^/ok=/;s/$/ of $n/\"; "
+             "grep -v ': ok$' /tmp/fp4lr-sass.$$; rm -f /tmp/fp4lr-sass.$$; exit $rc",
+             dir, dir, dir, dir, dir, dir);
+    int rc = tsupport_run_capture(cmd, out, sizeof out);
+    skip_without_nvdisasm(rc, out);
+    cr_expect_eq(rc, 0, "%s", out);
+    int ok = 0, n = 0;
+    cr_assert_eq(sscanf(out, "ok=%d of %d", &ok, &n), 2, "%s", out);
+    cr_expect_gt(n, 100, "the built kernels: %s", out);
+    cr_expect_eq(ok, n, "%s", out);
+}
+
+/* The planted fault: the fused ping-pong kernel with its consumers at 216 registers, where
+ * ptxas serialises every wgmma, assembled without the gate: the check must fail it (and pass
+ * the committed one). */
+Test(sass, serialised_wgmma_is_caught, .timeout = 120)
+{
+    char out[4096];
+    int rc = tsupport_run_capture(
+        "d=$(mktemp -d) && f=ptx/sm90a/fp4lr_sm90a_nvfp4_fused_m128n128k128_c1_s3_w8_pp.ptx && "
+        "sed -e 's/setmaxnreg.dec.sync.aligned.u32 24;/setmaxnreg.dec.sync.aligned.u32 40;/' "
+        "-e 's/setmaxnreg.inc.sync.aligned.u32 232;/setmaxnreg.inc.sync.aligned.u32 216;/' $f > $d/k.ptx && "
+        "ptxas -arch=sm_90a -o $d/k.cubin $d/k.ptx 2>/dev/null && ptxas -arch=sm_90a -o $d/ok.cubin $f && "
+        "python3 tools/sass_check.py $d/ok.cubin 2>&1; a=$?; python3 tools/sass_check.py $d/k.cubin 2>&1; b=$?; "
+        "rm -rf $d; echo \"rc=$a,$b\"; [ $a -eq 3 ] && exit 3; exit 0",
+        out, sizeof out);
+    skip_without_nvdisasm(rc, out);
+    cr_expect_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "rc=0,1") != NULL, "%s", out);
+    cr_expect(strstr(out, "wgmma serialised: 30 WARPGROUP.ARRIVE for 30 HGMMA") != NULL, "%s", out);
+}
