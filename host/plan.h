@@ -109,10 +109,12 @@ typedef enum fp4lr_swap {
 #define FP4LR_SM90A_TILE_N_NARROW 160
 /* The ping-pong tile (tools/gen_sm90a_pp.py, ptx/sm90a/..._pp.ptx): 128 x 128, the two consumer
  * warpgroups taking whole tiles in turn, so that one's epilogue runs under the other's K loop.
- * Opt-in (opts.tile_n = 128) for dense NVFP4 plans with one CTA, not swapped, W prepared
- * (w_prep on, or auto which then means on); the kernel walks whole tiles (schedule auto plans
- * dp, sk is refused).  Built: 3 main stages with 10 W slots (the solver's) and 4 with 8
- * (--stages 4 --transform-slots 8).  AUTO does not pick it: not yet measured on a GPU. */
+ * Opt-in (opts.tile_n = 128) for NVFP4 plans with one CTA, not swapped, W prepared (w_prep on,
+ * or auto which then means on); the kernel walks whole tiles (schedule auto plans dp, sk is
+ * refused).  Built: dense 3 main stages with 10 W slots (the solver's) and 4 with 8 (--stages 4
+ * --transform-slots 8); fused the solver's plans (a low-rank ring per consumer).  AUTO never
+ * picks it: measured (H100, 2026-12-05) at 0.83x (dense) / 0.85x (fused) of the 256-wide _w
+ * kernels on the large shapes (bench/results/experiments/README.md). */
 #define FP4LR_SM90A_TILE_N_PP 128
 /* 1 when a ping-pong kernel is built for the format with these main stages and W slots. */
 int fp4lr_sm90a_pp_built(fp4lr_format format, fp4lr_family family, int stages_main, int stages_transform);

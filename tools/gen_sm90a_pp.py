@@ -9,7 +9,9 @@ bulk store).  The _w<n> kernels of tools/gen_sm90a.py split one 128 x 256 tile b
 two warpgroups, so their epilogues leave the tensor cores idle at every tile's end; this is
 the layout that question is about (bench/results/experiments/pingpong-plan.md, the probe
 bench/probes/wgmma_rs.py).  Opt-in: a plan asks for it with tile_n = 128 (NVFP4, one CTA,
-W prepared); AUTO does not pick it until a same-run A/B on the H200 says it wins.  The fused
+W prepared).  Measured (H100, 2026-12-05): correct, and 0.83x (dense) / 0.85x (fused) of the
+256-wide _w kernels: one warpgroup converting A in registers runs the tensor cores at 0.83 of
+two, more than the hidden epilogue gives back.  AUTO never picks it.  The fused
 family's tile end (the affine, the low-rank wgmmas) runs under the other warpgroup's K loop as
 the epilogue does; each consumer has its own low-rank ring, loaded by its own thread 0.
 
