@@ -3232,6 +3232,16 @@ def spin_ns(e, label, ns, nap, t0, t1, pred):
 \t@{pred} bra {label};""")
 
 
+# %r22 = the SFA byte offset of the consumer thread's row r (%r20) in a stage's 128 x 4 atom
+SFA_ROW_OFFSET = """\t// SFA byte offset of row r: (r%32)*16 + (r/32)*4
+\tand.b32 %r22, %r20, 31;
+\tshl.b32 %r22, %r22, 4;
+\tshr.u32 %r45, %r20, 5;
+\tshl.b32 %r45, %r45, 2;
+\tadd.u32 %r22, %r22, %r45;
+"""
+
+
 def emit_consumer(e, fmt, stages, L):
     xr = [f"%xr{i}" for i in range(8)]
     xq = [f"%xq{i}" for i in range(8)]
@@ -3259,13 +3269,7 @@ L_consumer:
 \tshr.u32 %r45, %lane, 2;
 \tadd.u32 %r20, %r20, %r45;                   // r (tile row)
 \tand.b32 %r21, %lane, 3;                     // c
-\t// SFA byte offset of row r: (r%32)*16 + (r/32)*4
-\tand.b32 %r22, %r20, 31;
-\tshl.b32 %r22, %r22, 4;
-\tshr.u32 %r45, %r20, 5;
-\tshl.b32 %r45, %r45, 2;
-\tadd.u32 %r22, %r22, %r45;
-\tsetp.eq.u32 %p1, %lane, 0;""")
+{SFA_ROW_OFFSET}\tsetp.eq.u32 %p1, %lane, 0;""")
     if CHOIST:
         e(f"""\t// choist: the loop-invariant parts of the A address and of the B descriptor
 \tshr.u32 %r24, %r20, 1;

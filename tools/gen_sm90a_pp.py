@@ -411,13 +411,7 @@ L_consumer:
 \tshr.u32 %r45, %lane, 2;
 \tadd.u32 %r20, %r20, %r45;                   // r (row of the first 64; the other set: r + 64)
 \tand.b32 %r21, %lane, 3;                     // c
-\t// SFA byte offset of row r: (r%32)*16 + (r/32)*4
-\tand.b32 %r22, %r20, 31;
-\tshl.b32 %r22, %r22, 4;
-\tshr.u32 %r45, %r20, 5;
-\tshl.b32 %r45, %r45, 2;
-\tadd.u32 %r22, %r22, %r45;
-\tsetp.eq.u32 %p1, %lane, 0;
+{g.SFA_ROW_OFFSET}\tsetp.eq.u32 %p1, %lane, 0;
 \t// the loop-invariant parts of the A address and of the B descriptor
 \tshr.u32 %r24, %r20, 1;
 \tand.b32 %r24, %r24, 3;                     // 64B swizzle phase (the same for r, r+8, r+64, r+72)
