@@ -1,0 +1,137 @@
+/* tools/gpu_session.sh (a session's GPU work in one call) with stub binaries: each step's
+ * status is recorded and a failing or overrunning step fails the run without stopping the
+ * later steps; the planted-fault step passes only when the benchmark fails; bad arguments
+ * and a missing build are refused with status 2. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "support_cmd.h"
+
+static char dir[64], repo[512];
+
+static void write_exec(const char *rel, const char *body)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fprintf(f, "#!/bin/sh\n%s\n", body);
+    fclose(f);
+    chmod(path, 0755);
+}
+
+/* A directory holding build/tests/fp4lr-tests (exit 0) and a build/bin/fp4lr-bench stub whose
+ * body is `bench`. */
+static void make_tree(const char *bench)
+{
+    cr_assert_not_null(getcwd(repo, sizeof repo));
+    snprintf(dir, sizeof dir, "/tmp/fp4lr-gpus.XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    char path[160];
+    snprintf(path, sizeof path, "mkdir -p %s/build/tests %s/build/bin", dir, dir);
+    cr_assert_eq(system(path), 0);
+    write_exec("build/tests/fp4lr-tests", "exit 0");
+    write_exec("build/bin/fp4lr-bench", bench);
+}
+
+static int session(const char *env_args, char *out, size_t cap)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cd %s && %s sh %s/tools/gpu_session.sh 2>&1", dir, env_args, repo);
+    return tsupport_run_capture(cmd, out, cap);
+}
+
+static void remove_dir(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+Test(gpu_session, help_and_refusals)
+{
+    static char out[8192];
+    cr_expect_eq(tsupport_run_capture("sh tools/gpu_session.sh --help", out, sizeof out), 0);
+    const char *steps[] = {"info", "suite", "memcheck", "racecheck", "synccheck", "fault", "bench", "sweep"};
+    for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
+        cr_expect(strstr(out, steps[i]) != NULL, "--help names %s: %s", steps[i], out);
+    cr_expect_eq(tsupport_run_capture("sh tools/gpu_session.sh /tmp/x bogus 2>&1", out, sizeof out), 2);
+    cr_expect(strstr(out, "unknown step 'bogus'") != NULL, "%s", out);
+    cr_expect_eq(tsupport_run_capture("sh tools/gpu_session.sh /tmp/x 2>/dev/null", out, sizeof out), 2);
+    cr_expect_eq(tsupport_run_capture("JOBS=x sh tools/gpu_session.sh /tmp/x suite 2>&1", out, sizeof out), 2);
+    cr_expect(strstr(out, "JOBS 'x'") != NULL, "%s", out);
+    make_tree("exit 0");
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cd /tmp && sh %s/tools/gpu_session.sh %s/o suite 2>&1", repo, dir);
+    cr_expect_eq(tsupport_run_capture(cmd, out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "build/ is not here") != NULL, "%s", out);
+    cr_expect_eq(session("LIMIT_SWEEP=soon", out, sizeof out), 2, "no OUTDIR and no step: %s", out);
+    snprintf(cmd, sizeof cmd, "cd %s && LIMIT_SWEEP=soon sh %s/tools/gpu_session.sh %s/o sweep 2>&1", dir, repo, dir);
+    cr_expect_eq(tsupport_run_capture(cmd, out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "LIMIT for sweep 'soon'") != NULL, "%s", out);
+    remove_dir();
+}
+
+Test(gpu_session, dry_run_names_commands_and_limits)
+{
+    static char out[8192];
+    cr_assert_eq(tsupport_run_capture("JOBS=3 LIMIT_BENCH=77 sh tools/gpu_session.sh --dry-run /tmp/o suite bench "
+                                      "racecheck fault",
+                                      out, sizeof out),
+                 0, "%s", out);
+    cr_expect(strstr(out, "suite (limit 300 s): build/tests/fp4lr-tests -j3 ") != NULL, "%s", out);
+    cr_expect(strstr(out, "bench (limit 77 s): build/bin/fp4lr-bench --csv '/tmp/o/all.csv'") != NULL, "%s", out);
+    cr_expect(strstr(out, "SANITIZE_TOOLS=racecheck sh tools/sanitize.sh build") != NULL, "%s", out);
+    cr_expect(strstr(out, "--plant-fault timed") != NULL, "%s", out);
+}
+
+/* the planted fault must make the benchmark fail: a stub that exits 1 passes the step, one
+ * that exits 0 fails it, and the later step still runs */
+Test(gpu_session, fault_step_and_later_steps)
+{
+    static char out[8192];
+    make_tree("case \"$*\" in *--plant-fault*) exit 1;; esac; exit 0");
+    char full[1024];
+    snprintf(full, sizeof full, "cd %s && sh %s/tools/gpu_session.sh %s/o fault sweep 2>&1", dir, repo, dir);
+    cr_expect_eq(tsupport_run_capture(full, out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "fault rc=0") != NULL, "%s", out);
+    cr_expect(strstr(out, "sweep rc=0") != NULL, "%s", out);
+    remove_dir();
+
+    make_tree("exit 0");
+    snprintf(full, sizeof full, "cd %s && sh %s/tools/gpu_session.sh %s/o fault sweep 2>&1", dir, repo, dir);
+    cr_expect_eq(tsupport_run_capture(full, out, sizeof out), 1, "%s", out);
+    cr_expect(strstr(out, "fault rc=1") != NULL, "the fault went unnoticed: %s", out);
+    cr_expect(strstr(out, "sweep rc=0") != NULL, "the later step ran: %s", out);
+    char path[160], text[4096] = "";
+    snprintf(path, sizeof path, "%s/o/fault.txt", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    cr_expect(strstr(text, "exit 0 (1 expected)") != NULL, "%s", text);
+    remove_dir();
+}
+
+Test(gpu_session, a_step_past_its_limit_fails)
+{
+    static char out[8192];
+    make_tree("sleep 5; exit 0");
+    char full[1024];
+    snprintf(full, sizeof full, "cd %s && LIMIT_SWEEP=1 sh %s/tools/gpu_session.sh %s/o sweep 2>&1", dir, repo, dir);
+    cr_expect_eq(tsupport_run_capture(full, out, sizeof out), 1, "%s", out);
+    cr_expect(strstr(out, "sweep rc=124 1s-limit") != NULL, "%s", out);
+    char path[160], text[4096] = "";
+    snprintf(path, sizeof path, "%s/o/sweep.txt", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    cr_expect(strstr(text, "ran past its limit of 1 s") != NULL, "%s", text);
+    remove_dir();
+}

@@ -1,0 +1,86 @@
+#!/bin/sh
+# gpu_session.sh [--dry-run] OUTDIR STEP...
+#
+# The GPU work of a session, on a GPU machine without make or Criterion: run from the
+# repository root with the build copied beside it (build/, and the shared libraries of
+# ../shared/device/pack-libs.sh in .devlibs/).  Each STEP runs under its own time limit, in
+# the order given; its output goes to OUTDIR/<step>.txt and its status to OUTDIR/steps.txt
+# (a failing step does not stop the later ones).  Steps:
+#   info      the GPU, driver, clocks and the build's commit
+#   suite     every Criterion suite (build/tests/fp4lr-tests -j$JOBS, default 8), with the
+#             totals and skip reasons of tests/test_report.py
+#   memcheck, racecheck, synccheck   tools/sanitize.sh with that compute-sanitizer tool
+#   fault     the benchmark's planted fault: fp4lr-bench --plant-fault timed must exit 1
+#   bench     the acceptance table: fp4lr-bench, every large shape, every variant, peers
+#             (OUTDIR/all.csv and the record in OUTDIR/*.jsonl)
+#   sweep     the stage sweep of bench/README.md (OUTDIR/stage-sweep.csv, its record)
+# Limits in seconds: LIMIT_<STEP> (e.g. LIMIT_BENCH=400; defaults in the table below).
+# FP4LR_GIT_COMMIT names the build's commit in the records (the copy there has no .git).
+# --dry-run prints each step's command and runs nothing.
+# Exit status: 0 every step passed; 1 a step failed or ran past its limit; 2 bad arguments.
+set -u
+usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
+dry=0
+case ${1:-} in
+-h|--help) usage; exit 0;;
+--dry-run) dry=1; shift;;
+esac
+[ $# -ge 2 ] || { usage >&2; exit 2; }
+out=$1; shift
+for s in "$@"; do
+    case $s in info|suite|memcheck|racecheck|synccheck|fault|bench|sweep) ;;
+    *) echo "gpu_session: unknown step '$s' (info, suite, memcheck, racecheck, synccheck, fault, bench, sweep)" >&2
+       exit 2;;
+    esac
+done
+jobs=${JOBS:-8}
+case $jobs in ''|*[!0-9]*|0) echo "gpu_session: JOBS '$jobs': a positive number" >&2; exit 2;; esac
+
+# The step's default limit and its command (one line, run by sh -c).
+limit_of() {
+    case $1 in
+    info) echo 30;; suite) echo 300;; memcheck|synccheck) echo 240;; racecheck) echo 400;;
+    fault) echo 120;; bench) echo 540;; sweep) echo 400;;
+    esac
+}
+command_of() {
+    case $1 in
+    info) echo "nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv" \
+               "&& nvidia-smi -L && echo commit \${FP4LR_GIT_COMMIT:-unknown} && build/bin/fp4lr-info";;
+    suite) echo "build/tests/fp4lr-tests -j$jobs --json='$out/suite.json'; rc=\$?;" \
+                "python3 tests/test_report.py '$out/suite.json'; exit \$rc";;
+    memcheck|racecheck|synccheck) echo "SANITIZE_TOOLS=$1 sh tools/sanitize.sh build";;
+    fault) echo "build/bin/fp4lr-bench --quick --shape sana-out --format nvfp4 --variants fused --no-peers" \
+                "--no-json --plant-fault timed; rc=\$?; echo \"exit \$rc (1 expected)\"; [ \$rc -eq 1 ]";;
+    bench) echo "build/bin/fp4lr-bench --csv '$out/all.csv' --results-dir '$out'";;
+    sweep) echo "build/bin/fp4lr-bench --sweep-stages --no-peers --variants dense,dense-c2,fused" \
+                "--shape flux-qkv --shape square-r0 --shape qwen-fc1-r128 --shape sana-out" \
+                "--csv '$out/stage-sweep.csv' --results-dir '$out'";;
+    esac
+}
+
+if [ $dry -eq 1 ]; then
+    for s in "$@"; do
+        eval "lim=\${LIMIT_$(echo "$s" | tr a-z A-Z):-$(limit_of "$s")}"
+        echo "$s (limit ${lim} s): $(command_of "$s")"
+    done
+    exit 0
+fi
+[ -x build/tests/fp4lr-tests ] && [ -x build/bin/fp4lr-bench ] ||
+    { echo "gpu_session: build/ is not here (run from the repository root with the copied build)" >&2; exit 2; }
+mkdir -p "$out" || exit 2
+export LD_LIBRARY_PATH="${PWD}/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+status=0
+for s in "$@"; do
+    eval "lim=\${LIMIT_$(echo "$s" | tr a-z A-Z):-$(limit_of "$s")}"
+    case $lim in ''|*[!0-9]*) echo "gpu_session: LIMIT for $s '$lim': seconds" >&2; exit 2;; esac
+    t0=$(date +%s)
+    echo "== $s $(date -u +%FT%TZ): $(command_of "$s")" > "$out/$s.txt"
+    timeout "$lim" sh -c "$(command_of "$s")" >> "$out/$s.txt" 2>&1
+    rc=$?
+    t1=$(date +%s)
+    [ $rc -eq 124 ] && echo "gpu_session: $s ran past its limit of $lim s" >> "$out/$s.txt"
+    echo "$s rc=$rc ${lim}s-limit $((t1 - t0))s" | tee -a "$out/steps.txt"
+    [ $rc -eq 0 ] || status=1
+done
+exit $status
