@@ -44,6 +44,16 @@ static int session(const char *env_args, char *out, size_t cap)
     return tsupport_run_capture(cmd, out, cap);
 }
 
+/* The session's own settings must not leak into the tests' runs (the GPU suite itself runs
+ * under tools/gpu_session.sh, with LIMIT_* and JOBS set). */
+static void clean_env(void)
+{
+    const char *vars[] = {"JOBS", "LIMIT_INFO", "LIMIT_SUITE", "LIMIT_MEMCHECK", "LIMIT_RACECHECK",
+                          "LIMIT_SYNCCHECK", "LIMIT_FAULT", "LIMIT_BENCH", "LIMIT_SWEEP"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+        unsetenv(vars[i]);
+}
+
 static void remove_dir(void)
 {
     char cmd[128];
@@ -51,7 +61,7 @@ static void remove_dir(void)
     cr_expect_eq(system(cmd), 0);
 }
 
-Test(gpu_session, help_and_refusals)
+Test(gpu_session, help_and_refusals, .init = clean_env)
 {
     static char out[8192];
     cr_expect_eq(tsupport_run_capture("sh tools/gpu_session.sh --help", out, sizeof out), 0);
@@ -75,7 +85,7 @@ Test(gpu_session, help_and_refusals)
     remove_dir();
 }
 
-Test(gpu_session, dry_run_names_commands_and_limits)
+Test(gpu_session, dry_run_names_commands_and_limits, .init = clean_env)
 {
     static char out[8192];
     cr_assert_eq(tsupport_run_capture("JOBS=3 LIMIT_BENCH=77 sh tools/gpu_session.sh --dry-run /tmp/o suite bench "
@@ -90,7 +100,7 @@ Test(gpu_session, dry_run_names_commands_and_limits)
 
 /* the planted fault must make the benchmark fail: a stub that exits 1 passes the step, one
  * that exits 0 fails it, and the later step still runs */
-Test(gpu_session, fault_step_and_later_steps)
+Test(gpu_session, fault_step_and_later_steps, .init = clean_env)
 {
     static char out[8192];
     make_tree("case \"$*\" in *--plant-fault*) exit 1;; esac; exit 0");
@@ -117,7 +127,7 @@ Test(gpu_session, fault_step_and_later_steps)
     remove_dir();
 }
 
-Test(gpu_session, a_step_past_its_limit_fails)
+Test(gpu_session, a_step_past_its_limit_fails, .init = clean_env)
 {
     static char out[8192];
     make_tree("sleep 5; exit 0");
