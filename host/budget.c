@@ -134,6 +134,15 @@ static int wprep_slots_max(const fp4lr_budget_req *r) { return is_pp(r) ? WPREP_
 /* The low-rank rings a CTA holds: one per consumer warpgroup in the ping-pong tile. */
 static int lora_rings(const fp4lr_budget_req *r) { return is_pp(r) ? PP_CONSUMERS : 1; }
 
+/* The sm_90a fused _w kernels (W prepared, not converted in the kernel, not swapped, 256
+ * wide): a tile's low-rank chunks past the ring come through the W ring, each in one W slot
+ * (tools/gen_sm90a.py, LTAIL), so such a chunk must fit a slot (rule LORA_TAIL). */
+static int lora_tail_in_w_ring(const fp4lr_budget_req *r)
+{
+    return r->arch == FP4LR_ARCH_SM90A && r->w_prep && !r->w_inline && !r->yt_prepared && !is_pp(r) &&
+           r->rank > 0 && r->tile_n == 256;
+}
+
 /* Rules every request obeys whatever the architecture (FP4LR_E_INVALID). */
 static fp4lr_status validate_request(const fp4lr_budget_req *r)
 {
@@ -436,8 +445,15 @@ static fp4lr_status solve_stages(const fp4lr_budget_req *r, const obj_sizes *s, 
         lora_stage = l.cta + u.cta;
         room = main_room(b, s, fixed, lora_rings(r) * b->stages_lora * lora_stage);
         fit = stages_in(room, b->per_stage_main);
-        if (fit >= need)
+        const int tail_too_big = lora_tail_in_w_ring(r) && chunks > b->stages_lora && lora_stage > s->w_bf16.cta;
+        if (fit >= need && !tail_too_big)
             break;
+        if (r->force_lora_chunk && fit >= need)
+            return INFEASIBLE("LORA_TAIL",
+                              "the forced low-rank chunk of %d ranks (%" PRId64 " bytes) does not fit a W "
+                              "slot of %" PRId64 " bytes, through which the %d chunk(s) past the %d-slot "
+                              "ring come",
+                              rc, lora_stage, s->w_bf16.cta, chunks - b->stages_lora, b->stages_lora);
         if (r->force_lora_chunk) /* a forced chunk is not shrunk */
             return INFEASIBLE("LORA_CHUNK",
                               "the forced low-rank chunk of %d ranks (%d slot(s) of %" PRId64
@@ -460,6 +476,7 @@ static fp4lr_status solve_stages(const fp4lr_budget_req *r, const obj_sizes *s, 
         b->stages_lora++;
         left -= lora_rings(r) * lora_stage;
     }
+    b->lora_tail = lora_tail_in_w_ring(r) && chunks > b->stages_lora ? chunks - b->stages_lora : 0;
     return fp4lr_ok();
 }
 
@@ -663,6 +680,8 @@ fp4lr_status fp4lr_budget_print(FILE *f, const fp4lr_budget *b)
                "transform %d, writeback %d\n",
             b->stages_main, b->per_stage_main, b->stages_lora, b->lora_chunk, r->rank,
             b->stages_transform, b->stages_wb);
+    if (b->lora_tail)
+        fprintf(f, "low-rank tail: %d chunk(s) past the ring come through the W ring, one a slot\n", b->lora_tail);
     fprintf(f, "shared memory: fixed %" PRId64 " B (%d barriers), total %" PRId64 " B of %" PRId64
                " B, slack %" PRId64 " B\n",
             b->fixed, b->barriers, b->total_bytes, b->capacity, b->slack);

@@ -129,6 +129,8 @@ typedef struct fp4lr_budget {
     int64_t per_stage_main;     /* bytes per main stage per CTA */
     int stages_main, stages_transform, stages_lora, stages_wb;
     int lora_chunk;             /* rc: ranks per low-rank stage (0 when r = 0) */
+    int lora_tail;              /* chunks past the low-rank ring that come through the W ring
+                                   (sm_90a fused _w kernels, rule LORA_TAIL); 0 elsewhere */
     int barriers;               /* mbarriers counted into `fixed` */
     int64_t fixed;              /* barriers + tile queue + TMEM slot, rounded up to 1024 */
     int64_t total_bytes;        /* sum of the rows' totals = dynamic shared memory */

@@ -852,3 +852,49 @@ Test(budget, sm90_yt_prepared_fused_keeps_two_writeback_buffers)
     r.w_prep = 0;
     expect_fail(r, FP4LR_E_INVALID, "W_PREP", "yt_prepared");
 }
+
+/* The fused _w kernels (W prepared, not converted in the kernel, not swapped, 256 wide) take a
+ * tile's low-rank chunks past the ring through the W ring, one chunk a W slot: lora_tail counts
+ * them, a forced chunk larger than a slot is refused (LORA_TAIL), and the other kernels, whose
+ * rings stream every chunk, count none. */
+Test(budget, sm90_wprep_fused_tail_through_the_w_ring)
+{
+    fp4lr_budget_req r = fused(sm90_req(), 128);
+    r.w_prep = 1;
+    fp4lr_budget b = solve_ok(r);
+    cr_expect_eq(b.lora_chunk, 32);
+    cr_expect_eq(b.stages_lora, 2);
+    cr_expect_eq(b.lora_tail, 2, "r = 128: chunks 2 and 3 through the W ring");
+    r.rank = 1024;
+    cr_expect_eq(solve_ok(r).lora_tail, 30);
+    r.rank = 32;
+    cr_expect_eq(solve_ok(r).lora_tail, 0, "one chunk: the ring holds it");
+
+    /* a 64-rank chunk is 49152 B, a W slot 32768 B */
+    r.rank = 128;
+    r.force_lora_chunk = 64;
+    r.force_lora_stages = 1;
+    expect_fail(r, FP4LR_E_INFEASIBLE, "LORA_TAIL", "does not fit a W slot of 32768 bytes");
+    r.force_lora_stages = 2; /* both chunks in the ring: no tail, the slot size does not matter */
+    b = solve_ok(r);
+    cr_expect_eq(b.lora_tail, 0);
+    cr_expect_leq(b.total_bytes, b.capacity);
+    r.force_lora_chunk = 0;
+    r.force_lora_stages = 1; /* unforced chunk: shrunk until a tail chunk fits a slot */
+    b = solve_ok(r);
+    cr_expect_leq(b.lora_chunk, 32);
+    cr_expect_eq(b.lora_tail, 128 / b.lora_chunk - 1);
+
+    /* the _x kernels (w_inline) and the transform kernels stream every chunk through their ring */
+    fp4lr_budget_req x = fused(sm90_req(), 128);
+    x.w_prep = x.w_inline = 1;
+    cr_expect_eq(solve_ok(x).lora_tail, 0);
+    fp4lr_budget_req t = fused(sm90_req(), 128);
+    cr_expect_eq(solve_ok(t).lora_tail, 0);
+    x.force_lora_chunk = 64;
+    x.force_lora_stages = 1;
+    fp4lr_budget_req xs = x;
+    fp4lr_budget bx;
+    fp4lr_status s = fp4lr_budget_solve(&xs, &bx);
+    cr_expect(strcmp(s.rule, "LORA_TAIL") != 0, "the _x kernel has no W-ring tail: %s", s.msg);
+}

@@ -68,6 +68,8 @@ static void same_as_transform(fp4lr_format f, int64_t M, int64_t N, int64_t K, i
     gcase on, off;
     setup_r(&on, ctx, M, N, K, r, r > 0, f, seed, 64, FP4LR_WPREP_ON, FP4LR_SCHEDULE_DP);
     setup_r(&off, ctx, M, N, K, r, r > 0, f, seed, 64, FP4LR_WPREP_OFF, FP4LR_SCHEDULE_DP);
+    cr_expect_eq(on.plan.budget.lora_tail > 0, r > 32, "%s: lora_tail %d", on.plan.entry, on.plan.budget.lora_tail);
+    cr_expect_eq(off.plan.budget.lora_tail, 0, "%s", off.plan.entry);
     tsupport_case_run(&on);
     tsupport_case_expect_pass(&on);
     tsupport_case_run(&off);
@@ -88,7 +90,11 @@ Test(gemm_wprep, mxfp4_bitwise_equal_to_the_transform, .timeout = 300)
     same_as_transform(FP4LR_MXFP4, 2304, 3000, 3072, 0, 42);
 }
 
-/* the fused kernels: r = 128 (its tail streamed through the low-rank ring) with the affine */
+/* the fused kernels with the affine: r = 128 (chunks 2 and 3, past the low-rank ring, come
+ * through the W ring: ltail) and r = 32 (one chunk, in the ring); r = 1024 (30 chunks through
+ * the W ring, lapping its slots) against the transform kernel, which streams them all through
+ * its low-rank ring; 216 tiles on 132 SMs: the W ring carries on from one tile's tail to the
+ * next tile's W */
 Test(gemm_wprep, fused_nvfp4_bitwise_equal_to_the_transform, .timeout = 300)
 {
     same_as_transform(FP4LR_NVFP4, 2304, 3000, 3072, 128, 43);
@@ -96,6 +102,11 @@ Test(gemm_wprep, fused_nvfp4_bitwise_equal_to_the_transform, .timeout = 300)
 Test(gemm_wprep, fused_mxfp4_bitwise_equal_to_the_transform, .timeout = 300)
 {
     same_as_transform(FP4LR_MXFP4, 2304, 3000, 3072, 32, 44);
+}
+Test(gemm_wprep, fused_tail_through_the_w_ring_bitwise_equal_to_the_transform, .timeout = 300)
+{
+    same_as_transform(FP4LR_MXFP4, 2304, 3000, 3072, 128, 45);
+    same_as_transform(FP4LR_NVFP4, 2304, 3000, 3072, 1024, 46);
 }
 
 /* ---- the fused kernels: every rank, with and without the affine, both formats ---- */
@@ -194,11 +205,15 @@ Test(gemm_wprep, stream_k_launches_are_bitwise_stable, .timeout = 300)
 {
     fp4lr_ctx *ctx = sm90a_or_skip();
     static const struct { fp4lr_format f; int64_t N, K, r; int n; } c[] = {
-        {FP4LR_NVFP4, 3072, 3072, 0, 150}, {FP4LR_NVFP4, 3072, 3072, 32, 40}, {FP4LR_MXFP4, 3072, 3072, 0, 60}};
+        {FP4LR_NVFP4, 3072, 3072, 0, 150}, {FP4LR_NVFP4, 3072, 3072, 32, 40}, {FP4LR_MXFP4, 3072, 3072, 0, 60},
+        /* the low-rank tail through the W ring on split tiles (only the owner's unit carries it) */
+        {FP4LR_NVFP4, 3072, 3072, 128, 40}, {FP4LR_MXFP4, 3072, 3072, 1024, 20}};
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         gcase g;
         setup_r(&g, ctx, 4608, c[i].N, c[i].K, c[i].r, c[i].r > 0, c[i].f, 90 + i, 64, FP4LR_WPREP_ON,
                 FP4LR_SCHEDULE_SK);
+        cr_expect_eq(g.plan.budget.lora_tail > 0, c[i].r > 32, "%s: lora_tail %d", g.plan.entry,
+                     g.plan.budget.lora_tail);
         tsupport_case_expect_stable(&g, c[i].n);
         tsupport_case_expect_pass(&g);
         tsupport_case_teardown(&g);

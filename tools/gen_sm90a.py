@@ -28,7 +28,7 @@ KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfen
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
                      "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre", "epinostore", "epistg", "fillasync", "epinowait",
-                     "nogdwait", "w3wb", "slowprep"}
+                     "nogdwait", "w3wb", "slowprep", "noltail"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -468,6 +468,7 @@ CL = 1
 SPLIT = False
 BULK = False   # split pair, the peer's half delivered by one DSMEM bulk copy per chunk
 FUSED = False      # the fused family: affine and low-rank after the main loop
+LTAIL = False      # fused _w: the low-rank chunks past the ring come through the W ring
 WPRE = False       # W prepared: the W ring is filled by bulk copies of the prepared W (set by emit_kernel)
 XCONV = False      # ... and W is converted inside the kernel by its idle warps (the _x kernels; implies WPRE)
 YT = False         # the tile is stored transposed (the _yt kernels: the host binds A and W exchanged, so the
@@ -841,6 +842,12 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     global F16
     CL = cluster
     FUSED = family == "fused"
+    global LTAIL
+    # The fused _w kernels (AUTO's plan for r > 32): a tile's low-rank chunks past the ring
+    # come through the W ring, issued by the W producer right after the tile's last W chunk, so
+    # they land while the K loop ends instead of one ring round trip each after it
+    # (FP4LR_GEN_EXPERIMENT=noltail: through the low-rank ring, as before).
+    LTAIL = FUSED and wpre and not xconv and not yt and cluster == 1 and bn == 256 and "noltail" not in EXPERIMENTS
     global EPI_COLS
     global HALFK
     # Only the 256-wide _yt kernels (SANA's): with it, on shapes whose K has no half block,
@@ -1106,14 +1113,27 @@ def fused_doc():
 // 32/64/128-byte swizzle.
 //   lfull[j]  count 1  thread 0 of {CWG0} arms it with the chunk's bytes; TMA complete_tx.
 //   lempty[j] count {8 * CL:<2d} one arrive per consumer warp after its low-rank wgmmas of the slot{pair_note}.
-// Thread 0 of {CWG0} requests a tile's first chunks when the tile starts (they land during the
-// K loop) and each later chunk as soon as a slot frees (ranks beyond the ring stream).
+{lora_stream_doc()}
 // wc and beta: when a unit starts a tile, each consumer WG copies {wc_what()} of
 // both into its own slice ({wc_who()}; cp.async, zero past {"M" if YT else "N"}; 1 and 0 written
 // when absent), so the affine after the K loop reads shared memory (cp.async.wait_group, then
 // the WG's named barrier) instead of waiting on global loads at the tile's end (measured:
 // those loads cost the fused kernel 5 % at K = 3072).  The epilogue's first WG barrier
 // orders the last read before the next tile's copy.{pair_u}"""
+
+
+def lora_stream_doc():
+    """fused_doc: where the chunks past the low-rank ring come from."""
+    if LTAIL:
+        return """// Thread 0 of {0} requests a tile's first chunks (those the ring holds) when the tile
+// starts; they land during the K loop.  The chunks past the ring come through the W ring
+// (ltail): the W producer (thread 32), after the last W chunk of a unit that starts its tile,
+// loads each into the next W slot (L boxes, U boxes after them; tfull armed with the chunk's
+// bytes), so they land while the K loop ends; the consumers read them after the ring's
+// chunks and free each slot on tempty, like a W chunk.  Producer and consumers agree on the
+// count: chunks lslots .. lchunks-1 of every unit with kb = 0 (the one that finishes its tile).""".format(CWG0)
+    return f"""// Thread 0 of {CWG0} requests a tile's first chunks when the tile starts (they land during the
+// K loop) and each later chunk as soon as a slot frees (ranks beyond the ring stream)."""
 
 
 def cluster_doc():
@@ -1877,10 +1897,11 @@ def wparam_doc():
     return f"// W   UINT8 {{K/2, N}}, box {{64, {BN}}}, swizzle 64B"
 
 
-def producer_walk(e, label, first, nxt, stage, skip_first=None, at_unit=None):
+def producer_walk(e, label, first, nxt, stage, skip_first=None, at_unit=None, unit_end=None):
     """One W-prepared producer's loop: its own cursor (PCUR) over the same work units as the
     consumers; `stage` emits the issue of stage %pks of the unit, at label `label`;
-    `skip_first` (optional) emits code between the first unit's start and the loop."""
+    `skip_first` (optional) emits code between the first unit's start and the loop;
+    `unit_end` (optional) emits code after a unit's last stage, before the next unit."""
     main = label == "L_mprod"
     if TLINE and main:
         e("""\t.reg .b32 %tlu0, %tlq1;
@@ -1899,6 +1920,8 @@ def producer_walk(e, label, first, nxt, stage, skip_first=None, at_unit=None):
     e(f"""\tadd.u32 %pks, %pks, 1;
 \tsetp.lt.u32 %p5, %pks, %pke;
 \t@%p5 bra {label};""")
+    if unit_end:
+        unit_end()
     unit_next(e, PCUR, nxt)
     if TLINE and main:
         e("\tmov.u32 %tlq1, %tlu0;\n\tmov.u32 %tlu0, 0;")
@@ -2084,10 +2107,43 @@ L_wprod:
         producer_unit_start(e)
 
     producer_walk(e, "L_wprod_k", "wfirst", "pw", w_chunks,
-                  skip_first=skip_self_filled if XSELF_ON else None)
+                  skip_first=skip_self_filled if XSELF_ON else None,
+                  unit_end=(lambda: ltail_issue(e, L)) if LTAIL else None)
     e("")
     if XCONV:
         emit_xconv(e, fmt, L)
+
+
+def ltail_issue(e, L):
+    """LTAIL, thread 32 after a unit's last W chunk: when the unit starts its tile (kb = 0:
+    the unit that finishes it), the tile's low-rank chunks %lslots .. %lchunks-1, each into the
+    next W slot (L boxes, then U boxes, as in a low-rank slot), onto tfull with the chunk's
+    bytes.  The consumers read them after the ring's chunks, in the same order."""
+    e("""\t// ---- ltail: the tile's low-rank chunks past the ring, into the next W slots ----
+\tsetp.ne.u32 %p5, %pkb, 0;
+\t@%p5 bra L_wtail_done;                     // a stream-K contributor: the owner applies the low rank""")
+    lora_consts(e)
+    e("""\tmov.u32 %r18, %lslots;                     // the first chunk the ring does not carry
+L_wtail_chunk:
+\tsetp.ge.u32 %p5, %r18, %lchunks;
+\t@%p5 bra L_wtail_done;
+\tmul.lo.u32 %r12, %t, 8;
+\tadd.u32 %r13, %bar_tempty, %r12;
+\txor.b32 %r14, %tph, 1;""")
+    e.wait("%r13", "%r14", "tempty_lt")
+    e(f"""\tadd.u32 %r13, %bar_tfull, %r12;
+\tadd.u32 %r14, %lbytes_l, %lbytes_u;
+\tmbarrier.arrive.expect_tx.shared::cta.b64 _, [%r13], %r14;
+\tmad.lo.u32 %r15, %t, {L['tslot']}, %sbase;
+\tadd.u32 %r15, %r15, {L['t']};              // the slot: L boxes
+\tadd.u32 %r16, %r15, %lbytes_l;             // U boxes after them""")
+    u_copy = ("\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+              "[%r16], [%tmU, {%r17, %pcn0}], [%r13];\n")
+    e(lowrank_boxes("%r18", "%r19", "L_wtail_box", "%pcm0", u_copy).rstrip("\n"))
+    advance(e, "%t", "%tph", TSLOTS)
+    e("""\tadd.u32 %r18, %r18, 1;
+\tbra L_wtail_chunk;
+L_wtail_done:""")
 
 
 def xconv_branch():
@@ -3038,6 +3094,24 @@ def u_load(tag):
             f"L_lissue_nou_{tag}:\n")
 
 
+def lowrank_boxes(chunk, box, label, m0, u_copy):
+    """The bulk copies of low-rank chunk `chunk`: its %lsub L boxes to %r15 and U boxes to
+    %r16 on (U by `u_copy`, which uses %r16, %r17 and the barrier %r13), rows from `m0`, the
+    box counter in `box`; %r17 = the box's first rank."""
+    return f"""\tmul.lo.u32 %r17, {chunk}, %lsub;
+\tmul.lo.u32 %r17, %r17, %lwk;                 // first rank of the chunk
+\tmov.u32 {box}, 0;
+{label}:
+\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r15], [%tmL, {{%r17, {m0}}}], [%r13];
+{u_copy}\tadd.u32 %r15, %r15, %lsub_l;
+\tadd.u32 %r16, %r16, %lsub_u;
+\tadd.u32 %r17, %r17, %lwk;
+\tadd.u32 {box}, {box}, 1;
+\tsetp.lt.u32 %p5, {box}, %lsub;
+\t@%p5 bra {label};
+"""
+
+
 def lora_issue(e, tag):
     """Thread 0 of the first consumer WG loads chunk %li of this tile's L and U into ring slot %lis (after
     both warpgroups released it), onto lfull with the chunk's byte count."""
@@ -3056,18 +3130,7 @@ def lora_issue(e, tag):
 \tmbarrier.arrive.expect_tx.shared::cta.b64 _, [%r13], %r14;
 \tmad.lo.u32 %r15, %lis, %r14, %lbase;         // L slot; U follows it
 \tadd.u32 %r16, %r15, %lbytes_l;
-\tmul.lo.u32 %r17, %li, %lsub;
-\tmul.lo.u32 %r17, %r17, %lwk;                 // first rank of the chunk
-\tmov.u32 %r18, 0;
-L_lissue_box_{tag}:
-\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r15], [%tmL, {{%r17, %m0}}], [%r13];
-{u_load(tag)}\tadd.u32 %r15, %r15, %lsub_l;
-\tadd.u32 %r16, %r16, %lsub_u;
-\tadd.u32 %r17, %r17, %lwk;
-\tadd.u32 %r18, %r18, 1;
-\tsetp.lt.u32 %p5, %r18, %lsub;
-\t@%p5 bra L_lissue_box_{tag};
-\tadd.u32 %li, %li, 1;
+{lowrank_boxes("%li", "%r18", f"L_lissue_box_{tag}", "%m0", u_load(tag))}\tadd.u32 %li, %li, 1;
 \tadd.u32 %lis, %lis, 1;
 \tsetp.eq.u32 %p5, %lis, %lslots;
 \t@%p5 mov.u32 %lis, 0;
@@ -3154,7 +3217,7 @@ def emit_affine_and_lowrank(e, L):
 \tmul.lo.u32 %r54, %r42, %lrowb;
 \tshl.b32 %r54, %r54, 6;                     // this warpgroup's 64 rows inside an L box
 L_lr_chunk:""")
-    lowrank_chunk_slot(e)
+    lowrank_chunk_slot(e, L=L)
     e("""\tadd.u32 %r55, %r55, %r54;
 \t// one box per chunk (rc = wk <= 64): 1, 2 or 4 k16 steps, each path unrolled
 \tsetp.eq.u32 %p5, %lksteps, 1;
@@ -3193,31 +3256,60 @@ L_lr_chunk:""")
         e("\tbra L_lr_kdone;" if steps != 1 else "")
     e("""L_lr_kdone:
 \t// slot read: one arrive per warp, then the issuer refills it with a later chunk
-\tbar.warp.sync 0xffffffff;
-\tmul.lo.u32 %r10, %ls, 8;
+\tbar.warp.sync 0xffffffff;""")
+    if LTAIL:
+        e("""\tsetp.ge.u32 %p5, %r53, %lslots;
+\t@!%p5 bra L_lr_ring_free;
+\t// ltail: the chunk's W slot is free for the W producer (tempty: one arrive per warp)
+\tmul.lo.u32 %r12, %t, 8;
+\tadd.u32 %r13, %bar_tempty, %r12;""")
+        arrive(e, "%p1", "%r13", "%r14")
+        advance(e, "%t", "%tph", TSLOTS)
+        e("""\tbra L_lr_next;
+L_lr_ring_free:""")
+    e("""\tmul.lo.u32 %r10, %ls, 8;
 \tadd.u32 %r11, %bar_lempty, %r10;""")
     arrive(e, "%p1", "%r11", "%r12")
     e("""\tadd.u32 %ls, %ls, 1;
 \tsetp.eq.u32 %p5, %ls, %lslots;
 \t@%p5 mov.u32 %ls, 0;
 \t@%p5 xor.b32 %lph, %lph, 1;""")
-    lora_issue(e, "stream")
+    if LTAIL:
+        # the ring carries chunks 0 .. lslots-1 only, all requested when the tile starts
+        e("L_lr_next:")
+    else:
+        lora_issue(e, "stream")
     e("""\tadd.u32 %r53, %r53, 1;
 \tbra L_lr_chunk;
 L_lr_done:""")
 
 
-def lowrank_chunk_slot(e, l_what="L slot"):
+def lowrank_chunk_slot(e, l_what="L slot", L=None):
     """At L_lr_chunk: to L_lr_done once chunk %r53 reaches %lchunks; else wait for ring slot
-    %ls (lfull, parity %lph), %r55 = its L box, %r56 = its U box."""
+    %ls (lfull, parity %lph), %r55 = its L box, %r56 = its U box.  LTAIL: chunks from
+    %lslots on are in the W ring's next slot %t (tfull, parity %tph) instead."""
     e("""\tsetp.ge.u32 %p5, %r53, %lchunks;
-\t@%p5 bra L_lr_done;
-\tmul.lo.u32 %r10, %ls, 8;
+\t@%p5 bra L_lr_done;""")
+    if LTAIL:
+        e(f"""\tsetp.ge.u32 %p5, %r53, %lslots;
+\t@!%p5 bra L_lr_ring;
+\t// ltail: a chunk past the ring, in W slot %t
+\tmul.lo.u32 %r12, %t, 8;
+\tadd.u32 %r13, %bar_tfull, %r12;""")
+        e.wait("%r13", "%tph", "tfull_lt")
+        e(f"""\tmad.lo.u32 %r55, %t, {L['tslot']}, %sbase;
+\tadd.u32 %r55, %r55, {L['t']};              // L boxes of the W slot
+\tadd.u32 %r56, %r55, %lbytes_l;              // U boxes
+\tbra L_lr_have;
+L_lr_ring:""")
+    e("""\tmul.lo.u32 %r10, %ls, 8;
 \tadd.u32 %r11, %bar_lfull, %r10;""")
     e.wait("%r11", "%lph", "lfull")
     e(f"""\tadd.u32 %r14, %lbytes_l, %lbytes_u;
 \tmad.lo.u32 %r55, %ls, %r14, %lbase;          // {l_what}
 \tadd.u32 %r56, %r55, %lbytes_l;              // U slot""")
+    if LTAIL:
+        e("L_lr_have:")
 
 
 def spin_ns(e, label, ns, nap, t0, t1, pred):
