@@ -3254,8 +3254,10 @@ L_lr_chunk:""")
             e(f"\twgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {acc_list()}, %rd4, %rd5, %ptrue, 1, 1, 0, 0;")
         e("\twgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 0;")
         e("\tbra L_lr_kdone;" if steps != 1 else "")
-    e("""L_lr_kdone:
-\t// slot read: one arrive per warp, then the issuer refills it with a later chunk
+    refill = ("the W producer or the next tile's request refills it" if LTAIL else
+              "the issuer refills it with a later chunk")
+    e(f"""L_lr_kdone:
+\t// slot read: one arrive per warp, then {refill}
 \tbar.warp.sync 0xffffffff;""")
     if LTAIL:
         e("""\tsetp.ge.u32 %p5, %r53, %lslots;
