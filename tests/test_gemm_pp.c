@@ -174,7 +174,7 @@ Test(gemm_pp, input_faults_are_caught, .timeout = 300)
  * outstanding, and its parity wait passes) and must not pass: exit 1 (validation failed), 3
  * with a CUDA error (an H100, 2026-12-05: "unspecified launch failure"), or be stopped by the
  * timeout (124): a ring out of step may also hang.  The committed kernel passes the same
- * command. */
+ * command.  Both runs capture stderr too: the driver's error is printed there. */
 Test(gemm_pp, a_kernel_without_turns_is_caught, .timeout = 300)
 {
     fp4lr_ctx *ctx = sm90a_or_skip();
@@ -193,12 +193,12 @@ Test(gemm_pp, a_kernel_without_turns_is_caught, .timeout = 300)
     cr_assert_eq(rc, 0, "the noturn kernel does not build: %s", out);
     tsupport_build_dir(bdir, sizeof bdir);
     const char *args = "--mnk 4608x3072x3072 --dense --tile-n 128 --seed 7";
-    snprintf(cmd, sizeof cmd, "FP4LR_KERNEL_DIR=%s timeout 60 '%s/bin/fp4lr-check' %s", dir, bdir, args);
+    snprintf(cmd, sizeof cmd, "FP4LR_KERNEL_DIR=%s timeout 60 '%s/bin/fp4lr-check' %s 2>&1", dir, bdir, args);
     rc = tsupport_run_capture(cmd, out, sizeof out);
     const int launch_error = rc == 3 && strstr(out, "CUDA_ERROR_") != NULL;
     cr_expect(rc == 1 || rc == 124 || launch_error,
               "the kernel without turns gave exit status %d (1, 124, or 3 with a CUDA error expected): %s", rc, out);
-    snprintf(cmd, sizeof cmd, "timeout 60 '%s/bin/fp4lr-check' %s", bdir, args);
+    snprintf(cmd, sizeof cmd, "timeout 60 '%s/bin/fp4lr-check' %s 2>&1", bdir, args);
     rc = tsupport_run_capture(cmd, out, sizeof out);
     cr_expect_eq(rc, 0, "the committed kernel: %s", out);
     cr_expect(strstr(out, entry) != NULL, "%s", out);
