@@ -1,7 +1,8 @@
 /* tools/gpu_session.sh (a session's GPU work in one call) with stub binaries: each step's
  * status is recorded and a failing or overrunning step fails the run without stopping the
  * later steps; the planted-fault step passes only when the benchmark fails; bad arguments
- * and a missing build are refused with status 2. */
+ * and a missing build are refused with status 2; --pack moves what the steps wrote, and
+ * only that, into one archive. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +69,8 @@ Test(gpu_session, help_and_refusals, .init = clean_env)
     const char *steps[] = {"info", "suite", "memcheck", "racecheck", "synccheck", "fault", "bench", "sweep"};
     for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
         cr_expect(strstr(out, steps[i]) != NULL, "--help names %s: %s", steps[i], out);
+    cr_expect(strstr(out, "--pack") != NULL, "%s", out);
+    cr_expect(strstr(out, "set -u") == NULL && strstr(out, "usage()") == NULL, "--help prints code: %s", out);
     cr_expect_eq(tsupport_run_capture("sh tools/gpu_session.sh /tmp/x bogus 2>&1", out, sizeof out), 2);
     cr_expect(strstr(out, "unknown step 'bogus'") != NULL, "%s", out);
     cr_expect_eq(tsupport_run_capture("sh tools/gpu_session.sh /tmp/x 2>/dev/null", out, sizeof out), 2);
@@ -143,5 +146,28 @@ Test(gpu_session, a_step_past_its_limit_fails, .init = clean_env)
     text[n] = 0;
     fclose(f);
     cr_expect(strstr(text, "ran past its limit of 1 s") != NULL, "%s", text);
+    remove_dir();
+}
+
+/* --pack: the steps' files (and only those) end up in OUTDIR/session.tgz; a file that was
+ * there before stays; steps.txt stays readable; an existing session.tgz is not replaced */
+Test(gpu_session, pack_moves_what_the_steps_wrote_into_one_archive, .init = clean_env)
+{
+    static char out[8192];
+    make_tree("for a in \"$@\"; do case $a in *.csv) echo row > \"$a\";; esac; done; echo ran");
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/o && echo mine > %s/o/old.txt && touch -d 2001-01-01 %s/o/old.txt", dir, dir,
+             dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "cd %s && sh %s/tools/gpu_session.sh --pack %s/o bench sweep 2>&1", dir, repo, dir);
+    cr_expect_eq(tsupport_run_capture(cmd, out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "packed 4 file(s)") != NULL, "%s", out);
+    snprintf(cmd, sizeof cmd, "cd %s/o && ls | tr '\\n' ' ' && echo '|' && tar tzf session.tgz | sort | tr '\\n' ' ' && "
+             "echo '|' && cat old.txt && tar xzOf session.tgz stage-sweep.csv", dir);
+    cr_expect_eq(tsupport_run_capture(cmd, out, sizeof out), 0, "%s", out);
+    cr_expect_str_eq(out, "old.txt session.tgz steps.txt |\nall.csv bench.txt stage-sweep.csv sweep.txt |\nmine\nrow\n");
+    snprintf(cmd, sizeof cmd, "cd %s && sh %s/tools/gpu_session.sh --pack %s/o bench 2>&1", dir, repo, dir);
+    cr_expect_eq(tsupport_run_capture(cmd, out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "session.tgz exists") != NULL, "%s", out);
     remove_dir();
 }

@@ -1,5 +1,5 @@
 #!/bin/sh
-# gpu_session.sh [--dry-run] OUTDIR STEP...
+# gpu_session.sh [--dry-run] [--pack] OUTDIR STEP...
 #
 # The GPU work of a session, on a GPU machine without make or Criterion: run from the
 # repository root with the build copied beside it (build/, and the shared libraries of
@@ -17,14 +17,21 @@
 # Limits in seconds: LIMIT_<STEP> (e.g. LIMIT_BENCH=400; defaults in the table below).
 # FP4LR_GIT_COMMIT names the build's commit in the records (the copy there has no .git).
 # --dry-run prints each step's command and runs nothing.
+# --pack ends by moving every file the steps wrote under OUTDIR (not steps.txt, not a file
+#   that was there before and is unchanged) into OUTDIR/session.tgz, for a transfer that
+#   returns only a few files (the device tool: 8); files already there stay as they were.
 # Exit status: 0 every step passed; 1 a step failed or ran past its limit; 2 bad arguments.
 set -u
 usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
-dry=0
-case ${1:-} in
--h|--help) usage; exit 0;;
---dry-run) dry=1; shift;;
-esac
+dry=0 pack=0
+while :; do
+    case ${1:-} in
+    -h|--help) usage; exit 0;;
+    --dry-run) dry=1; shift;;
+    --pack) pack=1; shift;;
+    *) break;;
+    esac
+done
 [ $# -ge 2 ] || { usage >&2; exit 2; }
 out=$1; shift
 for s in "$@"; do
@@ -69,6 +76,12 @@ fi
 [ -x build/tests/fp4lr-tests ] && [ -x build/bin/fp4lr-bench ] ||
     { echo "gpu_session: build/ is not here (run from the repository root with the copied build)" >&2; exit 2; }
 mkdir -p "$out" || exit 2
+# what OUTDIR holds before the steps (path, mtime): --pack leaves these alone
+listing() { (cd "$out" && find . -type f -printf '%P\t%T@\n' | LC_ALL=C sort); }
+[ $pack -eq 1 ] && [ -e "$out/session.tgz" ] &&
+    { echo "gpu_session: $out/session.tgz exists; --pack would replace it (move it or name another OUTDIR)" >&2; exit 2; }
+before=$(mktemp) || exit 2
+listing > "$before"
 export LD_LIBRARY_PATH="${PWD}/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 status=0
 for s in "$@"; do
@@ -83,4 +96,19 @@ for s in "$@"; do
     echo "$s rc=$rc ${lim}s-limit $((t1 - t0))s" | tee -a "$out/steps.txt"
     [ $rc -eq 0 ] || status=1
 done
+
+# --pack: the files the steps wrote, into session.tgz; each removed only once it is in there
+if [ $pack -eq 1 ]; then
+    new=$(mktemp) && tgz=$(mktemp) || exit 2
+    listing | LC_ALL=C comm -13 "$before" - | cut -f1 | grep -v -x -e steps.txt -e session.tgz > "$new"
+    if [ -s "$new" ] && (cd "$out" && tar czf "$tgz" -T "$new") && mv "$tgz" "$out/session.tgz"; then
+        (cd "$out" && xargs -d '\n' rm -f < "$new")
+        echo "packed $(wc -l < "$new") file(s) into $out/session.tgz" | tee -a "$out/steps.txt"
+    elif [ -s "$new" ]; then
+        echo "gpu_session: could not pack into $out/session.tgz; the files stay as written" >&2
+        status=1
+    fi
+    rm -f "$new" "$tgz"
+fi
+rm -f "$before"
 exit $status
