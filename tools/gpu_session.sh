@@ -81,6 +81,7 @@ listing() { (cd "$out" && find . -type f -printf '%P\t%T@\n' | LC_ALL=C sort); }
 [ $pack -eq 1 ] && [ -e "$out/session.tgz" ] &&
     { echo "gpu_session: $out/session.tgz exists; --pack would replace it (move it or name another OUTDIR)" >&2; exit 2; }
 before=$(mktemp) || exit 2
+trap 'rm -f "$before"' EXIT
 listing > "$before"
 export LD_LIBRARY_PATH="${PWD}/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 status=0
@@ -110,5 +111,4 @@ if [ $pack -eq 1 ]; then
     fi
     rm -f "$new" "$tgz"
 fi
-rm -f "$before"
 exit $status
