@@ -150,14 +150,17 @@ Test(gpu_session, a_step_past_its_limit_fails, .init = clean_env)
 }
 
 /* --pack: the steps' files (and only those) end up in OUTDIR/session.tgz; a file that was
- * there before stays; steps.txt stays readable; an existing session.tgz is not replaced */
+ * there before stays in place (in the archive too if a step changed it); steps.txt stays
+ * readable; an existing session.tgz is not replaced */
 Test(gpu_session, pack_moves_what_the_steps_wrote_into_one_archive, .init = clean_env)
 {
     static char out[8192];
     make_tree("for a in \"$@\"; do case $a in *.csv) echo row > \"$a\";; esac; done; echo ran");
     char cmd[1400];
-    snprintf(cmd, sizeof cmd, "mkdir -p %s/o && echo mine > %s/o/old.txt && touch -d 2001-01-01 %s/o/old.txt", dir, dir,
-             dir);
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/o && echo mine > %s/o/old.txt && echo was > %s/o/all.csv && "
+             "touch -d 2001-01-01 %s/o/old.txt %s/o/all.csv",
+             dir, dir, dir, dir, dir);
     cr_assert_eq(system(cmd), 0);
     snprintf(cmd, sizeof cmd, "cd %s && sh %s/tools/gpu_session.sh --pack %s/o bench sweep 2>&1", dir, repo, dir);
     cr_expect_eq(tsupport_run_capture(cmd, out, sizeof out), 0, "%s", out);
@@ -165,7 +168,8 @@ Test(gpu_session, pack_moves_what_the_steps_wrote_into_one_archive, .init = clea
     snprintf(cmd, sizeof cmd, "cd %s/o && ls | tr '\\n' ' ' && echo '|' && tar tzf session.tgz | sort | tr '\\n' ' ' && "
              "echo '|' && cat old.txt && tar xzOf session.tgz stage-sweep.csv", dir);
     cr_expect_eq(tsupport_run_capture(cmd, out, sizeof out), 0, "%s", out);
-    cr_expect_str_eq(out, "old.txt session.tgz steps.txt |\nall.csv bench.txt stage-sweep.csv sweep.txt |\nmine\nrow\n");
+    /* all.csv was there before: a step rewrote it, so it is in the archive and stays in place */
+    cr_expect_str_eq(out, "all.csv old.txt session.tgz steps.txt |\nall.csv bench.txt stage-sweep.csv sweep.txt |\nmine\nrow\n");
     snprintf(cmd, sizeof cmd, "cd %s && sh %s/tools/gpu_session.sh --pack %s/o bench 2>&1", dir, repo, dir);
     cr_expect_eq(tsupport_run_capture(cmd, out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "session.tgz exists") != NULL, "%s", out);

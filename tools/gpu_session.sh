@@ -17,9 +17,9 @@
 # Limits in seconds: LIMIT_<STEP> (e.g. LIMIT_BENCH=400; defaults in the table below).
 # FP4LR_GIT_COMMIT names the build's commit in the records (the copy there has no .git).
 # --dry-run prints each step's command and runs nothing.
-# --pack ends by moving every file the steps wrote under OUTDIR (not steps.txt, not a file
-#   that was there before and is unchanged) into OUTDIR/session.tgz, for a transfer that
-#   returns only a few files (the device tool: 8); files already there stay as they were.
+# --pack ends by moving the files the steps created under OUTDIR (not steps.txt) into
+#   OUTDIR/session.tgz, for a transfer that returns only a few files (the device tool: 8);
+#   a file that was there before goes into it too if a step changed it, but stays in place.
 # Exit status: 0 every step passed; 1 a step failed or ran past its limit; 2 bad arguments.
 set -u
 usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
@@ -98,17 +98,19 @@ for s in "$@"; do
     [ $rc -eq 0 ] || status=1
 done
 
-# --pack: the files the steps wrote, into session.tgz; each removed only once it is in there
+# --pack: the files the steps wrote, into session.tgz; those they created are removed once
+# the archive is in place, those that were there before stay
 if [ $pack -eq 1 ]; then
-    new=$(mktemp) && tgz=$(mktemp) || exit 2
-    listing | LC_ALL=C comm -13 "$before" - | cut -f1 | grep -v -x -e steps.txt -e session.tgz > "$new"
-    if [ -s "$new" ] && (cd "$out" && tar czf "$tgz" -T "$new") && mv "$tgz" "$out/session.tgz"; then
-        (cd "$out" && xargs -d '\n' rm -f < "$new")
-        echo "packed $(wc -l < "$new") file(s) into $out/session.tgz" | tee -a "$out/steps.txt"
-    elif [ -s "$new" ]; then
+    wrote=$(mktemp) && created=$(mktemp) && tgz=$(mktemp) || exit 2
+    listing | LC_ALL=C comm -13 "$before" - | cut -f1 | grep -v -x -e steps.txt -e session.tgz > "$wrote"
+    cut -f1 "$before" | LC_ALL=C comm -13 - "$wrote" > "$created"
+    if [ -s "$wrote" ] && (cd "$out" && tar czf "$tgz" -T "$wrote") && mv "$tgz" "$out/session.tgz"; then
+        (cd "$out" && xargs -r -d '\n' rm -f < "$created")
+        echo "packed $(wc -l < "$wrote") file(s) into $out/session.tgz" | tee -a "$out/steps.txt"
+    elif [ -s "$wrote" ]; then
         echo "gpu_session: could not pack into $out/session.tgz; the files stay as written" >&2
         status=1
     fi
-    rm -f "$new" "$tgz"
+    rm -f "$wrote" "$created" "$tgz"
 fi
 exit $status
