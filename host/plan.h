@@ -104,7 +104,7 @@ typedef enum fp4lr_swap {
  * kernel's problem is under one wave of the device's SMs (opts.sm_count: then stream-K
  * splits every tile) and the 160-wide grid is at most one wave (one whole tile a CTA), and
  * its kernel is built; 256 when sm_count is 0 (not known).  sana-out (M = 1024, N = 2240):
- * 72 tiles of 128 x 256 against 126 of 128 x 160, on an H100 / H200 (sm_count 132 there). */
+ * 72 tiles of 128 x 256 against 126 of 128 x 160: the narrow grid is one wave on a device with 126 SMs or more. */
 #define FP4LR_SM90A_TILE_N 256
 #define FP4LR_SM90A_TILE_N_NARROW 160
 /* The ping-pong tile (tools/gen_sm90a_pp.py, ptx/sm90a/..._pp.ptx): 128 x 128, the two consumer
