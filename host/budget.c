@@ -134,13 +134,14 @@ static int wprep_slots_max(const fp4lr_budget_req *r) { return is_pp(r) ? WPREP_
 /* The low-rank rings a CTA holds: one per consumer warpgroup in the ping-pong tile. */
 static int lora_rings(const fp4lr_budget_req *r) { return is_pp(r) ? PP_CONSUMERS : 1; }
 
-/* The sm_90a fused _w kernels (W prepared, not converted in the kernel, not swapped, 256
- * wide): a tile's low-rank chunks past the ring come through the W ring, each in one W slot
- * (tools/gen_sm90a.py, LTAIL), so such a chunk must fit a slot (rule LORA_TAIL). */
+/* The sm_90a fused _w kernels of one CTA (W prepared, not converted in the kernel, not
+ * swapped, 256 wide): a tile's low-rank chunks past the ring come through the W ring, each in
+ * one W slot (tools/gen_sm90a.py, LTAIL), so such a chunk must fit a slot (rule LORA_TAIL).
+ * The pair's W slots are filled by rank 0's multicast: its chunks stay in the low-rank ring. */
 static int lora_tail_in_w_ring(const fp4lr_budget_req *r)
 {
     return r->arch == FP4LR_ARCH_SM90A && r->w_prep && !r->w_inline && !r->yt_prepared && !is_pp(r) &&
-           r->rank > 0 && r->tile_n == 256;
+           r->rank > 0 && r->tile_n == 256 && r->cluster == 1;
 }
 
 /* Rules every request obeys whatever the architecture (FP4LR_E_INVALID). */
@@ -197,8 +198,10 @@ static fp4lr_status validate_request(const fp4lr_budget_req *r)
         return INVALID("W_PREP", "W converted in the kernel (w_inline) needs a prepared-W plan");
     if (r->yt_prepared && (!r->w_prep || r->w_inline))
         return INVALID("W_PREP", "yt_prepared (the _w<n>_yt kernels) needs a prepared-W plan without w_inline");
-    if (r->w_prep && (r->arch != FP4LR_ARCH_SM90A || r->cluster != 1))
-        return INVALID("W_PREP", "a prepared W (w_prep%s) exists on sm90a with one CTA, not %s with cluster %d",
+    if (r->w_prep && (r->arch != FP4LR_ARCH_SM90A ||
+                      (r->cluster != 1 && (r->w_inline || r->yt_prepared || r->tile_n != 256))))
+        return INVALID("W_PREP", "a prepared W (w_prep%s) exists on sm90a with one CTA, and for the 256-wide pair "
+                       "without w_inline or yt_prepared; not %s with cluster %d",
                        r->w_inline ? ", here for w_inline" : r->yt_prepared ? ", here for yt_prepared" : "",
                        fp4lr_arch_name(r->arch), r->cluster);
     if (r->w_prep && r->force_transform_stages &&

@@ -204,6 +204,8 @@ static fp4lr_status plan_kernel(const fp4lr_problem *p, fp4lr_arch arch, const f
         return fp4lr_fail(FP4LR_E_INVALID, "W_PREP", "w_prep %d is not auto (0), on (1), off (2) or inline (3)",
                           (int)o->w_prep);
     const int wprep_ok = arch == FP4LR_ARCH_SM90A && pl->cluster == 1;
+    /* the pair's prepared plan: the _w kernels of cluster 2, W multicast by rank 0 (plan.h) */
+    const int wpair_ok = arch == FP4LR_ARCH_SM90A && pl->cluster == 2 && pl->tile_n == FP4LR_SM90A_TILE_N;
     if (!fp4lr_swap_name(o->swap))
         return fp4lr_fail(FP4LR_E_INVALID, "SWAP", "swap %d is not auto (0), on (1) or off (2)", (int)o->swap);
     if (!fp4lr_pdl_name(o->pdl))
@@ -239,19 +241,20 @@ static fp4lr_status plan_kernel(const fp4lr_problem *p, fp4lr_arch arch, const f
                           "W converted in the kernel (inline) exists for sm90a plans with one CTA; "
                           "this plan is %s %s with cluster %d", fp4lr_arch_name(arch), fp4lr_family_name(pl->family),
                           pl->cluster);
-    if (o->w_prep == FP4LR_WPREP_ON && !wprep_ok)
+    if (o->w_prep == FP4LR_WPREP_ON && !wprep_ok && !wpair_ok)
         return fp4lr_fail(FP4LR_E_UNSUPPORTED, "W_PREP",
-                          "a prepared W exists for sm90a plans with one CTA; this plan is %s %s with "
-                          "cluster %d", fp4lr_arch_name(arch), fp4lr_family_name(pl->family), pl->cluster);
+                          "a prepared W exists for sm90a plans with one CTA and the 256-wide pair; this plan is "
+                          "%s %s with cluster %d", fp4lr_arch_name(arch), fp4lr_family_name(pl->family), pl->cluster);
     /* a W too large for the preparation: AUTO keeps the transform, ON is refused by its rule */
     const fp4lr_status fits = fp4lr_sm90a_wprep_check(p);
     if ((o->w_prep == FP4LR_WPREP_ON || o->w_prep == FP4LR_WPREP_INLINE || pp) && fits.code != FP4LR_OK)
         return fits;
-    const int auto_prep = o->w_prep == FP4LR_WPREP_AUTO && wprep_ok && p->M >= FP4LR_SM90A_WPREP_MIN_M &&
-                          fits.code == FP4LR_OK;
-    /* AUTO converts inside the kernel where that measured faster than the preparation (plan.h) */
+    const int auto_prep = o->w_prep == FP4LR_WPREP_AUTO && (wprep_ok || wpair_ok) &&
+                          p->M >= FP4LR_SM90A_WPREP_MIN_M && fits.code == FP4LR_OK;
+    /* AUTO converts inside the kernel where that measured faster than the preparation (plan.h;
+     * one CTA: the pair has no _x kernels) */
     pl->w_inline = o->w_prep == FP4LR_WPREP_INLINE ||
-                   (auto_prep && p->r <= FP4LR_SM90A_XCONV_AUTO_MAX_RANK && !o->graph);
+                   (auto_prep && wprep_ok && p->r <= FP4LR_SM90A_XCONV_AUTO_MAX_RANK && !o->graph);
     pl->w_prep = o->w_prep == FP4LR_WPREP_ON || pl->w_inline || auto_prep || pp;
     if (pp)
         pl->w_inline = 0;

@@ -968,7 +968,7 @@ Test(bench_cli, jobs_variants_repeats_formats_peers)
     cr_expect_str_eq(j.row[21].variant, "fp4lr-nvfp4-fused-c2");
     cr_expect_eq(j.row[21].r, 128);
     cr_expect_eq(j.row[21].stages_main, 3, "the pair's per-CTA budget is one CTA's");
-    cr_expect_str_eq(j.job[21].plan.entry, "fp4lr_sm90a_nvfp4_fused_m256n256k128_c2_s3");
+    cr_expect_str_eq(j.job[21].plan.entry, "fp4lr_sm90a_nvfp4_fused_m256n256k128_c2_s3_w4");
     cr_expect_str_eq(j.row[22].variant, "fp4lr-mxfp4-fused");
     cr_expect(strstr(j.row[20].note, "not built") != NULL, "nothing is built in the directory");
     fp4lr_bench_jobs_free(&j);

@@ -380,10 +380,19 @@ Test(sm90a_instances, committed_kernels_have_the_measured_layout)
  * counts the 8 consumer warps alone.  Their preparation kernels convert with the transform's
  * own sequence (MXFP4: the per-warp vote) and store through the warp's staging block in 8
  * coalesced rows. */
+/* ... the pair's: rank 0 alone copies each W chunk, multicast to both CTAs; tempty counts the
+ * 16 consumer warps of both (each warp arrives on its own and the peer's, after each of the two
+ * chunks of a stage and after the K loop); the main ring stays
+ * local (the empty count above); the low-rank tail never takes the W ring. */
+#define WPAIR_CHECK "test $(grep -c '^.@%prank0 cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster \\[%r42\\], \\[%tmW, {%r15, %pcn0}\\], \\[%r13\\], %mask;' $f) -eq 2 && " \
+                    "! grep -q 'complete_tx::bytes \\[%r42\\], \\[%tmW' $f && " \
+                    "grep -q 'mbarrier.init.shared::cta.b64 \\[%bar_tempty+0\\], 16;' $f && " \
+                    "test $(grep -c 'mapa.shared::cluster.u32 %r34, %r32, %peer;' $f) -eq 3 && ! grep -q ltail $f"
 #define WPRE_CHECK TW8_CHECK " && " CHOIST_CHECK " && grep -q '^L_wprod:' $f && ! grep -q '^L_t_k:' $f && " \
                    "grep -q 'mbarrier.init.shared::cta.b64 \\[%bar_tfull+0\\], 1;' $f && " \
                    "grep -q 'mbarrier.init.shared::cta.b64 \\[%bar_empty+0\\], 8;' $f && " \
-                   "test $(grep -c 'cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes \\[%r42\\], \\[%tmW' $f) -eq 2"
+                   "case $f in *_c2_*) " WPAIR_CHECK ";; " \
+                   "*) test $(grep -c 'cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes \\[%r42\\], \\[%tmW' $f) -eq 2;; esac"
 #define WPREP_CHECK "test $(grep -c '@%p1 st.global.v4.b32' $f) -eq 8 && " \
                     "case $f in *mxfp4*) grep -q 'vote.sync.any.pred %pmx' $f;; *) ! grep -q 'pmx' $f;; esac"
 /* The _x kernels are W-prepared kernels whose warps 2-7 convert (16 predicated 16-byte stores

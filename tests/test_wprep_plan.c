@@ -54,7 +54,7 @@ Test(wprep_plan, auto_takes_it_from_the_threshold_on)
     fp4lr_plan pl = plan_ok(dense(8192, 8192, 8192, FP4LR_NVFP4), &off);
     cr_expect_eq(pl.w_prep, 0);
     cr_expect_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_t3");
-    /* the fused family takes it too; the pair is not eligible: AUTO leaves it off */
+    /* the fused family takes it too; so does the pair, by the preparation (no _x pair) */
     fp4lr_problem fused = dense(8192, 8192, 8192, FP4LR_NVFP4);
     fused.r = 32;
     cr_expect_eq(plan_ok(fused, NULL).w_prep, 1);
@@ -68,7 +68,18 @@ Test(wprep_plan, auto_takes_it_from_the_threshold_on)
     fused.r = 32;
     cr_expect_str_eq(plan_ok(fused, &fon).entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_w4");
     fp4lr_plan_opts pair = {.cluster = 2, .tile_m = 256};
-    cr_expect_eq(plan_ok(dense(8192, 8192, 8192, FP4LR_NVFP4), &pair).w_prep, 0);
+    pl = plan_ok(dense(8192, 8192, 8192, FP4LR_NVFP4), &pair);
+    cr_expect_eq(pl.w_prep, 1);
+    cr_expect_eq(pl.w_inline, 0);
+    cr_expect_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_dense_m256n256k128_c2_s3_w5");
+    cr_expect_str_eq(plan_ok(fused, &pair).entry, "fp4lr_sm90a_nvfp4_fused_m256n256k128_c2_s4_w4");
+    fused.r = 128;
+    cr_expect_str_eq(plan_ok(fused, &pair).entry, "fp4lr_sm90a_nvfp4_fused_m256n256k128_c2_s3_w4");
+    /* below the threshold, and with it off, the pair keeps the transform */
+    cr_expect_eq(plan_ok(dense(at - 1, 1400, 3072, FP4LR_NVFP4), &pair).w_prep, 0);
+    fp4lr_plan_opts pair_off = {.cluster = 2, .tile_m = 256, .w_prep = FP4LR_WPREP_OFF};
+    cr_expect_str_eq(plan_ok(dense(8192, 8192, 8192, FP4LR_NVFP4), &pair_off).entry,
+                     "fp4lr_sm90a_nvfp4_dense_m256n256k128_c2_s4");
 }
 
 /* The fused plans: at most 4 main stages, the rest to the W ring and the low-rank ring
@@ -197,12 +208,23 @@ Test(wprep_plan, pingpong_tile_budget)
 }
 
 /* ON where no W-prepared kernel exists is refused by name; a bad enum too; and the budget
- * refuses a request that asks for it outside sm_90a one CTA. */
+ * refuses a request that asks for it outside sm_90a one CTA and the plain 256-wide pair. */
 Test(wprep_plan, refusals)
 {
     fp4lr_plan_opts on = {.w_prep = FP4LR_WPREP_ON};
     fp4lr_plan_opts pair = {.w_prep = FP4LR_WPREP_ON, .cluster = 2, .tile_m = 256};
-    expect_refused(dense(4608, 9216, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM90A, &pair, FP4LR_E_UNSUPPORTED, "W_PREP");
+    cr_expect_str_eq(plan_ok(dense(4608, 9216, 3072, FP4LR_NVFP4), &pair).entry,
+                     "fp4lr_sm90a_nvfp4_dense_m256n256k128_c2_s3_w5");
+    fp4lr_budget_req pr = {.arch = FP4LR_ARCH_SM90A, .format = FP4LR_NVFP4, .tile_m = 256, .tile_n = 256,
+                           .tile_k = 128, .cluster = 2, .family = FP4LR_FAMILY_DENSE, .out_bytes = 2, .w_prep = 1};
+    fp4lr_budget pb;
+    cr_expect_eq(fp4lr_budget_solve(&pr, &pb).code, FP4LR_OK);
+    pr.w_inline = 1; /* no _x pair */
+    cr_expect_str_eq(fp4lr_budget_solve(&pr, &pb).rule, "W_PREP");
+    pr.w_inline = 0, pr.yt_prepared = 1; /* no swapped pair */
+    cr_expect_str_eq(fp4lr_budget_solve(&pr, &pb).rule, "W_PREP");
+    pr.yt_prepared = 0, pr.tile_n = 128; /* no 128-wide pair */
+    cr_expect_str_eq(fp4lr_budget_solve(&pr, &pb).rule, "W_PREP");
     expect_refused(dense(4608, 9216, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM100A, &on, FP4LR_E_UNSUPPORTED, "W_PREP");
     fp4lr_plan_opts bad = {.w_prep = (fp4lr_wprep)7};
     expect_refused(dense(4608, 9216, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM90A, &bad, FP4LR_E_INVALID, "W_PREP");

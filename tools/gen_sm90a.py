@@ -397,6 +397,17 @@ INSTANCES = [
     ("mxfp4", "fused", 1, 4, 5, True),
     ("mxfp4", "fused", 1, 4, 4, True),
     ("mxfp4", "fused", 1, 3, 4, True),
+    # W prepared, the pair (cluster 2, WPAIR): each CTA's budget is one CTA's, so the solver's
+    # counts are the one-CTA _w kernels'; rank 0 multicasts each W chunk to both CTAs
+    ("nvfp4", "dense", 2, 3, 5, True),
+    ("mxfp4", "dense", 2, 4, 5, True),
+    ("nvfp4", "fused", 2, 4, 5, True),
+    ("nvfp4", "fused", 2, 3, 5, True),
+    ("nvfp4", "fused", 2, 4, 4, True),
+    ("nvfp4", "fused", 2, 3, 4, True),
+    ("mxfp4", "fused", 2, 4, 5, True),
+    ("mxfp4", "fused", 2, 4, 4, True),
+    ("mxfp4", "fused", 2, 3, 4, True),
     # W converted in the kernel (_x, one CTA; fp4lr_wprep INLINE, AUTO from M = 1536): the converter
     # warps' 24 KiB staging leaves 4 W slots beside 4 main stages (host/budget.c); fused, 3
     # from r = 32 on (with the affine slices)
@@ -470,6 +481,7 @@ BULK = False   # split pair, the peer's half delivered by one DSMEM bulk copy pe
 FUSED = False      # the fused family: affine and low-rank after the main loop
 LTAIL = False      # fused _w: the low-rank chunks past the ring come through the W ring
 WPRE = False       # W prepared: the W ring is filled by bulk copies of the prepared W (set by emit_kernel)
+WPAIR = False      # ... by a pair: rank 0 multicasts each W chunk into both CTAs (set by emit_kernel)
 XCONV = False      # ... and W is converted inside the kernel by its idle warps (the _x kernels; implies WPRE)
 YT = False         # the tile is stored transposed (the _yt kernels: the host binds A and W exchanged, so the
                    # kernel's C = Y^T; set by emit_kernel)
@@ -643,18 +655,27 @@ def transform_protocol_doc(L, stages, ka):
 """
 
 
+# The W-prepared pair's words in the header (wpre_protocol_doc, wpre_roles_doc)
+PAIR_RING = """
+//   (pair)             tfull[t]'s bytes come from rank 0's one copy, multicast into both CTAs'
+//                      slot t; tempty[t] counts the consumer warps of both CTAs (the peer's
+//                      arrive by mapa, cluster scope), so neither CTA's slot is still read."""
+PAIR_WCOPY = """ (in the
+//                       pair rank 0 only, multicast into both CTAs' slot t)"""
+
+
 def wpre_protocol_doc(L, stages):
     """The header's barrier protocol and shared-memory map of a W-prepared kernel."""
     return f"""// Barrier protocol (mbarriers in shared memory; phases tracked by parity bits):
 //   full[s]   count 1  main producer arrive.expect_tx(stage bytes); TMA complete_tx.  Waited
 //                      by the consumers.
-//   empty[s]  count {CL * 8:<2d} one arrive per consumer warp (after it read its A bytes and fenced
+//   empty[s]  count 8  one arrive per consumer warp (after it read its A bytes and fenced
 //                      them with fence.proxy.async: the refill is a bulk copy, async proxy).
 //                      Waited by the main producer.
 //   tfull[t]  count 1  W producer arrive.expect_tx({L['tslot']}); TMA complete_tx.  Waited by the
 //                      consumers (the bulk copy wrote slot t through the async proxy, so no fence).{xself_doc()}
-//   tempty[t] count 8  one arrive per consumer warp once the wgmma reading slot t completed
-//                      (wgmma.wait_group).  Waited by the W producer.{xdone_doc(L)}
+//   tempty[t] count {16 if WPAIR else 8:<2d} one arrive per consumer warp once the wgmma reading slot t completed
+//                      (wgmma.wait_group).  Waited by the W producer.{PAIR_RING if WPAIR else ""}{xdone_doc(L)}
 //   Named barriers 1 and 2: the 128 threads of {CWG0} / {CWG1} around the writeback staging.
 //
 // Shared memory map (dynamic, 1024-byte aligned), {stages} main stages:
@@ -772,7 +793,7 @@ def wpre_roles_doc():
 //                       with the stage's bytes and issues the A and SFA bulk tensor copies.
 //   WG0 thread 32       producer of the W ring: per chunk, waits `tempty[t]`, arms
 //                       `tfull[t]` with {BN * CHUNK_K * 2} bytes and issues one bulk tensor copy of
-//                       the prepared W chunk ({BN} rows x 64 {"f16" if F16 else "bf16"}, 128-byte swizzle) into slot t.{halfk_doc()}
+//                       the prepared W chunk ({BN} rows x 64 {"f16" if F16 else "bf16"}, 128-byte swizzle) into slot t{PAIR_WCOPY if WPAIR else ""}.{halfk_doc()}
 {xconv_roles_doc() if XCONV else prepared_roles_doc()}//   {CWG0}, {CWG1}            consumers ({REG_CONSUMER} regs): {CWG0} owns tile rows 0-63, {CWG1} rows 64-127.
 //                       Each thread loads its A bytes, dequantizes them into the wgmma A
 //                       fragment registers and issues {f"one m64n{BN}k16" if WHOLE_N else f"two m64n{BN // 2}k16 (columns 0-{BN // 2 - 1}, {BN // 2}-{BN - 1})"} RS wgmma on the slot; after
@@ -791,14 +812,21 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     REG_WG0, REG_CONSUMER = REG_WIDE if BN == 256 else REG_NARROW
     global WHOLE_N
     WHOLE_N = BN == BN_NARROW and "n160one" in EXPERIMENTS
-    # W prepared: one CTA, the 8-warp layout (its consumers are the _t kernels')
-    assert not wpre or (cluster == 1 and TW8 and not ASSIST)
+    # W prepared: the 8-warp layout (its consumers are the _t kernels'); the pair (WPAIR) in
+    # the plain _w kernels only (no in-kernel conversion, not swapped, 256 wide)
+    assert not wpre or (TW8 and not ASSIST)
+    assert not (wpre and cluster == 2) or (not xconv and not yt and bn == 256)
     # W converted in the kernel: a W-prepared kernel whose idle warps convert
     assert not xconv or wpre
     # Y transposed: the _x kernels (the swapped plan converts A, the small operand, once inside
     # the kernel) and the _w ones (the swapped plan with w_prep on: A prepared by its own launch)
     assert not yt or wpre
     WPRE = wpre
+    global WPAIR
+    # The W-prepared pair: A is each CTA's own (main ring local), the prepared W chunk is
+    # loaded once by rank 0 and multicast into both CTAs' slot t, so `tempty` counts both
+    # CTAs' consumer warps and each CTA's W producer only arms its own `tfull`.
+    WPAIR = wpre and cluster == 2
     XCONV = xconv
     YT = yt
     global GDWAIT_ON
@@ -997,7 +1025,7 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_full+{8 * L['nbar']}], 1;   // skbulk: a peer's partial landed")
     for i in range(stages):
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_full+{8*i}], 1;")
-        e(f"\tmbarrier.init.shared::cta.b64 [%bar_empty+{8*i}], {CL * ((0 if WPRE else TRANSFORM_WARPS) + 8)};")
+        e(f"\tmbarrier.init.shared::cta.b64 [%bar_empty+{8*i}], {(1 if WPRE else CL) * ((0 if WPRE else TRANSFORM_WARPS) + 8)};")
     for i in range(LORA_SLOTS if FUSED else 0):
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_lfull+{8*i}], 1;")
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_lempty+{8*i}], {8 * CL};")
@@ -1009,7 +1037,7 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
             e(f"\tmbarrier.init.shared::cta.b64 [%bar_tfull+{8*i}], 1;")
         else:
             e(f"\tmbarrier.init.shared::cta.b64 [%bar_tfull+{8*i}], {(2 if SPLIT and not BULK else 1) * TRANSFORM_WARPS + (8 if ASSIST else 0)};")
-        e(f"\tmbarrier.init.shared::cta.b64 [%bar_tempty+{8*i}], {(2 if SPLIT else 1) * 8};")
+        e(f"\tmbarrier.init.shared::cta.b64 [%bar_tempty+{8*i}], {(2 if SPLIT or WPAIR else 1) * 8};")
     if XDBUF:
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_full+{xdone_off(L)}], {XCONV_WARPS};   // xdone: the converters left")
     sync = ("""\tbarrier.cluster.arrive.release.aligned;      // both CTAs' barriers initialised
@@ -1139,6 +1167,11 @@ def lora_stream_doc():
 def cluster_doc():
     if CL == 1:
         return f"// Cluster: none (one CTA per {BM}x{BN} tile)."
+    if WPAIR:
+        return """// Cluster of two: the pair computes a 256x256 tile, rank v rows 128v..128v+127.  Each CTA
+// loads its own A and SFA (main ring local to the CTA); rank 0 loads each prepared W chunk
+// once and multicasts it into both CTAs' W slot, so the W ring's `tempty` counts both CTAs'
+// consumer warps.  In the fused family rank 0 multicasts U too (`lempty` counts both)."""
     if not SPLIT:
         return """// Cluster of two: the pair computes a 256x256 tile, rank v rows 128v..128v+127.  Rank 0
 // loads W and SFW once and multicasts them to both CTAs; each CTA converts all of W for
@@ -2022,8 +2055,14 @@ L_transform:
 \tmad.lo.u32 %r42, %t, {L['tslot']}, %sbase;
 \tadd.u32 %r42, %r42, {L['t']};              // slot base
 \tshl.b32 %r15, %pks, 7;
-\tadd.u32 %r15, %r15, {64 * h};                 // K element coordinate = 128 ks + {64 * h}
-\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r42], [%tmW, {{%r15, %pcn0}}], [%r13];""")
+\tadd.u32 %r15, %r15, {64 * h};                 // K element coordinate = 128 ks + {64 * h}""")
+            if WPAIR:
+                # rank 0 copies the chunk into both CTAs' slot t (same offset), onto each
+                # CTA's tfull[t]; rank 1 only armed its own.  Both waited for tempty[t], which
+                # counts the consumer warps of both CTAs, so neither slot is still being read.
+                e("""\t@%prank0 cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r42], [%tmW, {%r15, %pcn0}], [%r13], %mask;""")
+            else:
+                e("\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r42], [%tmW, {%r15, %pcn0}], [%r13];")
             advance(e, "%t", "%tph", TSLOTS)
             if past:
                 e(f"{past}:")
@@ -2903,7 +2942,7 @@ def release_prev_slot(e):
     e("""\tmul.lo.u32 %r32, %tprev, 8;
 \tadd.u32 %r32, %r32, %bar_tempty;
 \tand.pred %p4, %ppend, %p1;""")
-    arrive(e, "%p4", "%r32", "%r34", remote=SPLIT)
+    arrive(e, "%p4", "%r32", "%r34", remote=SPLIT or WPAIR)
 
 
 def assist_convert(e, fmt, h, L):
@@ -3481,7 +3520,8 @@ L_c_halfk_back:""")
 \tmul.lo.u32 %r10, %s, 8;
 \tadd.u32 %r11, %bar_empty, %r10;
 """)
-            arrive(e, "%p1", "%r11", "%r12")
+            # (the pair's A is each CTA's own: its stages are refilled by its own producer)
+            arrive(e, "%p1", "%r11", "%r12", remote=not WPAIR)
         else:
             advance(e, "%s", "%ph", stages)
             e("""\tsub.u32 %ks, %ks, 1;
@@ -3572,10 +3612,13 @@ L_c_halfk_back:""")
     tline(e, 27, TRANSFORM_THREADS)
     e("L_exit:")
     if CL == 2:
-        e("""\t// teardown: no CTA leaves while its peer may still write its slots or arrive on
+        # (the W-prepared pair's producer threads 0 and 32 reach it apart from their warps,
+        # which left at once: not .aligned there)
+        al = "" if WPAIR else ".aligned"
+        e(f"""\t// teardown: no CTA leaves while its peer may still write its slots or arrive on
 \t// its barriers
-\tbarrier.cluster.arrive.release.aligned;
-\tbarrier.cluster.wait.acquire.aligned;""")
+\tbarrier.cluster.arrive.release{al};
+\tbarrier.cluster.wait.acquire{al};""")
     e("\tret;")
 
 
