@@ -382,12 +382,15 @@ Test(sm90a_instances, committed_kernels_have_the_measured_layout)
  * coalesced rows. */
 /* ... the pair's: rank 0 alone copies each W chunk, multicast to both CTAs; tempty counts the
  * 16 consumer warps of both (each warp arrives on its own and the peer's, after each of the two
- * chunks of a stage and after the K loop); the main ring stays
- * local (the empty count above); the low-rank tail never takes the W ring. */
+ * chunks of a stage and after the K loop); the main ring stays local (the empty count above);
+ * the low-rank tail never takes the W ring; and no mbarrier wait or arrive is at cluster scope
+ * (in SASS CCTL.IVALL / MEMBAR.ALL.GPU in the K loop: half the speed, tools/gen_sm90a.py). */
 #define WPAIR_CHECK "test $(grep -c '^.@%prank0 cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster \\[%r42\\], \\[%tmW, {%r15, %pcn0}\\], \\[%r13\\], %mask;' $f) -eq 2 && " \
                     "! grep -q 'complete_tx::bytes \\[%r42\\], \\[%tmW' $f && " \
                     "grep -q 'mbarrier.init.shared::cta.b64 \\[%bar_tempty+0\\], 16;' $f && " \
-                    "test $(grep -c 'mapa.shared::cluster.u32 %r34, %r32, %peer;' $f) -eq 3 && ! grep -q ltail $f"
+                    "test $(grep -c 'mapa.shared::cluster.u32 %r34, %r32, %peer;' $f) -eq 3 && ! grep -q ltail $f && " \
+                    "test $(grep -c '^.@%p4 mbarrier.arrive.shared::cluster.b64 _, \\[%r34\\];' $f) -eq 3 && " \
+                    "! grep -Eq 'mbarrier\\.[a-z_.]*(acquire|release)\\.cluster' $f"
 #define WPRE_CHECK TW8_CHECK " && " CHOIST_CHECK " && grep -q '^L_wprod:' $f && ! grep -q '^L_t_k:' $f && " \
                    "grep -q 'mbarrier.init.shared::cta.b64 \\[%bar_tfull+0\\], 1;' $f && " \
                    "grep -q 'mbarrier.init.shared::cta.b64 \\[%bar_empty+0\\], 8;' $f && " \

@@ -655,6 +655,20 @@ def transform_protocol_doc(L, stages, ka):
 """
 
 
+# Why the W-prepared pair waits and arrives at CTA scope.  The _t pair's waits acquire and its
+# remote arrives release at cluster scope; in SASS each such wait is followed by CCTL.IVALL (L1
+# invalidated) and each arrive preceded by MEMBAR.ALL.GPU, in the consumers' K loop, twice a
+# K stage: the first build of this pair kept them and ran at 0.41-0.44x of cuBLAS bf16, half
+# the one-CTA _w kernel's speed (H100, 2026-12-05, 1435ef5).  The pair hands nothing over
+# through generic memory: the peer's W bytes are a bulk copy onto the waiter's own mbarrier
+# (complete_tx makes them visible to whoever sees the phase complete, as in one CTA), and a
+# consumer arrives on the peer's tempty only after wgmma.wait_group saw the wgmmas reading the
+# slot complete.  So both are the defaults (acquire / release at CTA scope), as CUTLASS's
+# cluster pipelines do.
+PAIR_SCOPE_DOC = """// Scope: every wait acquires and every arrive (local or on the peer, by mapa) releases at CTA
+// scope: the peer's only writes into this CTA are bulk copies completing on this CTA's own
+// mbarriers, and a consumer releases a W slot only after wgmma.wait_group (its reads done)."""
+
 # The W-prepared pair's words in the header (wpre_protocol_doc, wpre_roles_doc)
 PAIR_RING = """
 //   (pair)             tfull[t]'s bytes come from rank 0's one copy, multicast into both CTAs'
@@ -921,7 +935,8 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
         and not SPLIT and not ASSIST and not WPRE
     blk, ka, _, _ = FORMATS[fmt]
     L = layout(fmt, stages)
-    e = Emitter(CL)
+    # the W-prepared pair waits and arrives at CTA scope (PAIR_SCOPE_DOC)
+    e = Emitter(CL, cluster_scope=False if WPAIR else None)
     header(e, fmt, family, cluster, stages, L)
     name = entry_name(fmt, family, cluster, stages, NAME_TSLOTS, WPRE, XCONV, YT, BN)
     e(""".version 8.0
@@ -1168,10 +1183,11 @@ def cluster_doc():
     if CL == 1:
         return f"// Cluster: none (one CTA per {BM}x{BN} tile)."
     if WPAIR:
-        return """// Cluster of two: the pair computes a 256x256 tile, rank v rows 128v..128v+127.  Each CTA
+        return f"""// Cluster of two: the pair computes a 256x256 tile, rank v rows 128v..128v+127.  Each CTA
 // loads its own A and SFA (main ring local to the CTA); rank 0 loads each prepared W chunk
 // once and multicasts it into both CTAs' W slot, so the W ring's `tempty` counts both CTAs'
-// consumer warps.  In the fused family rank 0 multicasts U too (`lempty` counts both)."""
+// consumer warps.  In the fused family rank 0 multicasts U too (`lempty` counts both).
+{PAIR_SCOPE_DOC}"""
     if not SPLIT:
         return """// Cluster of two: the pair computes a 256x256 tile, rank v rows 128v..128v+127.  Rank 0
 // loads W and SFW once and multicasts them to both CTAs; each CTA converts all of W for
@@ -1186,9 +1202,14 @@ def cluster_doc():
 
 def arrive(e, pred, addr, remote_tmp, remote=True):
     """One arrive on a local barrier; in a cluster (when `remote`) also on the peer's
-    barrier at the same offset (mapa), with cluster-scope release."""
+    barrier at the same offset (mapa), with cluster-scope release (the W-prepared pair: the
+    default release at CTA scope, PAIR_SCOPE_DOC)."""
     if CL == 1 or not remote:
         e(f"\t@{pred} mbarrier.arrive.shared::cta.b64 _, [{addr}];")
+    elif WPAIR:
+        e(f"""\t@{pred} mbarrier.arrive.shared::cta.b64 _, [{addr}];
+\tmapa.shared::cluster.u32 {remote_tmp}, {addr}, %peer;
+\t@{pred} mbarrier.arrive.shared::cluster.b64 _, [{remote_tmp}];""")
     else:
         e(f"""\t@{pred} mbarrier.arrive.release.cluster.shared::cta.b64 _, [{addr}];
 \tmapa.shared::cluster.u32 {remote_tmp}, {addr}, %peer;

@@ -12,10 +12,14 @@ import sys
 class Emitter:
     """Collects PTX lines; gives each wait loop a unique label."""
 
-    def __init__(self, cluster=1):
+    def __init__(self, cluster=1, cluster_scope=None):
         self.lines = []
         self.nlabel = 0
         self.cl = cluster
+        # waits acquire at cluster scope in a cluster unless told otherwise (cluster_scope=False:
+        # every cross-CTA hand-off of the kernel is a bulk copy onto the waiter's own mbarrier,
+        # which makes the bytes visible on its own; see gen_sm90a.py WPAIR)
+        self.cluster_scope = cluster == 2 if cluster_scope is None else cluster_scope
 
     def __call__(self, text=""):
         for line in text.split("\n"):
@@ -29,7 +33,7 @@ class Emitter:
         """Spin on mbarrier phase `parity` (try_wait suspends in hardware between polls).
         In a cluster the wait acquires at cluster scope: the peer CTA arrives and writes."""
         lab = self.label("wait_" + what)
-        sem = ".acquire.cluster" if self.cl == 2 else ""
+        sem = ".acquire.cluster" if self.cluster_scope else ""
         self(f"{lab}:")
         self(f"\tmbarrier.try_wait.parity{sem}.shared::cta.b64 %pw, [{bar_addr}], {parity};")
         self(f"\t@!%pw bra {lab};")
