@@ -39,9 +39,9 @@ void fp4lr_bench_usage(FILE *f)
             "  --scales S        the inputs' block scales: realistic (default) or small (MXFP4 scales\n"
             "                    <= 2^0, as a trained model's)\n"
             "  --schedule S      sm_90a tile walk: auto (default), dp (whole tiles), sk (stream-K)\n"
-            "  --w-prep W        sm_90a one-CTA rows (dense, fused): auto (default: inline when M >= %d,\n"
-            "                    on for fused r > 32, off below), on (W converted once per launch,\n"
-            "                    timed with the kernel), off (W\n"
+            "  --w-prep W        sm_90a rows (dense, fused; the pair's too but for inline): auto (default:\n"
+            "                    one CTA inline when M >= %d, on for fused r > 32, off below; the pair\n"
+            "                    on), on (W converted once per launch, timed with the kernel), off (W\n"
             "                    converted by the transform warps in the K loop) or inline (the\n"
             "                    kernel's idle warps convert W while it runs)\n"
             "  --swap S          sm_90a one-CTA rows (dense, fused): auto (default: on when M < %d <= N), on (the\n"
@@ -59,7 +59,7 @@ void fp4lr_bench_usage(FILE *f)
             "                    NVFP4 ping-pong kernels (W prepared, not swapped; other rows refuse it)\n"
             "  --sweep-stages    also run every main stage count from 1 to the solver's (dense, dense-c2,\n"
             "                    fused; on sm_90a at 2 transform slots when the solver's plan has 3, and\n"
-            "                    the one-CTA rows with the W transform unless --w-prep on);\n"
+            "                    the rows with the W transform unless --w-prep on);\n"
             "                    counts without a built kernel are reported as not built\n"
             "  --arch A          sm90a or sm100a: the plans listed without a GPU (default sm90a)\n"
             "  --seed S          input seed (default 1)\n"
@@ -505,8 +505,10 @@ static fp4lr_status variant_jobs(fp4lr_bench_jobs *j, const fp4lr_bench_opts *o,
     fp4lr_plan_opts po = fp4lr_bench_variant_opts(v, t->smem_capacity, 0);
     po.schedule = o->schedule;
     po.sm_count = t->sm_count;
-    /* the stage sweep runs the transform kernels (their main ring holds W) unless asked */
-    if (v == FP4LR_BENCH_DENSE || v == FP4LR_BENCH_FUSED)
+    /* the stage sweep runs the transform kernels (their main ring holds W) unless asked; the
+     * sm_90a pair rows take --w-prep too, but inline (no pair converts W in the kernel) */
+    const int pair90 = t->arch == FP4LR_ARCH_SM90A && (v == FP4LR_BENCH_DENSE_C2 || v == FP4LR_BENCH_FUSED_C2);
+    if (v == FP4LR_BENCH_DENSE || v == FP4LR_BENCH_FUSED || (pair90 && o->w_prep != FP4LR_WPREP_INLINE))
         po.w_prep = o->sweep_stages && o->w_prep == FP4LR_WPREP_AUTO ? FP4LR_WPREP_OFF : o->w_prep;
     if ((v == FP4LR_BENCH_DENSE || v == FP4LR_BENCH_FUSED) && t->arch == FP4LR_ARCH_SM90A) /* one-CTA rows */
         po.swap = o->swap, po.tile_n = o->tile_n, po.pdl = o->pdl;

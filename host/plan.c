@@ -249,8 +249,10 @@ static fp4lr_status plan_kernel(const fp4lr_problem *p, fp4lr_arch arch, const f
     const fp4lr_status fits = fp4lr_sm90a_wprep_check(p);
     if ((o->w_prep == FP4LR_WPREP_ON || o->w_prep == FP4LR_WPREP_INLINE || pp) && fits.code != FP4LR_OK)
         return fits;
-    const int auto_prep = o->w_prep == FP4LR_WPREP_AUTO && (wprep_ok || wpair_ok) &&
-                          p->M >= FP4LR_SM90A_WPREP_MIN_M && fits.code == FP4LR_OK;
+    /* the pair prepares W at every M: its transform kernels ran at 0.53-0.58 of one CTA on
+     * SANA's M = 1024 (plan.h) */
+    const int auto_prep = o->w_prep == FP4LR_WPREP_AUTO && fits.code == FP4LR_OK &&
+                          ((wprep_ok && p->M >= FP4LR_SM90A_WPREP_MIN_M) || wpair_ok);
     /* AUTO converts inside the kernel where that measured faster than the preparation (plan.h;
      * one CTA: the pair has no _x kernels) */
     pl->w_inline = o->w_prep == FP4LR_WPREP_INLINE ||

@@ -44,7 +44,12 @@ int fp4lr_schedule_parse(const char *name);
  * traffic whatever M is; the W conversion it saves grows with M).  Measured on the H200
  * (NVFP4, N x K = 6912 x 2240 and 3072 x 3072, dense and fused, same run, 6907357):
  * prepared / transform 0.94-0.97 at M = 1024, 1.02-1.03 at 1536, 1.06-1.07 at 2048,
- * 1.10-1.14 at 3072. */
+ * 1.10-1.14 at 3072.
+ * The pair (cluster 2, 256 wide): the _w kernels of cluster 2, rank 0 multicasting each
+ * prepared W chunk into both CTAs' ring; ON, and AUTO at every M (no inline or swapped pair).
+ * Measured on an H100 (ce49461, 2026-12-05, same run): the prepared pair 0.95-1.10 of one CTA's
+ * AUTO plan on the FLUX, Qwen and 8192^3 shapes; the transform pair 0.52-0.58 of one CTA on
+ * SANA (M = 1024). */
 typedef enum fp4lr_wprep {
     FP4LR_WPREP_AUTO = 0,
     FP4LR_WPREP_ON = 1,

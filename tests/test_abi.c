@@ -431,8 +431,9 @@ Test(abi, fused_pingpong_plan_maps_and_counts)
                  "slots x 8192 L/U: %u", rec.cfg.sharedMemBytes);
 }
 
-/* Dense MXFP4 in a pair, M 257, N 300, K 640: KA = 5, KS = 1; tiles_m counts 256-row
- * cluster tiles (2), tiles_n 2; grid min(2*2*2, 132) = 8 CTAs with the (2,1,1) cluster. */
+/* Dense MXFP4 in a pair with the W transform (w_prep off), M 257, N 300, K 640: KA = 5,
+ * KS = 1; tiles_m counts 256-row cluster tiles (2), tiles_n 2; grid min(2*2*2, 132) = 8 CTAs
+ * with the (2,1,1) cluster. */
 Test(abi, dense_pair_counts_cluster_tiles)
 {
     tsupport_kparams l;
@@ -440,7 +441,8 @@ Test(abi, dense_pair_counts_cluster_tiles)
     fp4lr_problem p = {.M = 257, .N = 300, .K = 640, .format = FP4LR_MXFP4, .ldY = 304};
     fp4lr_plan plan;
     fp4lr_sm90a_params prm;
-    library_launch(&p, 2, &l, &plan, &prm);
+    const fp4lr_plan_opts off = {.cluster = 2, .w_prep = FP4LR_WPREP_OFF};
+    library_launch_opts(&p, &off, &l, &plan, &prm);
     cr_assert_str_eq(plan.entry, "fp4lr_sm90a_mxfp4_dense_m256n256k128_c2_s5");
 
     expect_map(&l, "p_tmA", DEV_A, (want_map){U8, 2, {320, 257}, {320}, {64, 128}, SW(64B), L2(L2_256B)});
@@ -468,6 +470,35 @@ Test(abi, dense_pair_counts_cluster_tiles)
 }
 
 /* ---- raw_launch packs what the kernels declare ------------------------------------------- */
+
+/* The same problem under the pair's default plan: W prepared (ABI.md 4.1), the _w kernel of
+ * the pair with the same parameters and counts, one raster group, the (2,1,1) cluster, and a
+ * Wp map whose box is the whole 256-row W slot (rank 0's one copy, multicast to both CTAs). */
+Test(abi, prepared_pair_maps_and_counts)
+{
+    tsupport_kparams l;
+    tsupport_kparams_from_gen_abi("sm90a_dense_c2", &l);
+    fp4lr_problem p = {.M = 257, .N = 300, .K = 640, .format = FP4LR_MXFP4, .ldY = 304};
+    fp4lr_plan plan;
+    fp4lr_sm90a_params prm;
+    library_launch(&p, 2, &l, &plan, &prm);
+    cr_assert_str_eq(plan.entry, "fp4lr_sm90a_mxfp4_dense_m256n256k128_c2_s4_w5");
+    cr_expect_eq(plan.w_prep, 1);
+    cr_expect_eq(u32_at(&l, "p_tiles_m"), 2);
+    cr_expect_eq(u32_at(&l, "p_tiles_n"), 2);
+    cr_expect_eq(u32_at(&l, "p_group"), 2, "a prepared plan walks one raster group");
+    cr_expect_eq(rec.cfg.gridDimX, 8);
+    cr_expect_eq(rec.cfg.sharedMemBytes, 232448, "the one-CTA _w5 kernel's budget: 4 x 8704 + 5 x 32768 + 2 x 16384 + 1024");
+    cr_assert_eq(rec.cfg.numAttrs, 1);
+    cr_expect_eq(rec.attr.id, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+    cr_expect_eq(rec.attr.value.clusterDim.x, 2);
+    CUtensorMap wp;
+    fp4lr_status st = fp4lr_sm90a_wprep_tmap(&fake_ctx, &p, (CUdeviceptr)DEV_W, (uint32_t)plan.tile_n, &wp);
+    cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
+    tsupport_expect_map(&wp, "Wp", DEV_W,
+                        (want_map){CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, {640, 300}, {1280}, {64, 256}, SW(128B),
+                                   L2(L2_256B)});
+}
 
 Test(abi, raw_launch_packs_every_sm90a_family_as_generated)
 {

@@ -1,10 +1,11 @@
 /* GPU suite: the W-prepared sm_90a pair (cluster 2, the _w kernels of m256n256: rank 0 loads
  * each prepared W chunk once and multicasts it into both CTAs' W ring; each CTA its own A).
  * Against the double reference on ragged edges, both formats, dense and fused; bitwise
- * agreement with the one-CTA _w kernel (the same operand values in the same K order through
- * the same wgmma sequence, only the W copies shared); stream-K launches bitwise stable; and
- * the planted faults that prove the suite can fail on the pair: a W scale byte, a dropped K
- * block of W, a dropped low-rank column, unwritten outputs in rank 1's half of a cluster tile.
+ * agreement with the one-CTA _w kernel and with the transform pair (w_prep off: the same
+ * operand values in the same K order through the same wgmma sequence); stream-K launches
+ * bitwise stable; and the planted faults that prove the suite can fail on the pair: a W scale
+ * byte, a dropped K block of W, a dropped low-rank column, unwritten outputs in rank 1's half
+ * of a cluster tile.
  * Skips without an sm_90a GPU. */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -55,6 +56,34 @@ Test(gemm_wpair, bitwise_equal_to_one_cta, .timeout = 600)
                      two.plan.entry, one.plan.entry, (long long)c[i].r);
         tsupport_case_teardown(&two);
         tsupport_case_teardown(&one);
+    }
+    fp4lr_ctx_destroy(ctx);
+}
+
+/* ---- the transform pair (w_prep off, the _t kernels) gives the same Y, bit for bit ---- */
+
+Test(gemm_wpair, transform_pair_bitwise_equal_to_the_prepared_pair, .timeout = 600)
+{
+    fp4lr_ctx *ctx = sm90a_or_skip();
+    static const struct { fp4lr_format f; int64_t M, r; int affine; } c[] = {
+        {FP4LR_NVFP4, 1000, 0, 0}, {FP4LR_MXFP4, 300, 32, 1}, {FP4LR_NVFP4, 129, 128, 1}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        gcase w, t;
+        setup(&w, ctx, 2, c[i].M, 1300, 1024, c[i].r, c[i].affine, c[i].f, 930 + i, 0, FP4LR_SCHEDULE_DP);
+        fp4lr_problem p = {.M = c[i].M, .N = 1300, .K = 1024, .r = c[i].r, .format = c[i].f,
+                           .out = FP4LR_OUT_BF16, .has_wc = c[i].affine, .has_beta = c[i].affine};
+        const fp4lr_plan_opts off = {.cluster = 2, .tile_m = 256, .w_prep = FP4LR_WPREP_OFF,
+                                     .schedule = FP4LR_SCHEDULE_DP};
+        tsupport_case_setup(&t, ctx, &p, 930 + i, FP4LR_PGEN_SCALES_REALISTIC, 0, &off);
+        cr_assert_eq(t.plan.w_prep, 0, "%s", t.plan.entry);
+        tsupport_case_run(&w);
+        tsupport_case_expect_pass(&w);
+        tsupport_case_run(&t);
+        tsupport_case_expect_pass(&t);
+        cr_assert_eq(w.dev.sizes.Y, t.dev.sizes.Y);
+        cr_expect_eq(memcmp(w.host.Y, t.host.Y, w.dev.sizes.Y), 0, "%s and %s differ", w.plan.entry, t.plan.entry);
+        tsupport_case_teardown(&w);
+        tsupport_case_teardown(&t);
     }
     fp4lr_ctx_destroy(ctx);
 }

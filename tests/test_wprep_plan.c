@@ -75,8 +75,9 @@ Test(wprep_plan, auto_takes_it_from_the_threshold_on)
     cr_expect_str_eq(plan_ok(fused, &pair).entry, "fp4lr_sm90a_nvfp4_fused_m256n256k128_c2_s4_w4");
     fused.r = 128;
     cr_expect_str_eq(plan_ok(fused, &pair).entry, "fp4lr_sm90a_nvfp4_fused_m256n256k128_c2_s3_w4");
-    /* below the threshold, and with it off, the pair keeps the transform */
-    cr_expect_eq(plan_ok(dense(at - 1, 1400, 3072, FP4LR_NVFP4), &pair).w_prep, 0);
+    /* the pair prepares W below the threshold too; with w_prep off it keeps the transform */
+    cr_expect_str_eq(plan_ok(dense(1024, 2240, 2304, FP4LR_NVFP4), &pair).entry,
+                     "fp4lr_sm90a_nvfp4_dense_m256n256k128_c2_s3_w5");
     fp4lr_plan_opts pair_off = {.cluster = 2, .tile_m = 256, .w_prep = FP4LR_WPREP_OFF};
     cr_expect_str_eq(plan_ok(dense(8192, 8192, 8192, FP4LR_NVFP4), &pair_off).entry,
                      "fp4lr_sm90a_nvfp4_dense_m256n256k128_c2_s4");
