@@ -47,9 +47,10 @@ int fp4lr_schedule_parse(const char *name);
  * 1.10-1.14 at 3072.
  * The pair (cluster 2, 256 wide): the _w kernels of cluster 2, rank 0 multicasting each
  * prepared W chunk into both CTAs' ring; ON, and AUTO at every M (no inline or swapped pair).
- * Measured on an H100 (ce49461, 2026-12-05, same run): the prepared pair 0.95-1.10 of one CTA's
- * AUTO plan on the FLUX, Qwen and 8192^3 shapes; the transform pair 0.52-0.58 of one CTA on
- * SANA (M = 1024). */
+ * Measured on H100s (ce49461 and 2214dea, 2026-12-05, ratios within a run): the prepared pair
+ * 0.96-1.05 of one CTA's AUTO plan on the FLUX, Qwen and 8192^3 shapes (geometric means per
+ * format and family; per shape 0.90-1.13), 1.18-1.99 of the transform pair (A/B, SANA and
+ * flux-out); the transform pair 0.53-0.56 of one CTA on SANA (M = 1024). */
 typedef enum fp4lr_wprep {
     FP4LR_WPREP_AUTO = 0,
     FP4LR_WPREP_ON = 1,

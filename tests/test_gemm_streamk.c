@@ -19,17 +19,24 @@ static fp4lr_ctx *sm90a_or_skip(fp4lr_family family)
     return ctx;
 }
 
-static void setup(tsupport_case *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, int64_t r, int affine,
-                  fp4lr_format f, int cluster, uint64_t seed, int64_t rows)
+/* wp: the plan's w_prep (AUTO: one CTA keeps the transform at these M; the pair prepares W) */
+static void setup_w(tsupport_case *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, int64_t r, int affine,
+                    fp4lr_format f, int cluster, uint64_t seed, int64_t rows, fp4lr_wprep wp)
 {
     fp4lr_problem p = {.M = M, .N = N, .K = K, .r = r, .format = f, .out = FP4LR_OUT_BF16,
                        .has_wc = affine, .has_beta = affine};
-    fp4lr_plan_opts o = {.cluster = cluster, .tile_m = 128 * cluster, .schedule = FP4LR_SCHEDULE_SK};
+    fp4lr_plan_opts o = {.cluster = cluster, .tile_m = 128 * cluster, .schedule = FP4LR_SCHEDULE_SK, .w_prep = wp};
     tsupport_case_setup(g, ctx, &p, seed, FP4LR_PGEN_SCALES_REALISTIC, rows, &o);
     fp4lr_sm90a_sk w;
     fp4lr_status st = fp4lr_runtime_walk(&g->rt, &g->plan, &w);
     cr_assert_eq(st.code, FP4LR_OK, "%s", st.msg);
     cr_assert_eq(w.split, 1, "%s: the forced walk splits", g->plan.entry);
+}
+
+static void setup(tsupport_case *g, fp4lr_ctx *ctx, int64_t M, int64_t N, int64_t K, int64_t r, int affine,
+                  fp4lr_format f, int cluster, uint64_t seed, int64_t rows)
+{
+    setup_w(g, ctx, M, N, K, r, affine, f, cluster, seed, rows, FP4LR_WPREP_AUTO);
 }
 
 static void run_and_pass(tsupport_case *g)
@@ -99,16 +106,16 @@ Test(gemm_streamk, contributor_fault_fails_and_reruns_agree, .timeout = 600)
 }
 
 /* Every split launch gives the same Y bit for bit (tsupport_case_expect_stable): the check
- * that found the _w kernels' race (test_gemm_wprep.c), here on the transform kernels and the
- * pair, dense and fused. */
+ * that found the _w kernels' race (test_gemm_wprep.c), here on the transform kernels, one CTA
+ * and the pair, dense and fused (the prepared pair: test_gemm_wpair.c). */
 Test(gemm_streamk, launches_are_bitwise_stable, .timeout = 600)
 {
     fp4lr_ctx *ctx = sm90a_or_skip(FP4LR_FAMILY_FUSED);
     for (int fused = 0; fused < 2; fused++)
         for (int cluster = 1; cluster <= 2; cluster++) {
             tsupport_case g;
-            setup(&g, ctx, 1000, 1300, 1024, fused ? 32 : 0, fused, FP4LR_NVFP4, cluster, 4400 + 2 * fused + cluster,
-                  64);
+            setup_w(&g, ctx, 1000, 1300, 1024, fused ? 32 : 0, fused, FP4LR_NVFP4, cluster,
+                    4400 + 2 * fused + cluster, 64, FP4LR_WPREP_OFF);
             cr_assert_eq(g.plan.w_prep, 0, "%s", g.plan.entry);
             tsupport_case_expect_stable(&g, 40);
             tsupport_case_expect_pass(&g);
