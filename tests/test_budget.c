@@ -546,6 +546,23 @@ Test(budget, sm90_halving_refused)
     expect_fail(r, FP4LR_E_INFEASIBLE, "SM90_NO_SPLIT", "W tile (fp4) is charged 8192");
 }
 
+/* The prepared pair (w_prep, cluster 2): its W ring is a per-CTA object too (each CTA's
+ * consumers read all 256 rows of a slot; rank 0's multicast fills both), so halving it is
+ * refused, and the split table's per-CTA total is one CTA's _w table. */
+Test(budget, sm90_prepared_pair_is_one_cta_per_cta)
+{
+    fp4lr_budget_req one = fused(sm90_req(), 32);
+    one.w_prep = 1;
+    fp4lr_budget_req pair = one;
+    pair.tile_m = 256, pair.cluster = 2;
+    fp4lr_budget b1 = solve_ok(one), b2 = solve_ok(pair);
+    cr_expect_eq(b2.total_bytes, b1.total_bytes);
+    cr_expect_eq(b2.stages_main, b1.stages_main);
+    cr_expect_eq(b2.stages_transform, b1.stages_transform);
+    pair.policy = FP4LR_POLICY_HALVE_ALL;
+    expect_fail(pair, FP4LR_E_INFEASIBLE, "SM90_NO_SPLIT", "W prepared");
+}
+
 Test(budget, sm90_edited_row_refused)
 {
     fp4lr_budget b = solve_ok(sm90_req());
