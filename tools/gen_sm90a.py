@@ -673,7 +673,7 @@ PAIR_SCOPE_DOC = """// Scope: every wait acquires and every arrive (local or on 
 PAIR_RING = """
 //   (pair)             tfull[t]'s bytes come from rank 0's one copy, multicast into both CTAs'
 //                      slot t; tempty[t] counts the consumer warps of both CTAs (the peer's
-//                      arrive by mapa, cluster scope), so neither CTA's slot is still read."""
+//                      arrive by mapa), so neither CTA's slot is still read."""
 PAIR_WCOPY = """ (in the
 //                       pair rank 0 only, multicast into both CTAs' slot t)"""
 
@@ -1134,7 +1134,8 @@ def wc_who():
 
 
 def fused_doc():
-    pair_note = " (both CTAs'\n//                      warps arrive on both CTAs' lempty, as for `empty`)" if CL == 2 else ""
+    pair_note = (" (both CTAs'\n//                      warps arrive on both CTAs' lempty, as for `empty`)" if CL == 2 and not WPAIR
+                 else " (both CTAs'\n//                      warps arrive on both CTAs' lempty, as on `tempty`)" if WPAIR else "")
     pair_u = ("\n// Pair: each CTA loads its own L rows; rank 0 multicasts the U box to both CTAs (each\n"
               "// still holds a full 256-row U tile: nothing is split on Hopper), like W; rank 1's lfull\n"
               "// is armed by its own issuer with the L + U bytes and receives U from rank 0 (the bytes\n"
@@ -1217,7 +1218,8 @@ def arrive(e, pred, addr, remote_tmp, remote=True):
 
 
 def emit_tile_coords_doc(e):
-    e("""\t// Every role walks the same tile sequence: tile = blockIdx.x, += gridDim.x.  The grouped
+    walk = "%clusterid.x, += %nclusterid.x (both\n\t// CTAs of the pair)" if CL == 2 else "blockIdx.x, += gridDim.x"
+    e(f"""\t// Every role walks the same tile sequence: tile = {walk}.  The grouped
 \t// raster maps a linear tile index to (m tile, n tile): groups of `group` tile rows, inside
 \t// a group n-major so consecutive CTAs share the same W tile (and A rows stay in L2).""")
 
