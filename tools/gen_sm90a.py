@@ -28,7 +28,7 @@ KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfen
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
                      "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre", "epinostore", "epistg", "fillasync", "epinowait",
-                     "nogdwait", "w3wb", "slowprep", "noltail"}
+                     "nogdwait", "w3wb", "slowprep", "noltail", "tpaircta"}
 if EXPERIMENTS - KNOWN_EXPERIMENTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
              f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
@@ -482,6 +482,7 @@ FUSED = False      # the fused family: affine and low-rank after the main loop
 LTAIL = False      # fused _w: the low-rank chunks past the ring come through the W ring
 WPRE = False       # W prepared: the W ring is filled by bulk copies of the prepared W (set by emit_kernel)
 WPAIR = False      # ... by a pair: rank 0 multicasts each W chunk into both CTAs (set by emit_kernel)
+PAIR_CTA = False   # the pair's waits / arrives at CTA scope: WPAIR, or the transform pair with tpaircta
 XCONV = False      # ... and W is converted inside the kernel by its idle warps (the _x kernels; implies WPRE)
 YT = False         # the tile is stored transposed (the _yt kernels: the host binds A and W exchanged, so the
                    # kernel's C = Y^T; set by emit_kernel)
@@ -668,6 +669,23 @@ def transform_protocol_doc(L, stages, ka):
 PAIR_SCOPE_DOC = """// Scope: every wait acquires and every arrive (local or on the peer, by mapa) releases at CTA
 // scope: the peer's only writes into this CTA are bulk copies completing on this CTA's own
 // mbarriers, and a consumer releases a W slot only after wgmma.wait_group (its reads done)."""
+
+# The transform pair at CTA scope (FP4LR_GEN_EXPERIMENT=tpaircta; built for measurement, not yet
+# run on a GPU).  The _t pair's readers of a main stage read it with ld.shared (generic proxy):
+# A and SFA by the consumers, W and SFW by the transform warps; rank 0 refills the peer's stage
+# with a multicast bulk copy (async proxy), so a release there is a write-after-read across the
+# pair.  Every such reader already issues fence.proxy.async.shared::cta after its last read and
+# before its arrives (the consumers before releasing A, the transform warps before arriving on
+# tfull, which precedes their release of the stage), as in one CTA, where the fence was found
+# necessary on the H200.  Across the pair that is the pattern CUTLASS's multicast TMA pipelines
+# use: a consumer's release to a producer CTA is a CTA-scope remote arrive.  The known failure
+# with CTA scope across a pair (cutlass issue #3643, ../shared/facts/sm100a-tcgen05.md) is a
+# read-after-write: a CTA telling its peer that data it saw land is ready, which this pair
+# never does (every full barrier is completed by the copy itself, on the reader's own CTA).
+TPAIR_SCOPE_DOC = """// Scope (tpaircta): every wait acquires and every arrive releases at CTA scope.  The peer
+// writes into this CTA only by rank 0's multicast bulk copies, which complete on this CTA's
+// own full barrier; a reader releases a stage after fence.proxy.async (its ld.shared reads
+// before the refill's async-proxy writes), and the refill waits for both CTAs' readers."""
 
 # The W-prepared pair's words in the header (wpre_protocol_doc, wpre_roles_doc)
 PAIR_RING = """
@@ -935,8 +953,11 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
         and not SPLIT and not ASSIST and not WPRE
     blk, ka, _, _ = FORMATS[fmt]
     L = layout(fmt, stages)
-    # the W-prepared pair waits and arrives at CTA scope (PAIR_SCOPE_DOC)
-    e = Emitter(CL, cluster_scope=False if WPAIR else None)
+    # the W-prepared pair waits and arrives at CTA scope (PAIR_SCOPE_DOC); the transform pair
+    # too with the measurement flag tpaircta (TPAIR_SCOPE_DOC: not yet run on a GPU)
+    global PAIR_CTA
+    PAIR_CTA = CL == 2 and (WPAIR or ("tpaircta" in EXPERIMENTS and not SPLIT))
+    e = Emitter(CL, cluster_scope=False if PAIR_CTA else None)
     header(e, fmt, family, cluster, stages, L)
     name = entry_name(fmt, family, cluster, stages, NAME_TSLOTS, WPRE, XCONV, YT, BN)
     e(""".version 8.0
@@ -1192,7 +1213,8 @@ def cluster_doc():
     if not SPLIT:
         return """// Cluster of two: the pair computes a 256x256 tile, rank v rows 128v..128v+127.  Rank 0
 // loads W and SFW once and multicasts them to both CTAs; each CTA converts all of W for
-// its own wgmma.  `empty` counts the readers of both CTAs (rank 0 refills the peer)."""
+// its own wgmma.  `empty` counts the readers of both CTAs (rank 0 refills the peer).""" + (
+            "\n" + TPAIR_SCOPE_DOC if PAIR_CTA else "")
     if BULK:
         return """// Cluster of two, split transform with a bulk copy: rank v converts W rows 128v..128v+127
 // into its own slot, then thread 0 copies those 16 KiB into the peer's slot (cp.async.bulk
@@ -1203,11 +1225,12 @@ def cluster_doc():
 
 def arrive(e, pred, addr, remote_tmp, remote=True):
     """One arrive on a local barrier; in a cluster (when `remote`) also on the peer's
-    barrier at the same offset (mapa), with cluster-scope release (the W-prepared pair: the
-    default release at CTA scope, PAIR_SCOPE_DOC)."""
+    barrier at the same offset (mapa), with cluster-scope release (PAIR_CTA, the W-prepared
+    pair and the tpaircta transform pair: the default release at CTA scope, PAIR_SCOPE_DOC /
+    TPAIR_SCOPE_DOC)."""
     if CL == 1 or not remote:
         e(f"\t@{pred} mbarrier.arrive.shared::cta.b64 _, [{addr}];")
-    elif WPAIR:
+    elif PAIR_CTA:
         e(f"""\t@{pred} mbarrier.arrive.shared::cta.b64 _, [{addr}];
 \tmapa.shared::cluster.u32 {remote_tmp}, {addr}, %peer;
 \t@{pred} mbarrier.arrive.shared::cluster.b64 _, [{remote_tmp}];""")
