@@ -17,7 +17,7 @@
  * in the sm_90a fused kernels, which keep 16 KiB (room for the wc / beta slices, see
  * size_objects): one 64-column buffer (in the 256-wide _x kernels, w_inline, the converters'
  * staging becomes the second once they have converted their last unit: charged once, in
- * its own row), or in the narrow _x tile two 32-column ones (tools/gen_sm90a.py WB_STAGES,
+ * its own row), or in the narrow _x tile two 32-column ones (tools/sm90a_ptx/kstate.py WB_STAGES,
  * EPI_COLS and XDBUF say what each measured).  The swapped prepared kernels (_w<n>_yt,
  * yt_prepared) keep two in both families, as their _x counterparts have. */
 #define WB_CHUNK_BYTES 128
@@ -55,7 +55,7 @@
  * low-rank ring), which keeps the instantiations few. */
 #define WPREP_MAX_MAIN 4
 /* W converted in the kernel (req->w_inline): 6 converter warps, 32 chunks of 128 bytes
- * staged each (tools/gen_sm90a.py XCONV_WARPS, XCONV_STAGE). */
+ * staged each (tools/sm90a_ptx/flags.py XCONV_WARPS, XCONV_STAGE). */
 #define XCONV_STAGING (6 * 4096)
 /* Low-rank ring: chunks of at most 128 ranks; up to 4 stages. */
 #define LORA_CHUNK_MAX 128

@@ -331,7 +331,7 @@ int fp4lr_sm90a_pp_built(fp4lr_format format, fp4lr_family family, int stages_ma
 
 int fp4lr_sm90a_xconv_built(fp4lr_family family, int tile_n, int stages_main, int stages_transform)
 {
-    /* tools/gen_sm90a.py INSTANCES, the _x rows (tests/test_wprep_plan.c compares) */
+    /* tools/sm90a_ptx/instances.py INSTANCES, the _x rows (tests/test_wprep_plan.c compares) */
     static const struct {
         fp4lr_family family;
         int main, transform;
@@ -346,7 +346,7 @@ int fp4lr_sm90a_xconv_built(fp4lr_family family, int tile_n, int stages_main, in
 int fp4lr_sm90a_wyt_built(fp4lr_format format, fp4lr_family family, int tile_n, int stages_main,
                           int stages_transform)
 {
-    /* tools/gen_sm90a.py INSTANCES, the _w<n>_yt rows (tests/test_sm90a_instances.c compares):
+    /* tools/sm90a_ptx/instances.py INSTANCES, the _w<n>_yt rows (tests/test_sm90a_instances.c compares):
      * the solver's layouts of every rank (fused with two writeback buffers, budget.h
      * yt_prepared; NVFP4's 9 KiB main stages and MXFP4's 8.5 KiB ones solve differently) */
     static const struct {
@@ -371,7 +371,7 @@ int fp4lr_sm90a_wyt_built(fp4lr_format format, fp4lr_family family, int tile_n, 
 
 int fp4lr_sm90a_yt_built(fp4lr_family family, int tile_n, int stages_main, int stages_transform)
 {
-    /* tools/gen_sm90a.py INSTANCES, the _yt rows (tests/test_swap_plan.c compares): the _x ones,
+    /* tools/sm90a_ptx/instances.py INSTANCES, the _yt rows (tests/test_swap_plan.c compares): the _x ones,
      * and the narrow tile's 4 main stages beside 5 W slots (both families) */
     if (tile_n == FP4LR_SM90A_TILE_N_NARROW)
         return stages_main == 4 && stages_transform == 5;

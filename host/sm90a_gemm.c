@@ -20,7 +20,7 @@
 #include "tmap_operands.h"
 
 enum { TILE_M = 128, TILE_N = FP4LR_SM90A_TILE_N, TILE_K = 128 };
-/* the epilogue's chunk width in tile columns (tools/gen_sm90a.py EPI_COLS): 32 in the narrow
+/* the epilogue's chunk width in tile columns (tools/sm90a_ptx/kstate.py EPI_COLS): 32 in the narrow
  * tile (160 is no multiple of 64) */
 enum { SM90A_EPI_COLS = 64, SM90A_EPI_COLS_NARROW = 32 };
 

@@ -79,7 +79,7 @@ typedef struct fp4lr_sm90a_params {
     CUdeviceptr x_order;
     /* Y itself, its row stride (elements; 0 when it does not fit 32 bits) and rows: after
      * the _x parameters, read only by the measurement kernels that store Y directly
-     * (tools/gen_sm90a.py EPISTG); the others do not declare them, and the driver passes a
+     * (tools/sm90a_ptx/flags.py EPISTG); the others do not declare them, and the driver passes a
      * kernel only the parameters it declares */
     CUdeviceptr y;
     uint32_t ldy, ym;

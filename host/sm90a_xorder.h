@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The _x kernels' converter warps a CTA (warps 2-7: tools/gen_sm90a.py XCONV_WARPS; a CPU test
+/* The _x kernels' converter warps a CTA (warps 2-7: tools/sm90a_ptx/flags.py XCONV_WARPS; a CPU test
  * reads it from the kernels).  Unit u of the order is converted by warp u % 6 of CTA u / 6 %
  * grid, in round u / (6 grid). */
 #define FP4LR_SM90A_XCONV_WARPS 6

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""placed_conversion.py -- checks the e2m1 -> f16 / bf16 conversion that tools/gen_sm90a.py
+"""placed_conversion.py -- checks the e2m1 -> f16 / bf16 conversion that tools/sm90a_ptx/convert.py
 emits (fp4x8_to_placed) by running the emitted PTX through a small interpreter of the
 integer instructions it uses, against the e2m1 definition.
 
@@ -19,7 +19,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-import gen_sm90a  # noqa: E402
+from sm90a_ptx import convert, kstate  # noqa: E402
 
 MASK = 0xFFFFFFFF
 E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
@@ -28,9 +28,9 @@ E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
 def emitted(f16):
     """The PTX lines fp4x8_to_placed emits for word %w into %o0..%o3."""
     lines = []
-    gen_sm90a.F16 = f16
-    gen_sm90a.fp4x8_to_placed(lambda t: lines.extend(t.split("\n")), "%w",
-                              ["%o0", "%o1", "%o2", "%o3"], ["%t0", "%t1", "%t2", "%t3", "%t4", "%t5"])
+    kstate.F16 = f16
+    convert.fp4x8_to_placed(lambda t: lines.extend(t.split("\n")), "%w",
+                            ["%o0", "%o1", "%o2", "%o3"], ["%t0", "%t1", "%t2", "%t3", "%t4", "%t5"])
     return [ln.split("//")[0].strip().rstrip(";") for ln in lines if ln.strip()]
 
 
@@ -120,7 +120,7 @@ def check_mx_fast():
     emitted for ue8m0 bytes E <= 128 gives bf16x2 (2^(E-1), 2^(E-1)), and every placed element times it is the exact
     e2m1 value times 2^(E-127), a bf16 number (so the one rounding multiply is exact)."""
     lines = []
-    gen_sm90a.scale_mx_fast(lambda t: lines.extend(t.split("\n")), "%w", "%o0", "%t0")
+    convert.scale_mx_fast(lambda t: lines.extend(t.split("\n")), "%w", "%o0", "%t0")
     program = [ln.split("//")[0].strip().rstrip(";") for ln in lines if ln.strip()]
     bad = 0
     for e8 in range(129):

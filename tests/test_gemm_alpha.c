@@ -2,7 +2,7 @@
  *
  * The sm_90a NVFP4 accumulators hold sum * 2^-28; the epilogue (dense) and the affine (fused)
  * multiply by alpha * 2^28 once when that product is finite, and by 2^28 and then alpha when
- * it is not (|alpha| >= 2^100, tools/gen_sm90a.py alpha_fold_begin).  Each case runs one
+ * it is not (|alpha| >= 2^100, tools/sm90a_ptx/convert.py alpha_fold_begin).  Each case runs one
  * problem at the largest folded alpha (just below 2^100), at 2^100 (the two-multiply path:
  * a kernel that folded there would write inf or NaN) and at -2^100, through the plain and the
  * transposed (_yt) epilogue of both families, against the double reference; alpha * main

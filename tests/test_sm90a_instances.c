@@ -295,6 +295,14 @@ Test(sm90a_instances, generator_output_is_reproducible)
 /* The e2m1 -> f16 / bf16 bit placement the generator emits, run through a small interpreter
  * of its integer instructions against the e2m1 definition (every code pair in every output
  * position, and random words). */
+/* The generator's parts (tools/sm90a_ptx) stay layered: each module imports only the modules
+ * its package docstring lists before it (tests/sm90a_ptx_layers.py; it fails on a cycle). */
+Test(sm90a_instances, generator_modules_are_layered)
+{
+    int rc = system("python3 tests/sm90a_ptx_layers.py > /dev/null");
+    cr_expect_eq(rc, 0, "tools/sm90a_ptx imports out of order: run tests/sm90a_ptx_layers.py");
+}
+
 Test(sm90a_instances, placed_conversion_is_exact, .timeout = 120)
 {
     int rc = system("python3 tests/placed_conversion.py > /dev/null");
@@ -656,7 +664,7 @@ Test(sm90a_instances, experiment_flags_are_checked)
 }
 
 
-/* The _x kernels' first fill (tools/gen_sm90a.py XSELF, the default since 2026-12-04): the
+/* The _x kernels' first fill (tools/sm90a_ptx/flags.py XSELF, the default since 2026-12-04): the
  * consumers convert the first unit's first two K blocks into slots 0-3 and complete their
  * tfull phase 0 (four arrives) and the W producer steps over them (every _x kernel but the
  * MXFP4 fused _x, which spills with it), and nothing is stored in slots 2-3 for a one-K-block
@@ -870,9 +878,9 @@ Test(sm90a_instances, timeline_rows_match_the_generator)
 {
     char out[64] = {0};
     int rc = tsupport_run_capture("python3 -c 'import sys; sys.path.insert(0, \"tools\"); "
-                                  "import gen_sm90a; print(gen_sm90a.TLINE_EVENTS)'", out, sizeof out);
-    cr_assert_eq(rc, 0, "gen_sm90a.py does not import: %s", out);
-    cr_expect_eq(atoi(out), FP4LR_TLINE_EVENTS, "gen_sm90a.py TLINE_EVENTS = %s, cli_timeline.h %d", out,
+                                  "from sm90a_ptx.flags import TLINE_EVENTS; print(TLINE_EVENTS)'", out, sizeof out);
+    cr_assert_eq(rc, 0, "tools/sm90a_ptx/flags.py does not import: %s", out);
+    cr_expect_eq(atoi(out), FP4LR_TLINE_EVENTS, "sm90a_ptx.flags TLINE_EVENTS = %s, cli_timeline.h %d", out,
                  FP4LR_TLINE_EVENTS);
 }
 
@@ -943,7 +951,7 @@ Test(sm90a_instances, w3wb_measurement_builds, .timeout = 300)
 
 /* tpaircta (measurement, not yet run on a GPU): the transform pair (`_c2_s<S>`, `_c2_s<S>_t3`)
  * with every mbarrier wait and arrive at CTA scope, as the prepared pair's are
- * (tools/gen_sm90a.py TPAIR_SCOPE_DOC).  Its pair kernels carry no cluster-scope mbarrier op
+ * (tools/sm90a_ptx/docs.py TPAIR_SCOPE_DOC).  Its pair kernels carry no cluster-scope mbarrier op
  * and say so in their header, each remote arrive of a main stage still follows the reader's
  * proxy fence (the consumers' fence is checked on every kernel above), and every other kernel
  * is byte for byte the committed one; the committed transform pair keeps its cluster scope

@@ -314,7 +314,7 @@ Test(wprep_plan, inline_conversion_plans)
     cr_expect_not_null(fp4lr_budget_row_find(&pl.budget, FP4LR_OBJ_XSTAGE));
     /* the fused _x kernels' writeback: one 64-column buffer (16 KiB) of their own, like the
      * other fused kernels, and the converters' staging as the second once they are done
-     * (tools/gen_sm90a.py XDBUF): that row must hold a whole buffer */
+     * (tools/sm90a_ptx/kstate.py XDBUF): that row must hold a whole buffer */
     const fp4lr_budget_row *wb = fp4lr_budget_row_find(&pl.budget, FP4LR_OBJ_EPILOGUE);
     cr_assert_not_null(wb);
     cr_expect_eq(wb->bytes_cta, 16384);

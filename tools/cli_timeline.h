@@ -7,7 +7,7 @@
 
 #include "gemm.h"
 
-#define FP4LR_TLINE_EVENTS 48 /* gen_sm90a.py TLINE_EVENTS */
+#define FP4LR_TLINE_EVENTS 48 /* sm90a_ptx/flags.py TLINE_EVENTS */
 
 /* Zeroes the plan's kernel's fp4lr_tline, runs one launch of `dev` and writes every event
  * that was stored as "cta,event,us" (microseconds after the earliest entry, event 0).

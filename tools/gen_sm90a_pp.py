@@ -35,7 +35,16 @@ sys.path.insert(0, HERE)
 if os.environ.get("FP4LR_GEN_EXPERIMENT"):
     sys.exit("gen_sm90a_pp: FP4LR_GEN_EXPERIMENT is set; the ping-pong kernels have no gen_sm90a "
              "experiments (unset it; planted faults: FP4LR_GEN_PP_FAULT)")
-import gen_sm90a as g   # noqa: E402  (after the check: its import reads the variable)
+# (after the check: the import of sm90a_ptx reads the variable)
+from sm90a_ptx import kstate as K, walk   # noqa: E402
+from sm90a_ptx.flags import APREFETCH, FORMATS, LORA_SLOTS as sm90a_LORA_SLOTS, PLACED, TLINE   # noqa: E402
+from sm90a_ptx.layout import layout as sm90a_layout, setup_addresses   # noqa: E402
+from sm90a_ptx.convert import alpha_mul, alpha_paths, fp4x8_to_placed, scale_nv   # noqa: E402
+from sm90a_ptx.walk import emit_tile_coords_doc, tile_coords   # noqa: E402
+from sm90a_ptx.fused import affine_group, fused_params, lora_consts, lora_issue, lowrank_chunk_slot   # noqa: E402
+from sm90a_ptx.wprepared import emit_wpre_producers, wparam_doc   # noqa: E402
+from sm90a_ptx.streamk import SK_PARAMS   # noqa: E402
+from sm90a_ptx.consumer import SFA_ROW_OFFSET, release_prev_slot   # noqa: E402
 import ptxgen           # noqa: E402
 from ptxgen import Emitter, advance   # noqa: E402
 
@@ -66,7 +75,7 @@ OUTDIR = os.path.join(os.path.dirname(HERE), "ptx", "sm90a")
 # s3_w8 from r = 32 (chunks of 32, or of 16 in two slots from r = 48).
 INSTANCES = [("nvfp4", "dense", 3, 10), ("nvfp4", "dense", 4, 8),
              ("nvfp4", "fused", 3, 10), ("nvfp4", "fused", 3, 9), ("nvfp4", "fused", 3, 8)]
-LORA_SLOTS = g.LORA_SLOTS   # low-rank slots a consumer has barriers for (the host passes <= this)
+LORA_SLOTS = sm90a_LORA_SLOTS   # low-rank slots a consumer has barriers for (the host passes <= this)
 AFF_SLICE = 2 * BN * 4      # a consumer's wc (128 fp32) and beta (at +512) slice
 
 
@@ -75,19 +84,19 @@ def entry_name(fmt, family, stages, slots):
 
 
 def configure(fmt, slots):
-    """gen_sm90a's module state for its W-prepared producers at this tile: one CTA, dense,
+    """The generator's per-kernel state (sm90a_ptx.kstate) for its W-prepared producers at this tile: one CTA, dense,
     W prepared (no conversion in the kernel), not transposed, 128 columns, `slots` W slots,
     two 128 x 64 writeback buffers."""
     assert fmt == "nvfp4", "the ping-pong kernels exist for NVFP4 (f16 operands)"
-    g.CL, g.SPLIT, g.BULK, g.FUSED = 1, False, False, False
-    g.WPRE, g.XCONV, g.YT, g.HALFK, g.GDWAIT_ON = True, False, False, False, False
-    g.XSELF_ON, g.TSPLIT, g.F16 = False, False, True
-    g.BN, g.TSLOTS, g.NAME_TSLOTS, g.WB_STAGES, g.EPI_COLS = BN, slots, slots, 2, 64
-    assert not (g.TLINE or g.APREFETCH or g.PLACED is False)
+    K.CL, K.SPLIT, K.BULK, K.FUSED = 1, False, False, False
+    K.WPRE, K.XCONV, K.YT, K.HALFK, K.GDWAIT_ON = True, False, False, False, False
+    K.XSELF_ON, K.TSPLIT, K.F16 = False, False, True
+    K.BN, K.TSLOTS, K.NAME_TSLOTS, K.WB_STAGES, K.EPI_COLS = BN, slots, slots, 2, 64
+    assert not (TLINE or APREFETCH or PLACED is False)
 
 
 def whole_tiles_consts(e):
-    """Replaces gen_sm90a.sk_consts in the producers' walk: no split tiles (skdp = ntiles),
+    """Replaces sm90a_ptx.walk.sk_consts in the producers' walk: no split tiles (skdp = ntiles),
     whatever p_sk_* say, so their units are the whole tiles %tile0, +G, ... (the consumers'
     walk below)."""
     e("""\tmov.u32 %skdp, %ntiles;                    // ping-pong: every tile whole (p_sk_* ignored)
@@ -97,11 +106,11 @@ def whole_tiles_consts(e):
 
 
 def layout(fmt, stages, slots, fused):
-    """gen_sm90a's W-prepared map at this width (A stages, W ring, two writeback buffers),
+    """sm90a_ptx.layout's W-prepared map at this width (A stages, W ring, two writeback buffers),
     then the barriers (full, empty, tfull, tempty; fused: lfull[LORA_SLOTS] and
     lempty[LORA_SLOTS] of consumer 0, then consumer 1's), the fused family's two wc / beta
     slices and, 1024-aligned, the low-rank rings (consumer 0's, then 1's; sized at run time)."""
-    L = g.layout(fmt, stages)
+    L = sm90a_layout(fmt, stages)
     assert L['tslot'] == BN * 64 * 2 and L['wbuf'] == BM * 64 * 2
     L['nbar'] = 2 * stages + 2 * slots + (4 * LORA_SLOTS if fused else 0)
     L['total'] = L['bar'] + 8 * L['nbar']
@@ -222,7 +231,7 @@ def lora_map(L):
 
 
 def params(e, fmt, family, stages, slots):
-    ka = g.FORMATS[fmt][1]
+    ka = FORMATS[fmt][1]
     e(f""".version 8.0
 .target sm_90a
 .address_size 64
@@ -231,7 +240,7 @@ def params(e, fmt, family, stages, slots):
 
 .visible .entry {entry_name(fmt, family, stages, slots)}(
 \t.param .align 128 .b8 p_tmA[128],     // A   UINT8 {{K/2, M}}, box {{64, {BM}}}, swizzle 64B
-\t.param .align 128 .b8 p_tmW[128],     {g.wparam_doc().replace(f"box {{64, {BN}}}", f"box {{64, {BN}}} (the _pp tile)")}
+\t.param .align 128 .b8 p_tmW[128],     {wparam_doc().replace(f"box {{64, {BN}}}", f"box {{64, {BN}}} (the _pp tile)")}
 \t.param .align 128 .b8 p_tmSFA[128],   // SFA UINT8 {{256, 2*KA, ceil(M/128)}}, box {{256, {2 * ka}, 1}}
 \t.param .align 128 .b8 p_tmSFW[128],   // SFW UINT8 {{256, 2*KA, ceil(N/128)}}, box {{256, {2 * ka}, 2}}
 \t.param .align 128 .b8 p_tmY[128],     // Y   BF16  {{N, M}}, box {{64, 64}}, swizzle 128B
@@ -240,7 +249,7 @@ def params(e, fmt, family, stages, slots):
 \t.param .u32 p_tiles_m,               // ceil(M / {BM}): cluster tiles
 \t.param .u32 p_tiles_n,               // ceil(N / {BN}): the _pp tile
 \t.param .u32 p_group,                 // tile rows per raster group (>= 1)
-{g.fused_params() if family == "fused" else ""}{g.SK_PARAMS.replace("or 0: every tile whole", "or 0: every tile whole (the _pp kernels: ignored, every tile whole)")})
+{fused_params() if family == "fused" else ""}{SK_PARAMS.replace("or 0: every tile whole", "or 0: every tile whole (the _pp kernels: ignored, every tile whole)")})
 .maxntid {THREADS}, 1, 1
 .minnctapersm 1
 {{
@@ -270,10 +279,10 @@ def params(e, fmt, family, stages, slots):
 
 
 def setup(e, stages, slots, L, fused):
-    assert g.TSLOTS == slots
+    assert K.TSLOTS == slots
     split = "\tmul.lo.u32 %ntiles, %tiles_m, %tiles_n;\n"
-    assert split in g.setup_addresses(L, stages)
-    e(f"""{g.setup_addresses(L, stages).replace(split, "")}
+    assert split in setup_addresses(L, stages)
+    e(f"""{setup_addresses(L, stages).replace(split, "")}
 \tsetp.eq.u32 %ptrue, 0, 0;
 \tmov.u32 %tile0, %ctaid.x;
 \tmov.u32 %mrank, 0;
@@ -332,13 +341,13 @@ def load_a_chunk(e, h, sets, L):
 \tld.shared.v2.b32 {{%r2, %r3}}, [%r25+{a_off + 512}];      // row {rows[1]}
 \tld.shared.u8 %r4, [%r26+{s_off}];
 \tld.shared.u8 %r5, [%r26+{s_off + 128}];""")
-        g.scale_nv(e, "%r4", "%r6", "%r8")
-        g.scale_nv(e, "%r5", "%r7", "%r8")
+        scale_nv(e, "%r4", "%r6", "%r8")
+        scale_nv(e, "%r5", "%r7", "%r8")
         lo, hi = sets[2 * half], sets[2 * half + 1]
-        g.fp4x8_to_placed(e, "%r0", lo[0:4], tmp)
-        g.fp4x8_to_placed(e, "%r1", lo[4:8], tmp)
-        g.fp4x8_to_placed(e, "%r2", hi[0:4], tmp)
-        g.fp4x8_to_placed(e, "%r3", hi[4:8], tmp)
+        fp4x8_to_placed(e, "%r0", lo[0:4], tmp)
+        fp4x8_to_placed(e, "%r1", lo[4:8], tmp)
+        fp4x8_to_placed(e, "%r2", hi[0:4], tmp)
+        fp4x8_to_placed(e, "%r3", hi[4:8], tmp)
         for i in range(8):
             e(f"\tmul.rn.f16x2 {lo[i]}, {lo[i]}, %r6;")
             e(f"\tmul.rn.f16x2 {hi[i]}, {hi[i]}, %r7;")
@@ -374,7 +383,7 @@ def wgmma_chunk(e, h, sets, slots, L, first_pred):
     if h == 0:
         e("\tsetp.eq.u32 %pacc, 0, 0;")
     e("\twgmma.wait_group.sync.aligned 1;")
-    g.release_prev_slot(e)   # lane 0 of each warp frees the previous chunk's slot
+    release_prev_slot(e)   # lane 0 of each warp frees the previous chunk's slot
     e("""\tmov.u32 %tprev, %t;
 \tsetp.eq.u32 %ppend, 0, 0;""")
     advance(e, "%t", "%tph", slots)
@@ -411,7 +420,7 @@ L_consumer:
 \tshr.u32 %r45, %lane, 2;
 \tadd.u32 %r20, %r20, %r45;                   // r (row of the first 64; the other set: r + 64)
 \tand.b32 %r21, %lane, 3;                     // c
-{g.SFA_ROW_OFFSET}\tsetp.eq.u32 %p1, %lane, 0;
+{SFA_ROW_OFFSET}\tsetp.eq.u32 %p1, %lane, 0;
 \t// the loop-invariant parts of the A address and of the B descriptor
 \tshr.u32 %r24, %r20, 1;
 \tand.b32 %r24, %r24, 3;                     // 64B swizzle phase (the same for r, r+8, r+64, r+72)
@@ -453,7 +462,7 @@ L_c_tile:
 \t// does unit u + 1 exist (then this consumer hands the turn over after its waits)?
 \tadd.u32 %r10, %tile, %tstride;
 \tsetp.lt.u32 %pnext, %r10, %ntiles;""")
-    g.tile_coords(e)
+    tile_coords(e)
     if fused:
         fused_unit_start(e, L)
     e("\t// prologue: A chunk 0 of the first stage")
@@ -484,7 +493,7 @@ L_c_k:""")
 \t@%pnext bar.arrive %r10, 256;""")
     e("""\t// end of the K loop: every wgmma of the tile done, free the last slot
 \twgmma.wait_group.sync.aligned 0;""")
-    g.release_prev_slot(e)   # lane 0 of each warp frees the previous chunk's slot
+    release_prev_slot(e)   # lane 0 of each warp frees the previous chunk's slot
     e("\tsetp.ne.u32 %ppend, 0, 0;")
     if fused:
         affine_and_lowrank(e, L)
@@ -505,7 +514,7 @@ def fused_consumer_setup(e, slots, L):
     """This consumer's low-rank barriers (consumer 1's follow consumer 0's), its ring (after
     consumer 0's p_lora_slots slots), its cursors; its thread 0 issues its loads.  (Set here,
     after setmaxnreg, not before the roles split: live there, they spill the producers.)"""
-    g.lora_consts(e)
+    lora_consts(e)
     e(f"""\t// ---- fused: this consumer's low-rank barriers, ring and cursors ----
 \tadd.u32 %bar_lfull, %bar_tempty, {8 * slots};
 \tmad.lo.u32 %bar_lfull, %r42, {16 * LORA_SLOTS}, %bar_lfull;
@@ -525,7 +534,7 @@ def fused_unit_start(e, L):
     """A unit's start: this thread's column of the consumer's wc / beta slice by cp.async
     (read by the affine after the K loop), and the first p_lora_slots low-rank chunks of the
     tile into the consumer's ring, so that they land during the K loop."""
-    g.lora_consts(e)
+    lora_consts(e)
     e(f"""\t// ---- fused: column n0 + t of this consumer's wc / beta slice (t: thread in the WG) ----
 \tmad.lo.u32 %r52, %r42, {AFF_SLICE}, %sbase;
 \tshl.b32 %r53, %r43, 2;
@@ -554,7 +563,7 @@ L_afill_{name}_done:""")
     # lane of its warp must meet the same number of bar.warp.sync in lora_issue
     for k in range(LORA_SLOTS):
         e(f"\tsetp.le.u32 %p5, %lslots, {k};\n\t@%p5 bra L_lissue_pro_done;")
-        g.lora_issue(e, f"pro{k}")
+        lora_issue(e, f"pro{k}")
     e("L_lissue_pro_done:")
 
 
@@ -563,7 +572,7 @@ def affine_and_lowrank(e, L):
     (a thread's columns 8j + 2c, +1 serve both row halves), then acc += L . U^T chunk by chunk
     from the consumer's ring: per k16 step two bf16 SS wgmmas, L rows 0-63 / 64-127 against
     all 128 U rows; each chunk's slot freed, then refilled with a later chunk."""
-    g.lora_consts(e)
+    lora_consts(e)
     e(f"""\t// ---- affine: acc = wc[n] * (alpha * acc) + beta[n], from this consumer's slice ----
 \tcp.async.wait_group 0;
 \tadd.u32 %r46, %r42, 1;                      // named barrier id 1 / 2
@@ -577,13 +586,13 @@ def affine_and_lowrank(e, L):
         for j in range(BN // 8):
             e(f"""\tld.shared.v2.f32 {{%f4, %f5}}, [%r50+{32 * j}];           // wc of columns 8*{j} + 2c, +1
 \tld.shared.v2.f32 {{%f6, %f7}}, [%r50+{AFF_SLICE // 2 + 32 * j}];""")
-            g.affine_group(e, j, folded)            # rows r, r+8
-            g.affine_group(e, BN // 8 + j, folded)  # rows r+64, r+72
-    g.alpha_paths(e, "aff", body)
+            affine_group(e, j, folded)            # rows r, r+8
+            affine_group(e, BN // 8 + j, folded)  # rows r+64, r+72
+    alpha_paths(e, "aff", body)
     e("""\t// ---- low-rank: acc += L . U^T, chunk by chunk through this consumer's ring ----
 \tmov.u32 %r53, 0;                            // chunk
 L_lr_chunk:""")
-    g.lowrank_chunk_slot(e, "L slot (rows 0-63)")
+    lowrank_chunk_slot(e, "L slot (rows 0-63)")
     e("""\tshl.b32 %r54, %lrowb, 6;
 \tadd.u32 %r54, %r54, %r55;                   // L rows 64-127: 64 rows of 2*wk bytes on
 \t// one box per chunk (wk ranks): 1, 2 or 4 k16 steps, each path unrolled
@@ -614,7 +623,7 @@ L_lr_chunk:""")
 \tsetp.eq.u32 %p5, %ls, %lslots;
 \t@%p5 mov.u32 %ls, 0;
 \t@%p5 xor.b32 %lph, %lph, 1;""")
-    g.lora_issue(e, "stream")
+    lora_issue(e, "stream")
     e("""\tadd.u32 %r53, %r53, 1;
 \tbra L_lr_chunk;
 L_lr_done:""")
@@ -650,7 +659,7 @@ def epilogue(e, L, fused):
                     cvt = f"""\tcvt.rn.bf16x2.f32 %r55, %acc{i + 1}, %acc{i};
 \tcvt.rn.bf16x2.f32 %r56, %acc{i + 3}, %acc{i + 2};"""
                 else:
-                    cvt = "".join(g.alpha_mul(i + k, f"%f{k}", folded) for k in range(4)) + """\tcvt.rn.bf16x2.f32 %r55, %f1, %f0;
+                    cvt = "".join(alpha_mul(i + k, f"%f{k}", folded) for k in range(4)) + """\tcvt.rn.bf16x2.f32 %r55, %f1, %f0;
 \tcvt.rn.bf16x2.f32 %r56, %f3, %f2;"""
                 e(cvt + f"""
 \txor.b32 %r57, %r48, {j};
@@ -661,7 +670,7 @@ def epilogue(e, L, fused):
         if fused:
             body(False)
         else:
-            g.alpha_paths(e, f"epi{p}", body)
+            alpha_paths(e, f"epi{p}", body)
         e(f"""\tfence.proxy.async.shared::cta;
 \tbar.sync %r46, 128;
 \tadd.u32 %r58, %n0, {64 * (p % 2)};
@@ -680,13 +689,13 @@ def emit_kernel(fmt, family, stages, slots):
     header(e, fmt, family, stages, slots, L)
     params(e, fmt, family, stages, slots)
     setup(e, stages, slots, L, fused)
-    g.emit_tile_coords_doc(e)
-    saved = g.sk_consts
-    g.sk_consts = whole_tiles_consts
+    emit_tile_coords_doc(e)
+    saved = walk.sk_consts
+    walk.sk_consts = whole_tiles_consts
     try:
-        g.emit_wpre_producers(e, fmt, stages, L)
+        emit_wpre_producers(e, fmt, stages, L)
     finally:
-        g.sk_consts = saved
+        walk.sk_consts = saved
     consumer(e, fmt, family, stages, slots, L)
     return "\n".join(e.lines) + "\n"
 

@@ -18,7 +18,7 @@ class Emitter:
         self.cl = cluster
         # waits acquire at cluster scope in a cluster unless told otherwise (cluster_scope=False:
         # every cross-CTA hand-off of the kernel is a bulk copy onto the waiter's own mbarrier,
-        # which makes the bytes visible on its own; see gen_sm90a.py WPAIR)
+        # which makes the bytes visible on its own; see sm90a_ptx/kstate.py WPAIR)
         self.cluster_scope = cluster == 2 if cluster_scope is None else cluster_scope
 
     def __call__(self, text=""):

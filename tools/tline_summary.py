@@ -2,7 +2,7 @@
 """tline_summary.py FILE [FILE ...] -- what a launch's timeline says (fp4lr-check --timeline).
 
 FILE: "cta,event,us" rows (microseconds after the launch's earliest entry), from a kernel
-built with FP4LR_GEN_EXPERIMENT=tline (tools/gen_sm90a.py names the events).  Prints, per
+built with FP4LR_GEN_EXPERIMENT=tline (tools/sm90a_ptx/flags.py names the events).  Prints, per
 event, how many CTAs stored it and the minimum, median and maximum time over them, then
 per CTA the busy span: from its entry to its last event.
 
@@ -15,7 +15,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_sm90a import TLINE_NAMES  # noqa: E402  (the event names, one table)
+from sm90a_ptx.flags import TLINE_NAMES  # noqa: E402  (the event names, one table)
 
 COLUMNS = ("cta", "event", "us")
 

@@ -5,7 +5,7 @@ The question a ping-pong schedule (each consumer warpgroup its own tile, one in 
 the other runs its epilogue) depends on.  The probe kernels run nothing but the consumer's K
 loop of the sm_90a `_x` kernels: per 64-wide K chunk, load the fp4 A words and their scales
 from shared memory, convert them to f16 by bit placement and one f16x2 multiply (the kernels'
-sequence, tools/gen_sm90a.py fp4x8_to_placed), then wgmma m64n128k16 from registers against a
+sequence, tools/sm90a_ptx/convert.py fp4x8_to_placed), then wgmma m64n128k16 from registers against a
 K-major, 128B-swizzled f16 B in shared memory; one commit and `wait_group 1` a chunk, the A
 fragments double-buffered.  No copies, no barriers, no epilogue: the rate is the K loop's
 ceiling.  The data is a fixed pseudo-random pattern of finite values (every 32-bit word
