@@ -63,10 +63,11 @@ void fp4lr_bench_usage(FILE *f)
             "                    counts without a built kernel are reported as not built\n"
             "  --arch A          sm90a or sm100a: the plans listed without a GPU (default sm90a)\n"
             "  --seed S          input seed (default 1)\n"
-            "  --csv FILE        also write one CSV line per (shape, variant)\n"
+            "  --csv FILE        also write one CSV line per (shape, variant) (FILE is replaced)\n"
             "  --json            append the run's record to the results directory (the default)\n"
             "  --no-json         do not\n"
-            "  --results-dir D   where the record goes (default %s)\n"
+            "  --results-dir D   where the record goes (default %s; made with its parents; the record is\n"
+            "                    appended to D/<device>-<date>.jsonl; D and --csv are checked before the run)\n"
             "  --plant-fault timed  the check's self-test: one output of the timed launches is made NaN\n"
             "                    before the check after the last round (the run must then fail, exit 1;\n"
             "                    nothing is recorded)\n"
@@ -170,7 +171,8 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
         } else if (!v) {
             return bad(err, errlen, "%s: unknown flag or missing value", a);
         } else if (!*v || !strncmp(v, "--", 2)) {
-            return bad(err, errlen, "%s '%s': missing value (the next argument is empty or an option)", a, v);
+            return bad(err, errlen, "%s '%s': an unknown flag, or a missing value (the next argument is empty or an "
+                       "option)", a, v);
         } else if (!strcmp(a, "--shape") || !strcmp(a, "--mnk")) {
             fp4lr_shape s;
             if (nreq == FP4LR_BENCH_MAX_SHAPES)
@@ -181,8 +183,12 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
                     return bad(err, errlen, "--shape %s: unknown shape (--list-shapes lists them)", v);
                 s = *t;
             } else {
-                if (fp4lr_shape_parse(v, &s) || s.M < 1 || s.N < 1 || s.K < 1)
-                    return bad(err, errlen, "--mnk %s: expected MxNxK or MxNxK:r with positive integers", v);
+                const int rc = fp4lr_shape_parse(v, &s);
+                if (rc == -2)
+                    return bad(err, errlen, "--mnk %s: a number exceeds 2^63 - 1", v);
+                if (rc || s.M < 1 || s.N < 1 || s.K < 1)
+                    return bad(err, errlen, "--mnk %s: expected MxNxK or MxNxK:r with positive decimal integers "
+                               "(r >= 0)", v);
                 s.name = v;
                 custom[nreq] = 1;
             }
@@ -312,7 +318,8 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
             if (!(o->formats & 1 << f))
                 continue;
             fp4lr_problem p = {.M = req[q].M, .N = req[q].N, .K = req[q].K, .r = req[q].r,
-                               .format = (fp4lr_format)f, .out = FP4LR_OUT_BF16};
+                               .format = (fp4lr_format)f, .out = FP4LR_OUT_BF16,
+                               .ldY = fp4lr_ldY_padded(req[q].N, FP4LR_OUT_BF16)}; /* as the jobs' */
             fp4lr_problem_resolve(&p);
             fp4lr_status st = fp4lr_problem_validate(&p);
             fits += st.code == FP4LR_OK;
@@ -396,7 +403,7 @@ fp4lr_problem fp4lr_bench_variant_problem(fp4lr_bench_variant v, const fp4lr_sha
         p.r = s->r;
         p.has_wc = p.has_beta = 1;
     }
-    p.ldY = (s->N + 7) / 8 * 8; /* rows of Y on 16 bytes: the bulk tensor store's rule */
+    p.ldY = fp4lr_ldY_padded(s->N, p.out); /* rows of Y on 16 bytes: the bulk tensor store's rule */
     fp4lr_problem_resolve(&p);
     return p;
 }

@@ -60,10 +60,8 @@ int fp4lr_pgen_alloc(fp4lr_pgen_problem *t, const fp4lr_problem *p)
 {
     memset(t, 0, sizeof *t);
     t->p = *p;
-    if (t->p.ldY == 0) { /* rows of Y padded to 16 bytes, so any N is valid */
-        int ob = fp4lr_out_bytes(t->p.out);
-        t->p.ldY = (t->p.N * ob + 15) / 16 * 16 / ob;
-    }
+    if (t->p.ldY == 0) /* rows of Y padded to 16 bytes, so any N is valid */
+        t->p.ldY = fp4lr_ldY_padded(t->p.N, t->p.out);
     fp4lr_problem_resolve(&t->p);
     if (fp4lr_problem_validate(&t->p).code != FP4LR_OK)
         return -1;

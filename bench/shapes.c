@@ -1,6 +1,7 @@
 /* OPERATOR.md §6, one row per (layer, rank). */
 #include "shapes.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,23 +39,43 @@ const fp4lr_shape *fp4lr_shape_find(const char *name)
     return NULL;
 }
 
+/* One run of decimal digits at *t into *v (advancing *t): 0, -1 when there is none, -2 when
+ * the value exceeds int64. */
+static int parse_count(const char **t, long long *v)
+{
+    if (**t < '0' || **t > '9')
+        return -1;
+    long long x = 0;
+    for (; **t >= '0' && **t <= '9'; (*t)++) {
+        const int d = **t - '0';
+        if (x > (LLONG_MAX - d) / 10)
+            return -2;
+        x = x * 10 + d;
+    }
+    *v = x;
+    return 0;
+}
+
 int fp4lr_shape_parse(const char *text, fp4lr_shape *out)
 {
-    long long m, n, k, r = 0;
-    int used = 0;
-    if (sscanf(text, "%lldx%lldx%lld%n", &m, &n, &k, &used) != 3)
-        return -1;
-    if (text[used] == ':') {
-        int used2 = 0;
-        if (sscanf(text + used + 1, "%lld%n", &r, &used2) != 1)
+    long long v[4] = {0, 0, 0, 0};
+    const char *t = text;
+    for (int i = 0; i < 4; i++) {
+        if (i == 3 && *t != ':')
+            break;
+        if (i > 0)
+            t++; /* the 'x' or ':' before it */
+        const int rc = parse_count(&t, &v[i]);
+        if (rc)
+            return rc;
+        if (i < 2 && *t != 'x')
             return -1;
-        used += 1 + used2;
     }
-    if (text[used] != '\0' || m < 0 || n < 0 || k < 0 || r < 0)
+    if (*t != '\0')
         return -1;
     out->name = "custom";
     out->family = "custom";
-    out->M = m; out->N = n; out->K = k; out->r = r;
+    out->M = v[0]; out->N = v[1]; out->K = v[2]; out->r = v[3];
     out->large = 0;
     return 0;
 }

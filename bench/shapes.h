@@ -19,8 +19,9 @@ extern const int fp4lr_num_shapes;
 /* Look a shape up by name; NULL when unknown. */
 const fp4lr_shape *fp4lr_shape_find(const char *name);
 
-/* Parse "MxNxK" or "MxNxK:r" into a shape (name "custom"); returns 0 on success,
- * -1 with nothing written on malformed text. */
+/* Parse "MxNxK" or "MxNxK:r" (decimal digits only: no sign, space or other text) into a shape
+ * (name "custom"); returns 0 on success, -1 with nothing written on malformed text, -2 when a
+ * number exceeds 2^63 - 1. */
 int fp4lr_shape_parse(const char *text, fp4lr_shape *out);
 
 #endif

@@ -134,10 +134,10 @@ fp4lr_status fp4lr_compare(const fp4lr_problem *p, const void *Y, const int64_t 
     return fp4lr_fail(FP4LR_E_MISMATCH, "TOLERANCE",
                       "%lld of %lld outputs fail |y-ref| <= ulp_out(ref) + tol_acc*mag (tol_acc %.3g); "
                       "first at (m=%lld, n=%lld): got %.9g, expected %.9g, err/mag %.3g; "
-                      "%lld NaN where a number was expected; max err/mag %.3g",
+                      "%lld NaN where a number was expected; max err/mag %.3g%s",
                       (long long)rep->failed, (long long)rep->checked, tol, (long long)f->m, (long long)f->n,
                       f->got, f->expected, f->err_over_mag, (long long)rep->nan_got_unexpected,
-                      rep->max_err_over_mag);
+                      rep->max_err_over_mag, rep->worst_m < 0 ? " (of no finite pair)" : "");
 }
 
 fp4lr_status fp4lr_compare_print(FILE *f, const fp4lr_compare_report *rep)
@@ -150,9 +150,12 @@ fp4lr_status fp4lr_compare_print(FILE *f, const fp4lr_compare_report *rep)
             (long long)rep->checked, (long long)rep->failed, rep->tol_acc);
     fprintf(f, "  NaN expected %lld, NaN where a number was expected %lld\n", (long long)rep->nan_expected,
             (long long)rep->nan_got_unexpected);
-    fprintf(f, "  max |y-ref| %.6g, max |y-ref|/mag %.6g at (m=%lld, n=%lld), mean |y-ref|/mag %.6g\n",
-            rep->max_err, rep->max_err_over_mag, (long long)rep->worst_m, (long long)rep->worst_n,
-            rep->mean_err_over_mag);
+    if (rep->worst_m < 0) /* no output where both y and ref are finite */
+        fprintf(f, "  max |y-ref|: none measured (no output where both y and ref are finite)\n");
+    else
+        fprintf(f, "  max |y-ref| %.6g, max |y-ref|/mag %.6g at (m=%lld, n=%lld), mean |y-ref|/mag %.6g\n",
+                rep->max_err, rep->max_err_over_mag, (long long)rep->worst_m, (long long)rep->worst_n,
+                rep->mean_err_over_mag);
     if (rep->nfirst > 0)
         fprintf(f, "  first %d mismatches:\n", rep->nfirst);
     for (int i = 0; i < rep->nfirst; i++) {

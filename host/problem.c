@@ -31,6 +31,14 @@ const char *fp4lr_out_name(fp4lr_out_type t)
     return "?";
 }
 
+int64_t fp4lr_ldY_padded(int64_t N, fp4lr_out_type out)
+{
+    const int64_t per16 = 16 / fp4lr_out_bytes(out); /* elements in 16 bytes: 8 or 4 */
+    if (N < 1 || N > INT64_MAX - (per16 - 1))
+        return N;
+    return (N + per16 - 1) / per16 * per16;
+}
+
 void fp4lr_problem_resolve(fp4lr_problem *p)
 {
     p->ldL = packed_or(p->ldL, p->r);
@@ -100,15 +108,12 @@ static fp4lr_status check_size(const char *buffer, int64_t rows, int64_t row_byt
 /* DIM_LIMIT: every tensor map the kernels encode (A, W as UINT8 {K/2, rows};
  * SFA, SFW as atom rows; L, U, Y row-major with their leading dimensions;
  * wc, beta 1-D) and every buffer size.  Runs after the ld rules, so every
- * leading dimension is positive here. */
+ * leading dimension is positive here (M, N and K/2 themselves were checked first). */
 static fp4lr_status check_dim_limits(const fp4lr_problem *p, int64_t ldL, int64_t ldU,
                                      int64_t ldY)
 {
     const int ob = fp4lr_out_bytes(p->out);
     const int64_t sf_row = 128 * p->K / fp4lr_format_block(p->format); /* 512 B per 4 blocks */
-    FP4LR_TRY(check_coord("M", p->M));
-    FP4LR_TRY(check_coord("N", p->N));
-    FP4LR_TRY(check_coord("K/2 (bytes per row of A and W)", p->K / 2));
     FP4LR_TRY(check_stride("K/2 (row stride of A and W)", p->K / 2, 1));
     FP4LR_TRY(check_stride("scale-atom row stride 512*K/(4*block)", sf_row, 1));
     FP4LR_TRY(check_stride("ldY", ldY, ob));
@@ -153,6 +158,11 @@ fp4lr_status fp4lr_problem_validate(const fp4lr_problem *p)
         return INVALID("R_MULTIPLE", "rank %" PRId64 " is not 0 or a multiple of 16", p->r);
     if (p->r > FP4LR_RANK_MAX)
         return INVALID("R_MAX", "rank %" PRId64 " exceeds the maximum %d", p->r, FP4LR_RANK_MAX);
+
+    /* the dimensions first: a leading dimension derived from a huge one would be blamed */
+    FP4LR_TRY(check_coord("M", p->M));
+    FP4LR_TRY(check_coord("N", p->N));
+    FP4LR_TRY(check_coord("K/2 (bytes per row of A and W)", p->K / 2));
 
     const int64_t ldL = packed_or(p->ldL, p->r);
     const int64_t ldU = packed_or(p->ldU, p->r);

@@ -43,6 +43,12 @@ typedef struct fp4lr_args {
  * beyond what shared memory holds at once are streamed in chunks). */
 #define FP4LR_RANK_MAX 8192
 
+/* The leading dimension of Y for N outputs a row of type `out`, rounded up to whole 16-byte
+ * rows (LDY_ALIGN, the bulk tensor store's rule): the ldY that makes any N valid.  N itself
+ * when N < 1 or the rounding would overflow, so that fp4lr_problem_validate names the rule
+ * that N breaks. */
+int64_t fp4lr_ldY_padded(int64_t N, fp4lr_out_type out);
+
 /* Replace 0 leading dimensions by their packed defaults (ldL = ldU = r, ldY = N). */
 void fp4lr_problem_resolve(fp4lr_problem *p);
 
@@ -53,6 +59,8 @@ void fp4lr_problem_resolve(fp4lr_problem *p);
  *   M_POSITIVE, N_POSITIVE, K_POSITIVE
  *   K_MULTIPLE                  K % 64 (NVFP4) or % 128 (MXFP4): one scale-atom column
  *   R_MULTIPLE, R_MAX           r = 0 or a positive multiple of 16, r <= FP4LR_RANK_MAX
+ *   DIM_LIMIT                   M, N and K/2 <= 2^31 - 256 (below), before the leading
+ *                               dimensions, which are derived from them
  *   LDL_MIN, LDL_ALIGN          ldL >= r, ldL*2 % 16 == 0      (only when r > 0)
  *   LDU_MIN, LDU_ALIGN          ldU >= r, ldU*2 % 16 == 0      (only when r > 0)
  *   LDY_MIN, LDY_ALIGN          ldY >= N, ldY*out_bytes % 16 == 0

@@ -697,6 +697,13 @@ Test(bench_cli, opts_custom_shapes_are_problems)
     cr_expect_eq(PARSE(&o, err, "--mnk", "128x128x64"), 0, "%s", err);
     cr_expect_eq(PARSE(&o, err, "--mnk", "128x128x128:32"), 0, "%s", err);
     cr_expect_eq(PARSE(&o, err, "--shape", "sana-qkv", "--format", "mxfp4"), 0, "%s", err);
+    /* any N: the jobs pad Y's rows to 16 bytes, and so does the check of the shape */
+    cr_expect_eq(PARSE(&o, err, "--mnk", "128x100x64"), 0, "%s", err);
+    /* numbers are decimal digits that fit int64: no sign, space or trailing text */
+    cr_expect_eq(PARSE(&o, err, "--mnk", "128x128x64abc"), 2);
+    cr_expect_eq(PARSE(&o, err, "--mnk", "+128x128x64"), 2);
+    cr_expect_eq(PARSE(&o, err, "--mnk", "99999999999999999999x1x64"), 2);
+    cr_expect(strstr(err, "exceeds 2^63 - 1") != NULL, "%s", err);
     /* an option where a value belongs is not taken as the value */
     cr_expect_eq(PARSE(&o, err, "--csv", "--no-json"), 2);
     cr_expect(strstr(err, "missing value") != NULL, "%s", err);
@@ -714,6 +721,35 @@ Test(bench_cli, dry_run_with_a_failed_plan_exits_3)
     cr_expect(strstr(out, "[PDL]") != NULL && strstr(out, "have no plan") != NULL, "%s", out);
     rc = tsupport_run_bin("fp4lr-bench", "--no-json --shape flux-out --variants dense", out, sizeof out);
     cr_expect_eq(rc, 0, "%s", out);
+    /* options that leave nothing to run on this architecture are a bad argument */
+    rc = tsupport_run_bin("fp4lr-bench", "--no-json --variants naive", out, sizeof out);
+    cr_expect_eq(rc, 2, "%s", out);
+    cr_expect(strstr(out, "no job to run") != NULL, "%s", out);
+}
+
+/* Where the results go is checked before anything runs (with or without a GPU), so that a
+ * run's figures are never lost to a path at its end. */
+Test(bench_cli, output_paths_are_checked_first)
+{
+    char out[16384];
+    int rc = tsupport_run_bin("fp4lr-bench", "--quick --no-json --shape flux-out --csv /nonexistent-dir/x.csv", out,
+                              sizeof out);
+    cr_expect_eq(rc, 2, "%s", out);
+    cr_expect(strstr(out, "--csv /nonexistent-dir/x.csv: /nonexistent-dir is not a directory") != NULL, "%s", out);
+    rc = tsupport_run_bin("fp4lr-bench", "--quick --no-json --shape flux-out --csv /tmp/", out, sizeof out);
+    cr_expect_eq(rc, 2, "%s", out);
+    cr_expect(strstr(out, "is not a regular file") != NULL, "%s", out);
+    rc = tsupport_run_bin("fp4lr-bench", "--quick --shape flux-out --results-dir README.md", out, sizeof out);
+    cr_expect_eq(rc, 2, "%s", out);
+    cr_expect(strstr(out, "--results-dir README.md: exists and is not a directory") != NULL, "%s", out);
+    rc = tsupport_run_bin("fp4lr-bench", "--quick --shape flux-out --results-dir README.md/a/b", out, sizeof out);
+    cr_expect_eq(rc, 2, "a missing parent below a file: %s", out);
+    /* missing parents are made (mkdir -p) below a writable directory */
+    rc = tsupport_run_bin("fp4lr-bench", "--quick --mnk 128x128x64 --format nvfp4 --variants dense --no-peers "
+                          "--results-dir /tmp/fp4lr-test-absent/a/b", out, sizeof out);
+    cr_expect_eq(system("rm -rf /tmp/fp4lr-test-absent"), 0);
+    cr_expect(rc == 0 || rc == 1, "%s", out);
+    cr_expect(strstr(out, "--results-dir") == NULL, "%s", out);
 }
 
 Test(bench_cli, format_granularity)

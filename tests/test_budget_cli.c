@@ -42,8 +42,11 @@ Test(budget_cli, bad_requests_name_their_rule)
     cr_expect(strstr(out, "W_PREP") != NULL, "the _x kernels have one CTA: %s", out);
     cr_assert_eq(budget("--arch sm90a --w-inline --rank 32", out, sizeof out), 0, "%s", out);
     cr_expect(strstr(out, "stages: main 3") != NULL && strstr(out, "W converter staging") != NULL, "%s", out);
+    cr_expect_eq(budget("--rank 1000001", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "is not a whole number in [-10^6, 10^6]") != NULL, "the range is named: %s", out);
     cr_expect_eq(budget("--bogus", out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "USAGE") != NULL, "%s", out);
     cr_assert_eq(budget("--help", out, sizeof out), 0);
     cr_expect(strstr(out, "--w-prep") != NULL, "%s", out);
+    cr_expect(strstr(out, "exit status: 0 solved, 2 bad input") != NULL, "%s", out);
 }

@@ -168,6 +168,25 @@ Test(check_cli, contradictions_and_unwritable_outputs)
     cr_expect_eq(check("--dense --lora-slots 2 --plan-only", out, sizeof out), 2, "%s", out);
     cr_expect_eq(check("--stages 40 --plan-only", out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "fp4lr-check:") != NULL, "%s", out);
+    /* a directory may be written with its trailing '/'; a path too long to name its files is
+     * refused up front */
+    cr_expect_eq(check("--mnk 128x128x64 --dense --out /tmp/fp4lr-test-out/ --plan-only", out, sizeof out), 0,
+                 "%s", out);
+    char args[1400] = "--plan-only --out /tmp/";
+    memset(args + strlen(args), 'a', 950);
+    cr_expect_eq(check(args, out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "955 bytes long; at most 900") != NULL, "%s", out);
+    /* alpha: nan and inf are inputs; a finite value fp32 cannot hold is a typo */
+    cr_expect_eq(check("--alpha 1e99", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "outside fp32's range") != NULL, "%s", out);
+    cr_expect_eq(check("--alpha 1e-60", out, sizeof out), 2, "%s", out);
+    cr_expect_eq(check("--alpha nan", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "needs --in") != NULL, "nan is a number, refused only for lacking --in: %s", out);
+    /* numbers in --mnk: digits only, int64 */
+    cr_expect_eq(check("--mnk 99999999999999999999x1x64 --plan-only", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "exceeds 2^63 - 1") != NULL, "%s", out);
+    cr_expect_eq(check("--mnk 1x9223372036854775807x64 --plan-only", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "[FP4LR_E_INVALID DIM_LIMIT]") != NULL, "%s", out);
     cr_expect_eq(check("--list-shapes --bogus", out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "--bogus") != NULL, "%s", out);
     cr_expect_eq(check("--list-shapes", out, sizeof out), 0, "%s", out);

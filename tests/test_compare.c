@@ -385,6 +385,31 @@ Test(compare, nan_where_a_number_is_expected_fails)
     teardown(&f);
 }
 
+/* Every output NaN where numbers are expected: the summary says no finite pair was measured
+ * instead of a worst error of 0 at (m = -1, n = -1). */
+Test(compare, all_nan_output_has_no_worst_position)
+{
+    fixture f;
+    setup(&f, shape(8, 16, 64, 0, FP4LR_NVFP4), 33);
+    for (int m = 0; m < 8; m++)
+        for (int n = 0; n < 16; n++)
+            fp4lr_pgen_output_set(&f.t, m, n, NAN);
+    fp4lr_compare_report rep;
+    fp4lr_status st = compare_all(&f, &rep);
+    cr_assert_eq(st.code, FP4LR_E_MISMATCH);
+    cr_expect(strstr(st.msg, "(of no finite pair)") != NULL, "%s", st.msg);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    cr_assert_not_null(m);
+    cr_assert_eq(fp4lr_compare_print(m, &rep).code, FP4LR_OK);
+    fclose(m);
+    cr_expect(strstr(text, "none measured (no output where both y and ref are finite)") != NULL, "%s", text);
+    cr_expect(strstr(text, "m=-1") == NULL, "%s", text);
+    free(text);
+    teardown(&f);
+}
+
 /* A NaN scale makes row 2 NaN in the reference: NaN there passes, a number fails. */
 Test(compare, nan_expected_rules)
 {

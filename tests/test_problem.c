@@ -227,6 +227,42 @@ Test(problem, dim_limit_copy_coordinates)
     cr_expect_eq(fp4lr_problem_validate(&p).code, FP4LR_OK, "K/2 = 2^31 - 256");
 }
 
+/* A dimension beyond its limit is named before any leading dimension derived from it (an
+ * N of 2^63 - 1 used to be refused as an ldY alignment). */
+Test(problem, dim_limit_before_the_leading_dimensions)
+{
+    fp4lr_problem p = base();
+    p.N = INT64_MAX;
+    p.ldY = INT64_MAX;
+    expect_rule(fp4lr_problem_validate(&p), "DIM_LIMIT", "N = 9223372036854775807");
+    p = base();
+    p.M = INT64_MAX;
+    p.ldY = 3; /* also below N: the dimension still comes first */
+    expect_rule(fp4lr_problem_validate(&p), "DIM_LIMIT", "M = 9223372036854775807");
+}
+
+/* fp4lr_ldY_padded: whole 16-byte rows for the output type, any N valid; N itself where
+ * rounding would overflow or N < 1 (validation names the rule). */
+Test(problem, ldy_padded)
+{
+    cr_expect_eq(fp4lr_ldY_padded(100, FP4LR_OUT_BF16), 104);
+    cr_expect_eq(fp4lr_ldY_padded(104, FP4LR_OUT_F16), 104);
+    cr_expect_eq(fp4lr_ldY_padded(1, FP4LR_OUT_BF16), 8);
+    cr_expect_eq(fp4lr_ldY_padded(5, FP4LR_OUT_F32), 8);
+    cr_expect_eq(fp4lr_ldY_padded(4, FP4LR_OUT_F32), 4);
+    cr_expect_eq(fp4lr_ldY_padded(0, FP4LR_OUT_BF16), 0);
+    cr_expect_eq(fp4lr_ldY_padded(-9, FP4LR_OUT_BF16), -9);
+    cr_expect_eq(fp4lr_ldY_padded(INT64_MAX, FP4LR_OUT_BF16), INT64_MAX);
+    cr_expect_eq(fp4lr_ldY_padded(INT64_MAX - 7, FP4LR_OUT_BF16), INT64_MAX - 7); /* a multiple of 8 */
+    for (int64_t n = 1; n < 40; n++) {
+        fp4lr_problem p = base();
+        p.N = n;
+        p.out = n % 3 == 0 ? FP4LR_OUT_F32 : FP4LR_OUT_BF16;
+        p.ldY = fp4lr_ldY_padded(n, p.out);
+        cr_expect_eq(fp4lr_problem_validate(&p).code, FP4LR_OK, "N = %lld", (long long)n);
+    }
+}
+
 Test(problem, resolve_fills_packed)
 {
     fp4lr_problem p = base();

@@ -46,6 +46,10 @@ Test(raw_launch, bad_arguments_exit_2)
     cr_expect_eq(raw_launch("--w-prep maybe", out, sizeof out), 2, "%s", out);
     cr_expect_eq(raw_launch("--mnk 300x520x512:32 --dense", out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "excludes a rank in --mnk") != NULL, "%s", out);
+    cr_expect_eq(raw_launch("--mnk 300x520x512abc", out, sizeof out), 2, "trailing text: %s", out);
+    cr_expect(strstr(out, "--mnk 300x520x512abc") != NULL, "the message echoes the value: %s", out);
+    cr_expect_eq(raw_launch("--mnk 300x520x100", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "[K_MULTIPLE]") != NULL, "the problem's rule is named: %s", out);
     cr_expect_eq(raw_launch("--kernel-dir --dense", out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "missing value") != NULL, "%s", out);
 }

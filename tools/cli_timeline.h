@@ -1,5 +1,5 @@
 /* --timeline FILE of fp4lr-check: the per-CTA event times of one launch, for kernels
- * generated with FP4LR_GEN_EXPERIMENT=tline (tools/gen_sm90a.py: the events, their
+ * generated with FP4LR_GEN_EXPERIMENT=tline (tools/sm90a_ptx: the events, their
  * threads and the module global fp4lr_tline[CTA][FP4LR_TLINE_EVENTS] of u64 %globaltimer
  * values; tools/tline_summary.py reads the file). */
 #ifndef FP4LR_CLI_TIMELINE_H

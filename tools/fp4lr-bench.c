@@ -12,11 +12,13 @@
  * geometric means, and the run's record is appended to bench/results
  * (results.h).  Without a GPU it says so and lists the jobs with their plans.
  * The method is in bench/README.md. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench_cli.h"
+#include "cli_paths.h"
 #include "compare.h"
 #include "cublaslt.h"
 #include "devproblem.h"
@@ -565,6 +567,18 @@ static void print_notes(const fp4lr_bench_opts *o, fp4lr_arch arch)
     }
 }
 
+/* 0 when some job of `jobs` can run; else 2 with the reason on stderr (the options leave nothing
+ * to run on this architecture, e.g. --variants naive on sm_90a: a bad argument, not a result). */
+static int nothing_to_run(const fp4lr_bench_jobs *jobs, fp4lr_arch arch)
+{
+    for (int i = 0; i < jobs->n; i++)
+        if (jobs->job[i].runnable || jobs->job[i].plan_error)
+            return 0;
+    fprintf(stderr, PROG ": the options leave no job to run on %s (%d row(s), none runnable; --help says which "
+            "variant runs where)\n", fp4lr_arch_name(arch), jobs->n);
+    return 2;
+}
+
 /* ---- without a GPU: what would run ------------------------------------------------------------ */
 
 static int dry_run(const fp4lr_bench_opts *o, fp4lr_status gpu)
@@ -587,6 +601,10 @@ static int dry_run(const fp4lr_bench_opts *o, fp4lr_status gpu)
     if (st.code != FP4LR_OK) {
         say_status("jobs", st);
         return 3;
+    }
+    if (nothing_to_run(&jobs, o->arch)) {
+        fp4lr_bench_jobs_free(&jobs);
+        return 2;
     }
     int runnable = 0;
     for (int i = 0; i < jobs.n; i++)
@@ -649,10 +667,15 @@ static int measure(const fp4lr_bench_opts *o, fp4lr_ctx *ctx, fp4lr_run_info *ru
         fp4lr_runtime_release(&b.rt);
         return 3;
     }
+    if (nothing_to_run(&b.jobs, arch)) {
+        fp4lr_bench_jobs_free(&b.jobs);
+        fp4lr_runtime_release(&b.rt);
+        return 2;
+    }
     if (o->csv) {
         b.csv = fopen(o->csv, "w");
         if (!b.csv) {
-            fprintf(stderr, PROG ": cannot open %s for writing\n", o->csv);
+            fprintf(stderr, PROG ": cannot open %s for writing: %s\n", o->csv, strerror(errno));
             fp4lr_bench_jobs_free(&b.jobs);
             fp4lr_runtime_release(&b.rt);
             return 3;
@@ -734,6 +757,16 @@ int main(int argc, char **argv)
                    (long long)fp4lr_shapes[s].M, (long long)fp4lr_shapes[s].N, (long long)fp4lr_shapes[s].K,
                    (long long)fp4lr_shapes[s].r, fp4lr_shapes[s].large ? "  large" : "");
         return 0;
+    }
+    /* where the results go, checked before the run: a run's figures are not lost to a path */
+    char why[1200];
+    if (o.csv && fp4lr_cli_writable(o.csv, FP4LR_CLI_FILE, why, sizeof why)) {
+        fprintf(stderr, PROG ": --csv %s: %s (see --help)\n", o.csv, why);
+        return 2;
+    }
+    if (o.json && fp4lr_cli_writable(o.results_dir, FP4LR_CLI_DIRS, why, sizeof why)) {
+        fprintf(stderr, PROG ": --results-dir %s: %s (see --help)\n", o.results_dir, why);
+        return 2;
     }
 
     fp4lr_run_info run;

@@ -39,7 +39,9 @@ static const char usage[] =
     "  --lora-chunk N            force N ranks a low-rank chunk (a multiple of 16, at most R)\n"
     "  --lora-slots N            force N low-rank ring slots (1..4)\n"
     "  --json                    print one JSON object instead of the table\n"
-    "  --help                    this text\n";
+    "  --help                    this text\n"
+    "exit status: 0 solved, 2 bad input (the rule named on stderr), 3 infeasible (the reason on\n"
+    "stderr: nothing fits, or a tile no MMA / kernel takes), 1 an output error\n";
 
 /* Command-line state before it becomes a request. */
 typedef struct cli {
@@ -52,6 +54,10 @@ static int bad(const char *rule, const char *what, const char *value)
     fprintf(stderr, "fp4lr-budget: %s: %s '%s' (see --help)\n", rule, what, value);
     return EXIT_BAD_INPUT;
 }
+
+/* The range of every integer option but --smem (whose values are bytes). */
+#define INT_OPT_MAX 1000000
+#define NOT_INT " is not a whole number in [-10^6, 10^6]:"
 
 /* A whole decimal number in [lo, hi]; 0 on success. */
 static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
@@ -68,7 +74,7 @@ static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
 static int parse_int(const char *s, int *out)
 {
     int64_t v;
-    if (parse_i64(s, -1000000, 1000000, &v))
+    if (parse_i64(s, -INT_OPT_MAX, INT_OPT_MAX, &v))
         return -1;
     *out = (int)v;
     return 0;
@@ -120,10 +126,10 @@ static int apply(cli *c, const char *opt, const char *val)
     }
     if (!strcmp(opt, "--cluster")) {
         c->cluster_given = 1;
-        return parse_int(val, &r->cluster) ? bad("CLUSTER", "cluster is not a number:", val) : 0;
+        return parse_int(val, &r->cluster) ? bad("CLUSTER", "cluster" NOT_INT, val) : 0;
     }
     if (!strcmp(opt, "--rank"))
-        return parse_int(val, &r->rank) ? bad("RANK", "rank is not a number:", val) : 0;
+        return parse_int(val, &r->rank) ? bad("RANK", "rank" NOT_INT, val) : 0;
     if (!strcmp(opt, "--family")) {
         c->family_given = 1;
         return fp4lr_family_parse(val, &r->family) ? bad("FAMILY", "unknown family", val) : 0;
@@ -141,15 +147,15 @@ static int apply(cli *c, const char *opt, const char *val)
                    ? bad("SMEM", "capacity is not a non-negative number:", val)
                    : 0;
     if (!strcmp(opt, "--stages"))
-        return parse_int(val, &r->force_main_stages) ? bad("STAGES", "stages is not a number:", val)
+        return parse_int(val, &r->force_main_stages) ? bad("STAGES", "stages" NOT_INT, val)
                                                      : 0;
     if (!strcmp(opt, "--transform-slots"))
         return parse_int(val, &r->force_transform_stages)
-                   ? bad("TRANSFORM_STAGES", "transform slots is not a number:", val) : 0;
+                   ? bad("TRANSFORM_STAGES", "transform slots" NOT_INT, val) : 0;
     if (!strcmp(opt, "--lora-chunk"))
-        return parse_int(val, &r->force_lora_chunk) ? bad("LORA_CHUNK", "low-rank chunk is not a number:", val) : 0;
+        return parse_int(val, &r->force_lora_chunk) ? bad("LORA_CHUNK", "low-rank chunk" NOT_INT, val) : 0;
     if (!strcmp(opt, "--lora-slots"))
-        return parse_int(val, &r->force_lora_stages) ? bad("LORA_STAGES", "low-rank slots is not a number:", val)
+        return parse_int(val, &r->force_lora_stages) ? bad("LORA_STAGES", "low-rank slots" NOT_INT, val)
                                                      : 0;
     return bad("USAGE", "unknown option", opt);
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli_npy.h"
+#include "cli_paths.h"
 #include "cli_timeline.h"
 #include "compare.h"
 #include "devproblem.h"
@@ -94,14 +95,16 @@ static void usage(FILE *f)
             "                      none without one), e.g. 132 (H100 SXM, H200) with --plan-only\n"
             "  --threads N         CPU threads of the reference (default: all)\n"
             "  --plan-only         print the plan and budget, then stop\n"
-            "  --timeline FILE     after timing, one more launch whose per-CTA event times go to FILE\n"
+            "  --timeline FILE     after timing, one more launch whose per-CTA event times go to FILE (replaced)\n"
             "                      (CSV; kernels built with tools/experiment_build.sh tline DIR PATTERN,\n"
             "                      run with FP4LR_KERNEL_DIR=DIR; tools/tline_summary.py FILE summarises it)\n"
             "  --in DIR            read the problem from DIR/*.npy instead of generating it: A, SFA, W, SFW;\n"
             "                      optional L and U, wc, beta, alpha (M, N, K, r from the shapes; --format\n"
             "                      still chooses the format; see tools/README.md)\n"
-            "  --alpha X           with --in and no alpha.npy: alpha (default 1)\n"
-            "  --out DIR           write DIR/Y.npy (M x N, uint16 bf16 bit patterns; DIR is created)\n"
+            "  --alpha X           with --in and no alpha.npy: alpha (default 1; nan and inf are taken,\n"
+            "                      a finite X outside fp32's range is refused)\n"
+            "  --out DIR           write DIR/Y.npy (M x N, uint16 bf16 bit patterns; DIR is created, files of\n"
+            "                      those names in it are replaced)\n"
             "  --out-ref           with --out: also DIR/ref.npy (float64, rows x N) and DIR/rows.npy (int64)\n"
             "  --help              this text\n"
             "Exit status: 0 pass, 1 validation failed, 2 bad arguments or input files, 3 other error.\n",
@@ -166,7 +169,7 @@ static int parse(int argc, char **argv, opts *o)
         } else if (!v) {
             return bad_arg(a, NULL, "unknown flag or missing value");
         } else if (!*v || !strncmp(v, "--", 2)) {
-            return bad_arg(a, v, "missing value (the next argument is empty or an option)");
+            return bad_arg(a, v, "an unknown flag, or a missing value (the next argument is empty or an option)");
         } else if (!strcmp(a, "--shape")) {
             o->shape_name = v, shape_set = 1, i++;
         } else if (!strcmp(a, "--mnk")) {
@@ -240,6 +243,11 @@ static int parse(int argc, char **argv, opts *o)
             if (parse_int(v, 1, 2, &x)) return bad_arg(a, v, "cluster must be 1 or 2");
             o->plan.cluster = (int)x, i++;
         } else if (!strcmp(a, "--in")) {
+            if (strlen(v) > FP4LR_CLI_PATH_MAX) {
+                char why[64];
+                snprintf(why, sizeof why, "the path is %zu bytes long; at most %d", strlen(v), FP4LR_CLI_PATH_MAX);
+                return bad_arg(a, NULL, why);
+            }
             o->in_dir = v, i++;
         } else if (!strcmp(a, "--out")) {
             o->out_dir = v, i++;
@@ -247,9 +255,14 @@ static int parse(int argc, char **argv, opts *o)
             o->timeline = v, i++;
         } else if (!strcmp(a, "--alpha")) {
             char *end;
+            errno = 0;
             o->alpha = strtof(v, &end);
             if (end == v || *end)
                 return bad_arg(a, v, "alpha must be a number");
+            /* nan and inf are inputs (OPERATOR.md §3: NaN in alpha propagates); a finite value
+             * that fp32 turns into inf or 0 is a typo */
+            if (errno == ERANGE && (isinf(o->alpha) || o->alpha == 0.0f))
+                return bad_arg(a, v, "outside fp32's range (it would become inf or 0; write inf or 0 for those)");
             o->alpha_set = 1, i++;
         } else if (!strcmp(a, "--threads")) {
             if (parse_int(v, 1, 1024, &x)) return bad_arg(a, v, "threads must be 1..1024");
@@ -281,8 +294,10 @@ static int parse(int argc, char **argv, opts *o)
     if (mnk && shape_set)
         return bad_arg("--mnk", mnk, "excludes --shape (both name the problem's shape)");
     if (mnk) {
-        if (fp4lr_shape_parse(mnk, &sh))
-            return bad_arg("--mnk", mnk, "expected MxNxK or MxNxK:r with integers");
+        const int rc = fp4lr_shape_parse(mnk, &sh);
+        if (rc)
+            return bad_arg("--mnk", mnk, rc == -2 ? "a number exceeds 2^63 - 1"
+                                                  : "expected MxNxK or MxNxK:r of non-negative decimal integers");
         if (strchr(mnk, ':') && (o->rank_set || o->dense))
             return bad_arg("--mnk", mnk, o->dense ? "names a rank, which --dense excludes"
                                                   : "names a rank; --rank names it again");
@@ -304,7 +319,7 @@ static int parse(int argc, char **argv, opts *o)
     o->p.K = sh.K;
     o->p.r = rank;
     o->p.has_wc = o->p.has_beta = o->affine;
-    o->p.ldY = (sh.N + 7) / 8 * 8; /* rows of Y padded to 16 bytes (bulk tensor copy rule) */
+    o->p.ldY = fp4lr_ldY_padded(sh.N, o->p.out); /* rows of Y padded to 16 bytes (bulk tensor copy rule) */
     fp4lr_problem_resolve(&o->p);
     return 0;
 }
@@ -370,6 +385,9 @@ static fp4lr_status check_inputs(const opts *o, const npy_inputs *in, fp4lr_prob
     FP4LR_TRY(fp4lr_npy_expect(&a[IN_A], in->path[IN_A], FP4LR_NPY_BYTES, "uint8 (two e2m1 codes per byte)", 2,
                                any2, "(M, K/2)"));
     p->M = a[IN_A].shape[0];
+    if (a[IN_A].shape[1] > INT64_MAX / 2)
+        return fp4lr_fail(FP4LR_E_INVALID, "NPY_EXPECT_SHAPE", "%s: shape (M, K/2) = (%lld, %lld): K = 2 x K/2 overflows",
+                          in->path[IN_A], (long long)p->M, (long long)a[IN_A].shape[1]);
     p->K = 2 * a[IN_A].shape[1];
     const int km = fp4lr_format_k_multiple(p->format);
     if (p->M < 1 || p->K < km || p->K % km)
@@ -433,7 +451,7 @@ static fp4lr_status check_inputs(const opts *o, const npy_inputs *in, fp4lr_prob
                               "%s and --alpha both give alpha: remove one of them", in->path[IN_ALPHA]);
     }
 
-    p->ldY = (p->N + 7) / 8 * 8; /* rows of Y padded to 16 bytes (bulk tensor copy rule) */
+    p->ldY = fp4lr_ldY_padded(p->N, p->out); /* rows of Y padded to 16 bytes (bulk tensor copy rule) */
     fp4lr_problem_resolve(p);
     fp4lr_status st = fp4lr_problem_validate(p);
     if (st.code)
@@ -586,37 +604,6 @@ static fp4lr_status repeat_launches(fp4lr_runtime *rt, const fp4lr_plan *plan, f
     return st;
 }
 
-/* 0 when `path` names a place this run can write (kind "dir": an existing writable directory
- * or a new one in a writable directory; "file": a writable regular file or a new one in a
- * writable directory), checked before any work so that a long run does not end refused; else
- * the message in why. */
-static int writable_target(const char *path, int dir, char *why, size_t cap)
-{
-    struct stat sb;
-    if (stat(path, &sb) == 0) {
-        if (dir ? !S_ISDIR(sb.st_mode) : !S_ISREG(sb.st_mode))
-            return snprintf(why, cap, "exists and is not a %s", dir ? "directory" : "regular file"), 1;
-        if (access(path, dir ? W_OK | X_OK : W_OK))
-            return snprintf(why, cap, "not writable: %s", strerror(errno)), 1;
-        return 0;
-    }
-    if (errno != ENOENT)
-        return snprintf(why, cap, "%s", strerror(errno)), 1;
-    char parent[1024];
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        snprintf(parent, sizeof parent, ".");
-    else if (slash == path)
-        snprintf(parent, sizeof parent, "/");
-    else
-        snprintf(parent, sizeof parent, "%.*s", (int)(slash - path), path);
-    if (stat(parent, &sb) || !S_ISDIR(sb.st_mode))
-        return snprintf(why, cap, "%s is not a directory", parent), 1;
-    if (access(parent, W_OK | X_OK))
-        return snprintf(why, cap, "cannot create it in %s: %s", parent, strerror(errno)), 1;
-    return 0;
-}
-
 /* The plan's kernel may be one the solver allows but nobody built (a forced stage count, say):
  * say so before anything is generated or launched. */
 static void note_unbuilt(const fp4lr_plan *plan)
@@ -655,9 +642,9 @@ int main(int argc, char **argv)
     if (rc)
         return rc == PARSE_DONE ? 0 : rc;
     char why[1200];
-    if (o.out_dir && writable_target(o.out_dir, 1, why, sizeof why))
+    if (o.out_dir && fp4lr_cli_writable(o.out_dir, FP4LR_CLI_DIR, why, sizeof why))
         return bad_arg("--out", o.out_dir, why);
-    if (o.timeline && writable_target(o.timeline, 0, why, sizeof why))
+    if (o.timeline && fp4lr_cli_writable(o.timeline, FP4LR_CLI_FILE, why, sizeof why))
         return bad_arg("--timeline", o.timeline, why);
     checked c;
     memset(&c, 0, sizeof c);

@@ -22,7 +22,8 @@ static void usage(FILE *to)
             "\n"
             "Environment: FP4LR_LIBCUDA (driver library, default libcuda.so.1),\n"
             "FP4LR_KERNEL_DIR (cubin directory, default " FP4LR_KERNEL_DIR_DEFAULT ").\n"
-            "Without a CUDA driver or device it says so and exits 0.\n");
+            "Exit status: 0 printed, and also without a CUDA driver or device (it says so);\n"
+            "1 a driver or device that fails (the error on stderr); 2 bad arguments.\n");
 }
 
 static int parse_args(int argc, char **argv, int *ordinal)
@@ -93,7 +94,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (s.code != FP4LR_OK) {
-        printf("CUDA driver unusable: %s: %s\n", fp4lr_code_name(s.code), s.msg);
+        fprintf(stderr, "fp4lr-info: CUDA driver unusable: %s: %s\n", fp4lr_code_name(s.code), s.msg);
         return 1;
     }
     printf("%-22s %s\n", "driver library", drv->path);
@@ -110,7 +111,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (s.code != FP4LR_OK) {
-        printf("cannot open device %d: %s: %s\n", ordinal, fp4lr_code_name(s.code), s.msg);
+        fprintf(stderr, "fp4lr-info: cannot open device %d: %s: %s\n", ordinal, fp4lr_code_name(s.code), s.msg);
         return 1;
     }
     print_device(ctx);

@@ -183,17 +183,28 @@ static int parse_ll(const char *s, long long lo, long long hi, long long *out)
     return 0;
 }
 
-/* "MxNxK" or "MxNxK:r". */
+/* "MxNxK" or "MxNxK:r", decimal digits only, nothing after. */
 static int parse_mnk(const char *s, fp4lr_problem *p)
 {
-    long long m, n, k, r = 0;
-    char tail;
-    int got = sscanf(s, "%lldx%lldx%lld:%lld%c", &m, &n, &k, &r, &tail);
-    if (got != 3 && got != 4)
+    long long v[4] = {0, 0, 0, 0};
+    const char *t = s;
+    for (int i = 0; i < 4 && (i < 3 || *t == ':'); i++) {
+        if (i > 0)
+            t++; /* the 'x' or ':' */
+        char *end;
+        if (*t < '0' || *t > '9')
+            return -1;
+        errno = 0;
+        v[i] = strtoll(t, &end, 10);
+        if (errno)
+            return -1;
+        t = end;
+        if (i < 2 && *t != 'x')
+            return -1;
+    }
+    if (*t)
         return -1;
-    if (got == 3 && strchr(s, ':'))
-        return -1;
-    p->M = m, p->N = n, p->K = k, p->r = r;
+    p->M = v[0], p->N = v[1], p->K = v[2], p->r = v[3];
     return 0;
 }
 
@@ -219,13 +230,16 @@ static int parse(int argc, char **argv, opts *o)
         } else if (!strcmp(a, "--dense")) {
             dense = 1;
         } else if (!v || !*v || !strncmp(v, "--", 2)) {
-            return bad_arg(a, v ? "missing value (the next argument is empty or an option)"
+            return bad_arg(a, v ? "an unknown flag, or a missing value (the next argument is empty or an option)"
                                 : "unknown flag or missing value");
         } else if (!strcmp(a, "--print-params")) {
             return print_params(v);
         } else if (!strcmp(a, "--mnk")) {
-            if (parse_mnk(v, &o->p))
-                return bad_arg(a, "expected MxNxK or MxNxK:r");
+            if (parse_mnk(v, &o->p)) {
+                fprintf(stderr, "raw_launch: --mnk %s: expected MxNxK or MxNxK:r of non-negative decimal "
+                                "integers, each < 2^63 (see --help)\n", v);
+                return EXIT_USAGE;
+            }
             mnk_rank = strchr(v, ':') != NULL;
             i++;
         } else if (!strcmp(a, "--format")) {
@@ -258,12 +272,14 @@ static int parse(int argc, char **argv, opts *o)
     if (dense)
         o->p.r = 0;
     o->p.has_wc = o->p.has_beta = !(dense || no_affine);
-    o->p.ldY = (o->p.N + 7) / 8 * 8; /* rows of Y padded to 16 bytes (ABI.md §6) */
+    o->p.ldY = fp4lr_ldY_padded(o->p.N, o->p.out); /* rows of Y padded to 16 bytes (ABI.md §6) */
     fp4lr_problem_resolve(&o->p);
     /* ABI.md §6: the kernels check nothing, so a runtime validates first (no GPU needed) */
     fp4lr_status st = fp4lr_problem_validate(&o->p);
-    if (st.code)
-        return bad_arg("problem", st.msg);
+    if (st.code) {
+        fprintf(stderr, "raw_launch: problem: %s [%s] (see --help)\n", st.msg, st.rule);
+        return EXIT_USAGE;
+    }
     return -1;
 }
 
