@@ -154,8 +154,7 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
             o->help = 1;
             return 0;
         } else if (!strcmp(a, "--list-shapes")) {
-            o->list_shapes = 1;
-            return 0;
+            o->list_shapes = 1; /* the other arguments are still checked, as fp4lr-check does */
         } else if (!strcmp(a, "--quick")) {
             o->quick = 1;
         } else if (!strcmp(a, "--no-peers")) {

@@ -679,6 +679,7 @@ Test(bench_cli, opts_bad_arguments)
     cr_expect(o.help);
     cr_expect_eq(PARSE(&o, err, "--list-shapes"), 0);
     cr_expect(o.list_shapes);
+    cr_expect_eq(PARSE(&o, err, "--list-shapes", "--bogus"), 2, "a bad argument beside --list-shapes");
 }
 
 /* A shape the user writes is checked as a problem when parsed: it must run in at least one of
