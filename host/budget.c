@@ -136,7 +136,7 @@ static int lora_rings(const fp4lr_budget_req *r) { return is_pp(r) ? PP_CONSUMER
 
 /* The sm_90a fused _w kernels of one CTA (W prepared, not converted in the kernel, not
  * swapped, 256 wide): a tile's low-rank chunks past the ring come through the W ring, each in
- * one W slot (tools/gen_sm90a.py, LTAIL), so such a chunk must fit a slot (rule LORA_TAIL).
+ * one W slot (tools/sm90a_ptx/kernel.py, LTAIL), so such a chunk must fit a slot (rule LORA_TAIL).
  * The pair's W slots are filled by rank 0's multicast: its chunks stay in the low-rank ring. */
 static int lora_tail_in_w_ring(const fp4lr_budget_req *r)
 {

@@ -69,7 +69,7 @@ fp4lr_status fp4lr_sm90a_params_make(const fp4lr_ctx *ctx, const fp4lr_plan *pla
     memset(out, 0, sizeof *out);
     /* A and W: one 64-byte K stage per box row, 64-byte swizzle; each CTA loads all 256 W rows
      * (the pair multicasts them); Y: a consumer warpgroup's 64 rows x 64 columns of the tile
-     * a store (128-byte swizzle), in the narrow tile's 64 x 32 (tools/gen_sm90a.py
+     * a store (128-byte swizzle), in the narrow tile's 64 x 32 (tools/sm90a_ptx/kstate.py
      * EPI_COLS: two 8 KiB buffers, 64-byte swizzle; transposed, 32 Y rows of 64 columns,
      * 128-byte) */
     const int swap = plan->swap_ab;

@@ -90,7 +90,7 @@ typedef struct fp4lr_sm90a_params {
 } fp4lr_sm90a_params;
 
 /* Bytes of one (K block, N tile) item's flags in the _x kernels: 8 u32, one per 32-row
- * block (tools/gen_sm90a.py, xconv_wait). */
+ * block (tools/sm90a_ptx/xconv.py, xconv_wait). */
 #define FP4LR_SM90A_XCONV_FLAG_BYTES 32
 /* ... after a head of 64 bytes: word 0 counts the launch's converted units (the last one sets
  * it back to 0), word 1 holds the epoch once every unit is converted. */

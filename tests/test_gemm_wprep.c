@@ -197,7 +197,7 @@ Test(gemm_wprep, stream_k, .timeout = 300)
 }
 
 /* ---- stream-K launches are bitwise stable ----
- * Before the consumers fenced their stage reads (tools/gen_sm90a.py, the `empty` arrive) a
+ * Before the consumers fenced their stage reads (tools/sm90a_ptx/consumer.py, the `empty` arrive) a
  * refill could overtake them: on flux-out with stream-K the dense NVFP4 _w kernel gave a
  * different Y in about 10 % of launches, the fused one in nearly all (ptx/sm90a/README.md). */
 

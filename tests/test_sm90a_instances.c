@@ -337,7 +337,7 @@ static int experiment_builds(const char *flags, const char *check, const char *g
     return rc;
 }
 
-/* Shell tests (on $f) of the default layout's four measured choices (tools/gen_sm90a.py: tw8,
+/* Shell tests (on $f) of the default layout's four measured choices (tools/sm90a_ptx/flags.py: tw8,
  * prodrot, tprefetch, mxone) and of their opt-out flags' code. */
 /* (the narrow tile, 128 x 160: halves of m64n80k16, and 64 / 192 registers: its consumers hold
  * 80 accumulators, and its MXFP4 fused converters spill at 56; so do those of the 256-wide
@@ -392,7 +392,7 @@ Test(sm90a_instances, committed_kernels_have_the_measured_layout)
  * 16 consumer warps of both (each warp arrives on its own and the peer's, after each of the two
  * chunks of a stage and after the K loop); the main ring stays local (the empty count above);
  * the low-rank tail never takes the W ring; and no mbarrier wait or arrive is at cluster scope
- * (in SASS CCTL.IVALL / MEMBAR.ALL.GPU in the K loop: half the speed, tools/gen_sm90a.py). */
+ * (in SASS CCTL.IVALL / MEMBAR.ALL.GPU in the K loop: half the speed, tools/sm90a_ptx/docs.py). */
 #define WPAIR_CHECK "test $(grep -c '^.@%prank0 cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster \\[%r42\\], \\[%tmW, {%r15, %pcn0}\\], \\[%r13\\], %mask;' $f) -eq 2 && " \
                     "! grep -q 'complete_tx::bytes \\[%r42\\], \\[%tmW' $f && " \
                     "grep -q 'mbarrier.init.shared::cta.b64 \\[%bar_tempty+0\\], 16;' $f && " \
@@ -624,7 +624,7 @@ Test(sm90a_instances, opt_out_experiments_build, .timeout = 240)
 }
 
 /* The consumers order their generic-proxy reads of a main stage before the bulk copy that
- * refills it (fence.proxy.async before the `empty` arrive; tools/gen_sm90a.py says what its
+ * refills it (fence.proxy.async before the `empty` arrive; tools/sm90a_ptx/consumer.py says what its
  * absence did on the H200): every committed kernel has it once a K loop. */
 Test(sm90a_instances, consumers_fence_their_stage_reads_before_release)
 {

@@ -1,6 +1,6 @@
 /* CPU suite: the sm_90a tile walk (fp4lr_sm90a_schedule) and a C mirror of the kernels'
- * unit walk (unit_first / unit_next / unit_bounds and the owner's peer loop of
- * tools/gen_sm90a.py): every (tile, K stage) is computed exactly once, each cluster hands
+ * unit walk (unit_first / unit_next / unit_bounds of tools/sm90a_ptx/walk.py and the owner's
+ * peer loop of tools/sm90a_ptx/streamk.py): every (tile, K stage) is computed exactly once, each cluster hands
  * at most one partial to an owner, and every owner waits only for clusters that never
  * wait before publishing. */
 #include <criterion/criterion.h>

@@ -9,7 +9,7 @@
 # a variant that spills in kernels you do not need (tline: the fused ones) still builds the
 # others.  Point FP4LR_KERNEL_DIR at OUTDIR to run them (fp4lr-check, fp4lr-bench,
 # fp4lr-tests, tools/ab_kernels.sh); a variant that changes the launch (tw4: 384 threads) also
-# needs its own host build, as its comment in tools/gen_sm90a.py says.  Exit status: 0; 1 when
+# needs its own host build, as its comment in tools/sm90a_ptx/flags.py says.  Exit status: 0; 1 when
 # the generator or a gate fails; 2 for bad arguments or a PATTERN matching nothing.  PTXAS as
 # in ptxas_gate.sh.
 set -eu

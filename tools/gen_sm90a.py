@@ -23,8 +23,6 @@ from sm90a_ptx.kernel import emit_kernel
 
 
 def main():
-    # tw8 is measured on the one-CTA dense kernels only (its low-rank wgmma would need the
-    # same split), so only those are emitted
     def is_prep(inst):
         return inst[1] in ("wprep", "wprep_pdl")
 

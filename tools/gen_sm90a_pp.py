@@ -15,7 +15,7 @@ two, more than the hidden epilogue gives back.  AUTO never picks it.  The fused
 family's tile end (the affine, the low-rank wgmmas) runs under the other warpgroup's K loop as
 the epilogue does; each consumer has its own low-rank ring, loaded by its own thread 0.
 
-The producers (thread 0: A and SFA; thread 32: the prepared W ring) are tools/gen_sm90a.py's
+The producers (thread 0: A and SFA; thread 32: the prepared W ring) are sm90a_ptx.wprepared's
 (emit_wpre_producers, at this tile width); the consumers, the turn protocol and the epilogue
 are written here.  Every tile is walked whole: the stream-K parameters are declared (the
 kernels stay in the sm90a_dense_c1 / sm90a_fused_c1 ABI families) and ignored.
@@ -91,6 +91,7 @@ def configure(fmt, slots):
     K.CL, K.SPLIT, K.BULK, K.FUSED = 1, False, False, False
     K.WPRE, K.XCONV, K.YT, K.HALFK, K.GDWAIT_ON = True, False, False, False, False
     K.XSELF_ON, K.TSPLIT, K.F16 = False, False, True
+    K.WPAIR, K.PAIR_CTA, K.LTAIL = False, False, False
     K.BN, K.TSLOTS, K.NAME_TSLOTS, K.WB_STAGES, K.EPI_COLS = BN, slots, slots, 2, 64
     assert not (TLINE or APREFETCH or PLACED is False)
 

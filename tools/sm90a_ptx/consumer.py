@@ -85,11 +85,7 @@ def load_a_chunk(e, fmt, h, xr, xq, L):
         e(f"\tbra {done};\n{slow}:")
         convert(scale_mx, True)
         e(f"{done}:")
-# Timing only (the results are wrong by design): FP4LR_GEN_EXPERIMENT=wnocopy makes the W-prepared
-# kernels' W producer complete each slot's tfull without its bulk copy, anocopy the main
-# producer each stage's full without A and SFA: what the K loop costs without the copies.
-# Measured (H200 at 1980 MHz, 2026-12-04, NVFP4 _x4 dense flux-qkv): 813 TFLOP/s committed,
-# 847 wnocopy, 842 anocopy, 866 both (81 % of the 1070 TFLOP/s the clock gives).
+
 
 
 def wgmma_half(e, xr, xq, j, half, desc, pred):

@@ -4,7 +4,7 @@ from . import kstate as K
 from .flags import (ASSIST, BK, BM, CHUNK_K, CWG0, CWG1, FORMATS, LORA_SLOTS, PLACED, PRODROT, THREADS,
     TRANSFORM_WARPS, TW8, XCONV_STAGE, XCONV_WARPS, XHEAD, XLOOK, XSELF_KB)
 from .instances import entry_name, prep_name
-from .fused import xdone_off
+from .layout import xdone_off
 from .xconv import upi
 
 

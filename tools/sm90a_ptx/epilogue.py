@@ -4,7 +4,7 @@ from . import kstate as K
 from .flags import EXPERIMENTS, TRANSFORM_THREADS
 from .timeline import tline
 from .convert import alpha_mul, alpha_paths
-from .fused import xdone_off
+from .layout import xdone_off
 
 
 EPI_WG_FIRST_ROW = """\tadd.u32 %r51, %m0, 0;

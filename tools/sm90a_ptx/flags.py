@@ -4,8 +4,6 @@ workspace constants every part reads.  Nothing here changes while kernels are em
 import os
 import sys
 
-
-
 # the tools directory (this package lives in tools/sm90a_ptx/)
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Measurement-only variants (never committed): FP4LR_GEN_EXPERIMENT=skip_transform makes
@@ -110,7 +108,7 @@ LPREFETCH = "lprefetch" in EXPERIMENTS
 # the consumers spent 30 % of their samples in the two tfull waits and the transform warps
 # 14 % of theirs in tempty waits (ncu with line information at 5cc9b03).  Measured at
 # 5cc9b03+1 (H200, 4 shapes, A/B): MXFP4 dense +2.9 %, fused +2.0 %; NVFP4 dense -0.5 %,
-# fused -0.8 %: the default for MXFP4 only (TSPLIT is set per kernel in emit_kernel).
+# fused -0.8 %: the default for MXFP4 only (kstate.TSPLIT, set per kernel in kernel.emit_kernel).
 TSPLIT_FORCED = "tsplit" in EXPERIMENTS
 # Consumer address hoist (FP4LR_GEN_EXPERIMENT=nochoist: computed every chunk): chunk 0's A
 # offset of the thread's rows and the B descriptor's start of slot 0 are computed once
@@ -217,8 +215,8 @@ if TW8:
     REG_WIDE = (56, 200)
 # The narrow tile's consumers hold 80 accumulators, not 128: 8 of their registers go to WG0 and
 # WG1 (128 * (2 * 64 + 2 * 192) = 65536), whose MXFP4 fused converters spill 4 bytes at 56
-# there (ptxas 13.0; at 80 / 176 the NVFP4 fused consumer spills instead; set per kernel by
-# emit_kernel)
+# there (ptxas 13.0; at 80 / 176 the NVFP4 fused consumer spills instead; emit_kernel sets
+# kstate.REG_WG0 / REG_CONSUMER to these or to REG_WIDE per kernel)
 REG_NARROW = (64, 192)
 TRANSFORM_THREADS = 32 * TRANSFORM_WARPS
 # the consumer warpgroups' names in the kernels' comments (rows 0-63, rows 64-127)
@@ -236,7 +234,6 @@ FORMATS = {
     "nvfp4": (16, 2, 1024, 2048),
     "mxfp4": (32, 1, 512, 1024),
 }
-                   # kernel's C = Y^T; set by emit_kernel)
 XCONV_WARPS = 6    # the converter warps: warps 2-7 (WG0 and WG1 less the two producers' warps)
 XCONV_STAGE = 4096  # a converter warp's staging block: 32 chunks of 128 bytes
 XLOOK = 4          # the _x W producer checks up to this many items ahead before one fence
@@ -251,6 +248,11 @@ APREFETCH = "aprefetch" in EXPERIMENTS   # the next unit's first A stages into L
 # rounds, 6 shapes, the spilling kernels left as committed): 1.004 / 1.001 (NVFP4 dense /
 # fused), 1.000 / 1.002 (MXFP4), within the run-to-run noise; GPU suite and sanitizers clean.
 WALKPRE = "walkpre" in EXPERIMENTS
+# Timing only (the results are wrong by design): FP4LR_GEN_EXPERIMENT=wnocopy makes the W-prepared
+# kernels' W producer complete each slot's tfull without its bulk copy, anocopy the main
+# producer each stage's full without A and SFA: what the K loop costs without the copies.
+# Measured (H200 at 1980 MHz, 2026-12-04, NVFP4 _x4 dense flux-qkv): 813 TFLOP/s committed,
+# 847 wnocopy, 842 anocopy, 866 both (81 % of the 1070 TFLOP/s the clock gives).
 SK_BATCH = 2             # 16-byte partial loads in flight per owner thread
 # FP4LR_GEN_EXPERIMENT=skbulk (the _x kernels): a stream-K owner brings each peer's 128 KiB
 # partial into the W ring with bulk copies (one thread, onto an mbarrier in the barrier area's

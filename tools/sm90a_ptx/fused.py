@@ -4,7 +4,7 @@ import ptxgen
 from ptxgen import advance
 
 from . import kstate as K
-from .flags import CWG0, LORA_SLOTS, TW8, XCONV_STAGE, XCONV_WARPS
+from .flags import CWG0, LORA_SLOTS, TW8
 from .layout import acc_list
 from .sync import arrive
 from .convert import alpha_mul, alpha_paths
@@ -25,22 +25,6 @@ def fused_params():
 \t.param .u32 p_lora_wk,               // ranks per box: 16, 32 or 64
 \t.param .u32 p_lora_deschi,           // wgmma descriptor high word for 2*wk-byte rows
 """.replace("LORA_SLOTS", str(LORA_SLOTS))
-
-
-def tsplit_setup(L):
-    """tsplit: the tfull_hi barriers sit after every other barrier."""
-    return f"\tadd.u32 %bar_tfullhi, %sbase, {L['bar'] + 8 * (L['nbar'] - K.TSLOTS)};   // tfull_hi[{K.TSLOTS}]\n"
-
-
-def xdone_off(L):
-    """XDBUF: mbarrier `xdone` at %bar_full + this, after the kernel's barriers and skbulk's
-    (nbar + 1); the two WGs' epilogue mode words follow it (+8 + 4 wg), all inside the
-    barriers' 1024 bytes, before the converters' staging."""
-    off = 8 * (L['nbar'] + 1)
-    assert L['xstage'] >= L['bar'] + off + 16
-    # the second writeback buffer lives in the staging: whole, and 1024-aligned (128B swizzle)
-    assert XCONV_WARPS * XCONV_STAGE >= L['wbuf'] and L['xstage'] % 1024 == 0
-    return off
 
 
 def fused_setup(L, stages):

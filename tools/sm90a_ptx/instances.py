@@ -3,7 +3,8 @@ from .flags import BK, BM, BN_NARROW
 
 
 # The instantiations the host can pick: (format, family, cluster, main stages).
-# The stage counts equal what host/budget.c solves for the tile above (checked by
+# The stage counts equal what host/budget.c solves for the tile (flags.BM x kstate.BN, a K stage
+# of flags.BK; checked by
 # tests/test_sm90a_instances.c); lower counts exist for the stage sweep.
 INSTANCES = [
     # (format, family, cluster, main stages[, transform slots = 2]).  The solver's default

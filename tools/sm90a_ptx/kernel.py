@@ -11,10 +11,10 @@ from .flags import (ASSIST, BK, BM, BN_NARROW, CHOIST, CSTAG_NS, EPISTG, EXPERIM
     XPRE, XSELF, XSELF_KB)
 from .timeline import tline
 from .instances import entry_name
-from .layout import WYT_PARAMS, cluster_setup, layout, setup_addresses
+from .layout import WYT_PARAMS, cluster_setup, layout, setup_addresses, tsplit_setup, xdone_off
 from .convert import alpha_folds
 from .walk import emit_tile_coords_doc
-from .fused import fused_params, fused_setup, tsplit_setup, xdone_off
+from .fused import fused_params, fused_setup
 from .transform import emit_transform
 from .xconv import x_params
 from .docs import header

@@ -1,6 +1,7 @@
 """The kernel being emitted: the per-kernel switches (cluster size, family, tile width, which
-W path, which epilogue, ...) that emit_kernel / emit_prep set before they emit, and every
-part reads as K.NAME.  Their values here are the defaults before the first kernel."""
+W path, which epilogue, ...) that emit_kernel / emit_prep (and gen_sm90a_pp's configure) set
+before they emit, and every part reads as K.NAME.  Their values here are the defaults before
+the first kernel."""
 from .flags import REG_WIDE
 
 # the tile width (flags.BN_NARROW in the narrow _yt kernels) and the registers of WG0 and of
@@ -15,7 +16,7 @@ REG_WG0, REG_CONSUMER = REG_WIDE
 # over bf16.  MXFP4 stays bf16: ue8m0 scales reach 2^+-127, beyond f16.
 # FP4LR_GEN_EXPERIMENT=bf16 emits the NVFP4 bf16 path again, for measurement.
 F16 = False   # set per kernel by emit_kernel
-TSPLIT = False
+TSPLIT = False     # the tfull split by column half (flags.TSPLIT_FORCED says why; set by emit_kernel)
 FILLDEP_ON = False   # set per kernel by emit_kernel
 FILLASYNC_ON = False   # set per kernel by emit_kernel
 CSTAG_ON = 0   # set per kernel by emit_kernel
@@ -79,6 +80,7 @@ WPAIR = False      # ... by a pair: rank 0 multicasts each W chunk into both CTA
 PAIR_CTA = False   # the pair's waits / arrives at CTA scope: WPAIR, or the transform pair with tpaircta
 XCONV = False      # ... and W is converted inside the kernel by its idle warps (the _x kernels; implies WPRE)
 YT = False         # the tile is stored transposed (the _yt kernels: the host binds A and W exchanged, so the
+                   # kernel's C = Y^T; set by emit_kernel)
 
 
 # The narrow tile's main-loop wgmma as one m64n160k16 a k16 step instead of two m64n80k16

@@ -1,5 +1,6 @@
-"""The shared-memory map of a kernel, its barrier and slot addresses, the cluster setup, the
-accumulator register lists and the K parameter of the HALFK kernels."""
+"""The shared-memory map of a kernel, its barrier and slot addresses (the tsplit and XDBUF
+barriers' included), the cluster setup, the accumulator register lists and the K parameter of
+the HALFK kernels."""
 import ptxgen
 
 from . import kstate as K
@@ -74,6 +75,24 @@ def cluster_setup():
 \tsetp.eq.u32 %prank0, %crank, 0;
 \tmov.b16 %mask, 3;
 """
+
+
+def tsplit_setup(L):
+    """tsplit: the tfull_hi barriers sit after every other barrier."""
+    return f"\tadd.u32 %bar_tfullhi, %sbase, {L['bar'] + 8 * (L['nbar'] - K.TSLOTS)};   // tfull_hi[{K.TSLOTS}]\n"
+
+
+def xdone_off(L):
+    """XDBUF: mbarrier `xdone` at %bar_full + this, after the kernel's barriers and skbulk's
+    (nbar + 1); the two WGs' epilogue mode words follow it (+8 + 4 wg), all inside the
+    barriers' 1024 bytes, before the converters' staging."""
+    off = 8 * (L['nbar'] + 1)
+    assert L['xstage'] >= L['bar'] + off + 16
+    # the second writeback buffer lives in the staging: whole, and 1024-aligned (128B swizzle)
+    assert XCONV_WARPS * XCONV_STAGE >= L['wbuf'] and L['xstage'] % 1024 == 0
+    return off
+
+
 # the _w<n>_yt kernels' last parameter: K, for HALFK (read by the NVFP4 ones; the family's
 # MXFP4 kernels declare it too, so that both formats share one parameter list)
 WYT_PARAMS = """\t.param .u32 p_K                        // K (a multiple of 64 / 128): where the last K block ends

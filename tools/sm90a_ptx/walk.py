@@ -22,6 +22,8 @@ def tile_coords(e, tile="%tile", m0="%m0", n0="%n0"):
 \tmul.lo.u32 {n0}, %r6, {K.BN};""")
 
 
+# gen_sm90a_pp replaces walk.sk_consts while it emits the W-prepared producers: producer code
+# calls it through this module's namespace (not a `from .walk import sk_consts` copy).
 def sk_consts(e):
     """The stream-K walk's constants, recomputed where a unit boundary needs them (so
     that none stays live through the K loop, and with no division): the data-parallel tile

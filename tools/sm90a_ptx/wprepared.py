@@ -1,5 +1,6 @@
-"""The W producer of the W-prepared kernels (_w, _x, _yt): bulk copies of the prepared W into
-the W ring, the low-rank tail through it, and the launch-dependency wait."""
+"""The producers of the W-prepared kernels (_w, _x, _yt): thread 0's A / SFA stages, thread 32's
+W ring of prepared W by bulk copies (the launch-dependency wait, the first fill's skip, the
+low-rank tail through the ring) and, in the _x kernels, the branch to the converter warps."""
 from ptxgen import advance
 
 from . import kstate as K

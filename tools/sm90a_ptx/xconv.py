@@ -5,7 +5,7 @@ from .flags import EXPERIMENTS, TLINE, XCONV_STAGE, XCONV_WARPS, XHEAD, XLOOK, X
 from .timeline import tline
 from .sync import spin_ns
 from .convert import emit_lut_setup
-from .fused import xdone_off
+from .layout import xdone_off
 from .prep import chunk_convert, chunk_load, chunk_to_stage, staging_row_address
 
 
@@ -15,6 +15,8 @@ def xconv_branch():
 \t@%p1 bra L_xconv;                          // warps 2-7: the converters""" if K.XCONV else ""
 
 
+# The W producer's wait-loop labels (L_xw<n>) count across the whole run, not per kernel: the
+# committed files' labels depend on INSTANCES' order (process-wide on purpose; not kstate).
 XWAITS = [0]
 
 
