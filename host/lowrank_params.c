@@ -13,6 +13,13 @@ int fp4lr_lowrank_chunk(const fp4lr_plan *plan)
     return rc;
 }
 
+int fp4lr_lowrank_slots(const fp4lr_plan *plan, int max_slots)
+{
+    const int rc = fp4lr_lowrank_chunk(plan);
+    const int slots = plan->budget.stages_lora * plan->budget.lora_chunk / rc;
+    return slots < 1 ? 1 : slots > max_slots ? max_slots : slots;
+}
+
 fp4lr_status fp4lr_lowrank_params_fill(const fp4lr_ctx *ctx, const fp4lr_plan *plan, const fp4lr_args *dev,
                                        uint32_t l_rows, uint32_t u_rows, fp4lr_lowrank_params *lr)
 {

@@ -27,6 +27,11 @@ typedef struct fp4lr_lowrank_params {
  * (one TMA box of 2*rc-byte rows per operand). */
 int fp4lr_lowrank_chunk(const fp4lr_plan *plan);
 
+/* The ring slots the kernel uses: the budget's ring (stages_lora slots of lora_chunk ranks) in
+ * slots of rc = fp4lr_lowrank_chunk ranks, so that a budget chunk the kernel cannot take whole
+ * (128, or 48) is not left half empty; 1 to max_slots. */
+int fp4lr_lowrank_slots(const fp4lr_plan *plan, int max_slots);
+
 /* Fills what both architectures share: wc and beta (0 when absent), N, sub = 1, wk = rc,
  * ksteps = rc / 16, chunks = ceil(r / rc), slots = 1, and, when r > 0, the L map (box
  * {rc, l_rows}) and the U map (box {rc, u_rows}).  The caller sets slots and deschi. */

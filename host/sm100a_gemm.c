@@ -44,14 +44,7 @@ static fp4lr_status check_plan(const fp4lr_plan *plan)
 
 int fp4lr_sm100a_lora_chunk(const fp4lr_plan *plan) { return fp4lr_lowrank_chunk(plan); }
 
-int fp4lr_sm100a_lora_slots(const fp4lr_plan *plan)
-{
-    const int rc = fp4lr_lowrank_chunk(plan);
-    int slots = plan->budget.stages_lora * (plan->budget.lora_chunk / rc);
-    if (slots > FP4LR_SM100A_LORA_SLOTS)
-        slots = FP4LR_SM100A_LORA_SLOTS;
-    return slots < 1 ? 1 : slots;
-}
+int fp4lr_sm100a_lora_slots(const fp4lr_plan *plan) { return fp4lr_lowrank_slots(plan, FP4LR_SM100A_LORA_SLOTS); }
 
 static fp4lr_status lowrank_params(const fp4lr_ctx *ctx, const fp4lr_plan *plan, const fp4lr_args *dev,
                                    fp4lr_sm100a_lora_params *lr)

@@ -26,6 +26,8 @@ enum { SM90A_EPI_COLS = 64, SM90A_EPI_COLS_NARROW = 32 };
 
 int fp4lr_sm90a_lora_chunk(const fp4lr_plan *plan) { return fp4lr_lowrank_chunk(plan); }
 
+int fp4lr_sm90a_lora_slots(const fp4lr_plan *plan) { return fp4lr_lowrank_slots(plan, FP4LR_SM90A_LORA_SLOTS); }
+
 static fp4lr_status lowrank_params(const fp4lr_ctx *ctx, const fp4lr_plan *plan, const fp4lr_args *dev,
                                    fp4lr_sm90a_lora_params *lr)
 {
@@ -35,10 +37,8 @@ static fp4lr_status lowrank_params(const fp4lr_ctx *ctx, const fp4lr_plan *plan,
     /* wgmma descriptor: swizzle mode (bits 62-63: 1 = 128B, 2 = 64B, 3 = 32B), SBO = 8 rows */
     const uint32_t rc = lr->wk, mode = rc == 64 ? 1 : rc == 32 ? 2 : 3;
     lr->deschi = (mode << 30) | (8u * 2u * rc >> 4);
-    if (plan->problem.r > 0) {
-        int slots = plan->budget.stages_lora;
-        lr->slots = (uint32_t)(slots < 1 ? 1 : slots > FP4LR_SM90A_LORA_SLOTS ? FP4LR_SM90A_LORA_SLOTS : slots);
-    }
+    if (plan->problem.r > 0)
+        lr->slots = (uint32_t)fp4lr_sm90a_lora_slots(plan);
     return fp4lr_ok();
 }
 

@@ -99,6 +99,8 @@ typedef struct fp4lr_sm90a_params {
 /* The low-rank chunk the kernels use for a plan: the budget's chunk rounded down to a
  * power of two in [16, 64] (one TMA box per chunk, one swizzle mode). */
 int fp4lr_sm90a_lora_chunk(const fp4lr_plan *plan);
+/* ... and the ring slots it uses (fp4lr_lowrank_slots: the budget's ring in rc-sized slots). */
+int fp4lr_sm90a_lora_slots(const fp4lr_plan *plan);
 
 /* The plan and arguments the kernel sees: for a swapped plan (plan.h, fp4lr_swap) the problem
  * with M and N exchanged (fp4lr_problem_swapped) and A / SFA exchanged with W / SFW; otherwise

@@ -151,8 +151,7 @@ static int built_instance(const instance *in, int n, const fp4lr_plan *plan, con
 static void expect_ring_fits(const instance *k, const fp4lr_plan *plan, const fp4lr_problem *p)
 {
     int64_t rc = fp4lr_sm90a_lora_chunk(plan);
-    int64_t slots = plan->budget.stages_lora < FP4LR_SM90A_LORA_SLOTS ? plan->budget.stages_lora
-                                                                       : FP4LR_SM90A_LORA_SLOTS;
+    int64_t slots = fp4lr_sm90a_lora_slots(plan);
     int64_t need = k->lora_at + (k->pp ? 2 : 1) * slots * (128 + plan->tile_n) * rc * 2;
     cr_expect_leq(need, plan->smem_bytes, "%s r=%lld affine %d: kernel needs %lld B, plan gives %lld B", plan->entry,
                   (long long)p->r, p->has_wc, (long long)need, (long long)plan->smem_bytes);

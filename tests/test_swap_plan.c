@@ -409,3 +409,28 @@ Test(swap_plan, pdl_is_refused_where_no_kernel_waits)
     const fp4lr_plan_opts wp = {.w_prep = FP4LR_WPREP_ON};
     cr_expect_not(plan_of(dense(4608, 9216, 3072, FP4LR_NVFP4), &wp).pdl);
 }
+
+/* The kernels take a low-rank chunk of at most 64 ranks (one TMA box); where the budget sizes
+ * its ring in a bigger chunk, the launch fills those bytes with slots of the kernel's chunk
+ * (fp4lr_lowrank_slots) instead of leaving half the ring empty: qwen-qkv-r128 on the narrow
+ * swapped tile is budgeted as one 128-rank slot and launched as two of 64 (one of 64 before,
+ * 36 KiB unused); a 48-rank budget chunk in two slots is three of 32. */
+Test(swap_plan, lowrank_ring_in_the_kernels_chunk)
+{
+    fp4lr_problem p = {.M = 7168, .N = 9216, .K = 3072, .r = 128, .format = FP4LR_NVFP4,
+                       .out = FP4LR_OUT_BF16, .has_wc = 1, .has_beta = 1};
+    const fp4lr_plan_opts o = {.swap = FP4LR_SWAP_ON, .tile_n = 160};
+    fp4lr_plan pl;
+    fp4lr_status s = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, &o, &pl);
+    cr_assert_eq(s.code, FP4LR_OK, "%s: %s", s.rule, s.msg);
+    cr_assert_eq(pl.tile_n, 160, "%s", pl.entry);
+    cr_assert_eq(pl.budget.lora_chunk, 128);
+    cr_assert_eq(pl.budget.stages_lora, 1);
+    cr_expect_eq(fp4lr_sm90a_lora_chunk(&pl), 64);
+    cr_expect_eq(fp4lr_sm90a_lora_slots(&pl), 2);
+    pl.budget.lora_chunk = 48, pl.budget.stages_lora = 2;
+    cr_expect_eq(fp4lr_sm90a_lora_chunk(&pl), 32);
+    cr_expect_eq(fp4lr_sm90a_lora_slots(&pl), 3);
+    pl.budget.lora_chunk = 128, pl.budget.stages_lora = 4;
+    cr_expect_eq(fp4lr_sm90a_lora_slots(&pl), FP4LR_SM90A_LORA_SLOTS, "at most the kernel's barriers");
+}

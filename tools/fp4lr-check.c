@@ -23,6 +23,7 @@
 #include "compare.h"
 #include "devproblem.h"
 #include "gemm.h"
+#include "sm100a_gemm.h"
 #include "plan.h"
 #include "problem_gen.h"
 #include "reference.h"
@@ -604,6 +605,19 @@ static fp4lr_status repeat_launches(fp4lr_runtime *rt, const fp4lr_plan *plan, f
     return st;
 }
 
+/* What the fused kernel is given for the low-rank term: its chunk (a power of two up to 64,
+ * one TMA box) and the ring slots, which the budget's line above states in its own chunk. */
+static void print_lowrank_launch(const fp4lr_plan *plan)
+{
+    const int64_t r = plan->problem.r;
+    if (r == 0 || plan->family != FP4LR_FAMILY_FUSED)
+        return;
+    const int rc = fp4lr_lowrank_chunk(plan);
+    const int slots = plan->arch == FP4LR_ARCH_SM90A ? fp4lr_sm90a_lora_slots(plan) : fp4lr_sm100a_lora_slots(plan);
+    printf("low-rank launch: %lld chunk(s) of %d ranks a tile through %d ring slot(s) of the kernel's chunk\n",
+           (long long)((r + rc - 1) / rc), rc, slots);
+}
+
 /* The plan's kernel may be one the solver allows but nobody built (a forced stage count, say):
  * say so before anything is generated or launched. */
 static void note_unbuilt(const fp4lr_plan *plan)
@@ -689,6 +703,7 @@ int main(int argc, char **argv)
         return fail(st, plan_refusal_exit(st));
     }
     fp4lr_plan_print(stdout, &plan);
+    print_lowrank_launch(&plan);
     note_unbuilt(&plan);
     if (o.plan_only) {
         release(&c);

@@ -674,7 +674,9 @@ static int build_params(gpu *g, const fp4lr_plan *plan, const fp4lr_args *host, 
     param_put(b, P_WC, &wc, sizeof wc);
     param_put(b, P_BETA, &beta, sizeof beta);
     param_u32(b, P_N, (uint32_t)N);
-    int slots = plan->budget.stages_lora < 1 ? 1 : plan->budget.stages_lora > 4 ? 4 : plan->budget.stages_lora;
+    /* ABI.md §5: the budget's ring (stages_lora slots of lora_chunk ranks) in slots of rc ranks */
+    int slots = plan->budget.stages_lora * plan->budget.lora_chunk / (int)rcw;
+    slots = slots < 1 ? 1 : slots > 4 ? 4 : slots;
     param_u32(b, P_LORA_CHUNKS, p->r ? (uint32_t)((p->r + rcw - 1) / rcw) : 0);
     param_u32(b, P_LORA_SLOTS, p->r ? (uint32_t)slots : 1);
     param_u32(b, P_LORA_SUB, 1);
