@@ -238,6 +238,11 @@ L_consumer:
 \tmov.u32 %t, 0;
 \tmov.u32 %tph, 0;
 \tsetp.ne.u32 %ppend, 0, 0;""")
+    if K.CL == 2 and (K.SPLIT or K.WPAIR):
+        # release_prev_slot's mapa runs on every chunk, also the first, whose arrive is
+        # predicated off (%ppend): give it a valid slot barrier to map (PTX asks mapa for
+        # a valid shared::cta address)
+        e("\tmov.u32 %tprev, 0;")
     if K.XSELF_ON:
         e("\tmov.u32 %cself, 1;                          // xself: the first unit's first K blocks still to convert")
     if TLINE:

@@ -125,9 +125,10 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
         and not K.SPLIT and not ASSIST and not K.WPRE
     blk, ka, _, _ = FORMATS[fmt]
     L = layout(fmt, stages)
-    # the W-prepared pair waits and arrives at CTA scope (PAIR_SCOPE_DOC); the transform pair
-    # too with the measurement flag tpaircta (TPAIR_SCOPE_DOC: not yet run on a GPU)
-    K.PAIR_CTA = K.CL == 2 and (K.WPAIR or ("tpaircta" in EXPERIMENTS and not K.SPLIT))
+    # every non-split pair waits and arrives at CTA scope: the W-prepared pair (PAIR_SCOPE_DOC)
+    # and the transform pair (TPAIR_SCOPE_DOC; 1.33-1.45x its cluster-scope build on the H100,
+    # 2026-12-05).  The measurement flag tpaircl emits the transform pair's old cluster scope.
+    K.PAIR_CTA = K.CL == 2 and (K.WPAIR or ("tpaircl" not in EXPERIMENTS and not K.SPLIT))
     e = Emitter(K.CL, cluster_scope=False if K.PAIR_CTA else None)
     header(e, fmt, family, cluster, stages, L)
     name = entry_name(fmt, family, cluster, stages, K.NAME_TSLOTS, K.WPRE, K.XCONV, K.YT, K.BN)

@@ -5,9 +5,9 @@ from . import kstate as K
 
 def arrive(e, pred, addr, remote_tmp, remote=True):
     """One arrive on a local barrier; in a cluster (when `remote`) also on the peer's
-    barrier at the same offset (mapa), with cluster-scope release (PAIR_CTA, the W-prepared
-    pair and the tpaircta transform pair: the default release at CTA scope, PAIR_SCOPE_DOC /
-    TPAIR_SCOPE_DOC)."""
+    barrier at the same offset (mapa), with cluster-scope release, or (PAIR_CTA: every non-split
+    pair unless the measurement flag tpaircl) the default release at CTA scope, PAIR_SCOPE_DOC /
+    TPAIR_SCOPE_DOC."""
     if K.CL == 1 or not remote:
         e(f"\t@{pred} mbarrier.arrive.shared::cta.b64 _, [{addr}];")
     elif K.PAIR_CTA:
