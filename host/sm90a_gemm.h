@@ -20,8 +20,11 @@
 typedef fp4lr_lowrank_params fp4lr_sm90a_lora_params;
 
 /* Stream-K (plan.h, fp4lr_schedule): AUTO splits when the whole-tile walk keeps fewer than
- * this fraction of the CTAs' tile slots busy, tiles / (ceil(tiles / G) * G). */
+ * this fraction of the CTAs' tile slots busy, tiles / (ceil(tiles / G) * G); a measurement
+ * build may set another with -DFP4LR_SM90A_SK_AUTO_EFFICIENCY=... */
+#ifndef FP4LR_SM90A_SK_AUTO_EFFICIENCY
 #define FP4LR_SM90A_SK_AUTO_EFFICIENCY 0.90
+#endif
 /* Which tiles stream-K splits.  With at least one full wave: only the last partial wave's
  * (the rest whole) when that still deals every cluster FP4LR_SM90A_SK_MIN_ITERS K iterations
  * or more, else the last one or two waves' worth (G <= split tiles < 2G); below one wave,
