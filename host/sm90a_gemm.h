@@ -20,14 +20,15 @@
 typedef fp4lr_lowrank_params fp4lr_sm90a_lora_params;
 
 /* Stream-K (plan.h, fp4lr_schedule): AUTO splits when the whole-tile walk keeps fewer than
- * this fraction of the CTAs' tile slots busy, tiles / (ceil(tiles / G) * G).  0.975 since
+ * this fraction of the CTAs' tile slots busy, tiles / (ceil(tiles / G) * G).  0.96 since
  * 2026-12-05 (0.90 before): a same-call A/B on an H100 of a 0.99 build against 0.90
- * (bench/results/experiments/README.md, "AUTO's stream-K threshold") gained on the shapes
- * 2.5-6.5 % idle (flux-fc1 0.935: 1.01-1.07, qwen-qkv-r32 0.955: 1.05-1.14, qwen-fc1-r32 and
- * 8192^3 0.970: 0.99-1.04), and flux-qkv (0.982) lost up to 4 % on one row, so it stays whole.
+ * (bench/results/experiments/README.md, "AUTO's stream-K threshold") gained on flux-fc1
+ * (0.935 busy: 1.01-1.07, geometric mean 1.038) and qwen-qkv-r32 (0.955: 1.05-1.14, 1.084),
+ * showed no clear change on qwen-fc1-r32 and 8192^3 (0.970: 0.986-1.035, 0.998 / 1.017) and
+ * lost up to 4 % on one flux-qkv row (0.982), so those three stay whole.
  * A measurement build may set another with -DFP4LR_SM90A_SK_AUTO_EFFICIENCY=... */
 #ifndef FP4LR_SM90A_SK_AUTO_EFFICIENCY
-#define FP4LR_SM90A_SK_AUTO_EFFICIENCY 0.975
+#define FP4LR_SM90A_SK_AUTO_EFFICIENCY 0.96
 #endif
 /* Which tiles stream-K splits.  With at least one full wave: only the last partial wave's
  * (the rest whole) when that still deals every cluster FP4LR_SM90A_SK_MIN_ITERS K iterations

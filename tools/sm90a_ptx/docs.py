@@ -136,10 +136,10 @@ def transform_protocol_doc(L, stages, ka):
 """
 
 
-# Why the W-prepared pair waits and arrives at CTA scope.  The _t pair's waits acquire and its
-# remote arrives release at cluster scope; in SASS each such wait is followed by CCTL.IVALL (L1
-# invalidated) and each arrive preceded by MEMBAR.ALL.GPU, in the consumers' K loop, twice a
-# K stage: the first build of this pair kept them and ran at 0.41-0.44x of cuBLAS bf16, half
+# Why the W-prepared pair waits and arrives at CTA scope.  The _t pair's waits acquired and its
+# remote arrives released at cluster scope until 2026-12-05 (TPAIR_SCOPE_DOC below); in SASS each
+# such wait is followed by CCTL.IVALL (L1 invalidated) and each arrive preceded by MEMBAR.ALL.GPU,
+# in the consumers' K loop, twice a K stage: the first build of this pair kept them and ran at 0.41-0.44x of cuBLAS bf16, half
 # the one-CTA _w kernel's speed (H100, 2026-12-05, 1435ef5).  The pair hands nothing over
 # through generic memory: the peer's W bytes are a bulk copy onto the waiter's own mbarrier
 # (complete_tx makes them visible to whoever sees the phase complete, as in one CTA), and a
