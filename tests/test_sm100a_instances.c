@@ -422,6 +422,35 @@ Test(sm100a_instances, generator_output_is_reproducible)
     cr_expect_eq(rc, 0, "tools/gen_sm100a.py --check failed: the committed PTX differs from the generator");
 }
 
+/* paircta (FP4LR_GEN100_EXPERIMENT; a measurement build, never committed, not run: there is
+ * no sm_100 device): the pair kernels wait and arrive at CTA scope everywhere but `affdone`
+ * (ptx/sm100a/README.md item 12).  Dense pairs keep no cluster-scope mbarrier op, fused pairs
+ * exactly affdone's wait and arrive; the committed pairs keep theirs; every one-CTA kernel is
+ * byte for byte the committed one; two of the pairs pass the ptxas gate; a misspelt flag is
+ * refused. */
+Test(sm100a_instances, paircta_measurement_builds, .timeout = 120)
+{
+#define CL_OP "'mbarrier\\.[a-z_.]*(acquire|release)\\.cluster'"
+    int rc = system(
+        "D=$(mktemp -d /tmp/fp4lr-p100.XXXXXX) || exit 1; ("
+        "FP4LR_GEN100_EXPERIMENT=paircta python3 tools/gen_sm100a.py --outdir $D > /dev/null && n=0 && "
+        "for f in $D/sm100a/*.ptx $D/sm100f/*.ptx; do c=ptx/${f#$D/}; case $f in "
+        "*_dense_*_c2_*) n=$((n+1)); ! grep -Eq " CL_OP " $f && grep -Eq " CL_OP " $c && "
+        "grep -q '^// Scope (paircta, a measurement build)' $f || { echo $f >&2; exit 1; };; "
+        "*_fused_*_c2_*) n=$((n+1)); test $(grep -Ec " CL_OP " $f) -eq 2 && "
+        "grep -A1 '^L_wait_affdone_' $f | grep -q 'try_wait.parity.acquire.cluster' && "
+        "grep -A1 \"the even CTA's affdone\" $f | grep -q 'arrive.release.cluster' && "
+        "test $(grep -Ec " CL_OP " $c) -gt 2 || { echo $f >&2; exit 1; };; "
+        "*) cmp -s $f $c || { echo $f >&2; exit 1; };; esac; done && test $n -eq 24 && "
+        "for e in nvfp4_dense_m256n256k256_c2_s3 mxfp4_fused_m256n256k256_c2_s3; do "
+        "sh tools/ptxas_gate.sh sm_100a $D/sm100a/fp4lr_sm100a_$e.ptx $D/$e.cubin || exit 1; done && "
+        "! FP4LR_GEN100_EXPERIMENT=pairCTA python3 tools/gen_sm100a.py --outdir $D/x 2> $D/err && "
+        "grep -q 'unknown FP4LR_GEN100_EXPERIMENT flag(s) pairCTA' $D/err"
+        "); rc=$?; rm -rf $D; exit $rc");
+#undef CL_OP
+    cr_expect_eq(rc, 0, "paircta does not build as described (file above)");
+}
+
 /* ---- the sm_100f twins ---------------------------------------------------------- */
 
 static char *slurp(const char *path)

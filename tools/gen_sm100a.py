@@ -24,6 +24,16 @@ import ptxgen
 import sm100a_fused as fused
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Measurement-only variants (never committed), FP4LR_GEN100_EXPERIMENT=flag[,flag]:
+#   paircta  the pair (cluster 2) waits and arrives at CTA scope everywhere but `affdone`
+#            (ptx/sm100a/README.md item 12: the sm_90a pairs ran 1.3-2x faster so, and a
+#            review found every other hand-off of these kernels safe at CTA scope).  Not run:
+#            no sm_100 device; build it with --outdir and A/B it where one exists.
+EXPERIMENTS = set(x for x in os.environ.get("FP4LR_GEN100_EXPERIMENT", "").split(",") if x)
+KNOWN_EXPERIMENTS = {"paircta"}
+if EXPERIMENTS - KNOWN_EXPERIMENTS:
+    sys.exit(f"gen_sm100a: unknown FP4LR_GEN100_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
+             f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
 OUTDIR = os.path.join(os.path.dirname(HERE), "ptx")   # each target writes into OUTDIR/<target>/
 
 # Targets: the arch-specific sm_100a (compute capability 10.0 only) and the family target
@@ -129,6 +139,8 @@ class Kernel:
         self.bn_cta = BN // cluster                # B rows this CTA holds (the pair splits B)
         self.sfb_blocks = BN // 128                # SFB is replicated: full N in each CTA
         self.cg = f"cta_group::{cluster}"
+        # the measurement flag paircta: CTA-scope waits and arrives in the pair but `affdone`'s
+        self.paircta = cluster == 2 and "paircta" in EXPERIMENTS
         # shared memory, per CTA (identical offsets in both CTAs of a pair)
         L = {}
         L["a"] = 0
@@ -312,7 +324,10 @@ def cluster_doc(K):
 // shared memory.  Teardown: the producer drains its `empty` ring and the MMA issuer its
 // `accempty` ring, so no remote arrive is in flight; then cluster barrier, dealloc,
 // cluster barrier, so no CTA exits while its peer may still write its shared memory or
-// arrive on its barriers."""
+// arrive on its barriers.""" + ("""
+// Scope (paircta, a measurement build): every wait acquires and every arrive releases at CTA
+// scope except `affdone`'s (the peer's tcgen05.st, its generic arrive, then this pair's MMA
+// reading those columns), as CUTLASS's sm100 2-SM pipelines do; not yet run on a GPU.""" if K.paircta else "")
 
 
 def assumptions_doc(K):
@@ -344,7 +359,7 @@ def assumptions_doc(K):
 
 def emit_kernel(fmt, family, cluster, stages, acc, target="sm100a"):
     K = Kernel(fmt, cluster, stages, acc, target, family)
-    e = Emitter(cluster)
+    e = Emitter(cluster, cluster_scope=False if K.paircta else None)
     header(e, K)
     emit_entry(e, K)
     emit_setup(e, K)
@@ -716,8 +731,9 @@ def final_pass(e, K, mode):
 \ttcgen05.fence::before_thread_sync;
 \tbar.warp.sync 0xffffffff;""")
     if pair:
-        e("""\tadd.u32 %r12, %r24, %r10;
-\t@%plane0 mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r12];""")
+        sem = "" if K.paircta else ".release.cluster"
+        e(f"""\tadd.u32 %r12, %r24, %r10;
+\t@%plane0 mbarrier.arrive{sem}.shared::cluster.b64 _, [%r12];""")
     else:
         e("""\tadd.u32 %r11, %bar_acce, %r10;
 \t@%plane0 mbarrier.arrive.shared::cta.b64 _, [%r11];""")

@@ -29,11 +29,13 @@ class Emitter:
         self.nlabel += 1
         return f"L_{stem}_{self.nlabel}"
 
-    def wait(self, bar_addr, parity, what):
+    def wait(self, bar_addr, parity, what, scope=None):
         """Spin on mbarrier phase `parity` (try_wait suspends in hardware between polls).
-        In a cluster the wait acquires at cluster scope: the peer CTA arrives and writes."""
+        In a cluster the wait acquires at cluster scope: the peer CTA arrives and writes.
+        scope="cluster" acquires at cluster scope whatever the Emitter's default (a hand-off
+        that needs it where the rest of the kernel waits at CTA scope)."""
         lab = self.label("wait_" + what)
-        sem = ".acquire.cluster" if self.cluster_scope else ""
+        sem = ".acquire.cluster" if scope == "cluster" or (scope is None and self.cluster_scope) else ""
         self(f"{lab}:")
         self(f"\tmbarrier.try_wait.parity{sem}.shared::cta.b64 %pw, [{bar_addr}], {parity};")
         self(f"\t@!%pw bra {lab};")

@@ -207,7 +207,9 @@ def emit_mma_lowrank(e, K, commit):
 \t@!%plr bra L_m_nolr;
 \tmul.lo.u32 %r10, %a, 8;
 \tadd.u32 %r11, %bar_affd, %r10;""")
-    e.wait("%r11", "%aph", "affdone")
+    # affdone stays at cluster scope in the paircta build too: the peer's tcgen05.st into this
+    # pair's accumulator, then its generic arrive, then this MMA reading those columns (item 12)
+    e.wait("%r11", "%aph", "affdone", scope="cluster" if K.cl == 2 else None)
     e("""\ttcgen05.fence::after_thread_sync;
 \tmov.u32 %lc, 0;
 L_m_lchunk:
