@@ -29,11 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 #            (ptx/sm100a/README.md item 12: the sm_90a pairs ran 1.3-2x faster so, and a
 #            review found every other hand-off of these kernels safe at CTA scope).  Not run:
 #            no sm_100 device; build it with --outdir and A/B it where one exists.
-EXPERIMENTS = set(x for x in os.environ.get("FP4LR_GEN100_EXPERIMENT", "").split(",") if x)
-KNOWN_EXPERIMENTS = {"paircta"}
-if EXPERIMENTS - KNOWN_EXPERIMENTS:
-    sys.exit(f"gen_sm100a: unknown FP4LR_GEN100_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
-             f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
+EXPERIMENTS = ptxgen.experiment_flags("gen_sm100a", "FP4LR_GEN100_EXPERIMENT", {"paircta"})
 OUTDIR = os.path.join(os.path.dirname(HERE), "ptx")   # each target writes into OUTDIR/<target>/
 
 # Targets: the arch-specific sm_100a (compute capability 10.0 only) and the family target

@@ -9,6 +9,17 @@ import os
 import sys
 
 
+def experiment_flags(tool, var, known):
+    """The measurement flags of environment variable `var` (comma-separated) as a set; a flag
+    not in `known` ends the generator with a message naming it (a misspelt flag would
+    silently build the committed kernels)."""
+    flags = set(x for x in os.environ.get(var, "").split(",") if x)
+    if flags - known:
+        sys.exit(f"{tool}: unknown {var} flag(s) {', '.join(sorted(flags - known))}; "
+                 f"known: {', '.join(sorted(known))}")
+    return flags
+
+
 class Emitter:
     """Collects PTX lines; gives each wait loop a unique label."""
 

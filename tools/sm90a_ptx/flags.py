@@ -2,24 +2,21 @@
 (checked against KNOWN_EXPERIMENTS), the tile, warp and register layout, the ring and
 workspace constants every part reads.  Nothing here changes while kernels are emitted."""
 import os
-import sys
+
+import ptxgen
 
 # the tools directory (this package lives in tools/sm90a_ptx/)
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Measurement-only variants (never committed): FP4LR_GEN_EXPERIMENT=skip_transform makes
 # the transform warps skip their conversion, to time everything else; xnowait / xnoconv: the
 # _x W producer does not wait for the converters / the converters convert nothing.
-EXPERIMENT = os.environ.get("FP4LR_GEN_EXPERIMENT", "")
-EXPERIMENTS = set(x for x in EXPERIMENT.split(",") if x)
 # every flag the generator reads (a misspelt one would silently build the default kernels)
 KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfence", "cnoconv", "tw4",
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
                      "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre", "epinostore", "epistg", "fillasync", "epinowait",
                      "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl"}
-if EXPERIMENTS - KNOWN_EXPERIMENTS:
-    sys.exit(f"gen_sm90a: unknown FP4LR_GEN_EXPERIMENT flag(s) {', '.join(sorted(EXPERIMENTS - KNOWN_EXPERIMENTS))}; "
-             f"known: {', '.join(sorted(KNOWN_EXPERIMENTS))}")
+EXPERIMENTS = ptxgen.experiment_flags("gen_sm90a", "FP4LR_GEN_EXPERIMENT", KNOWN_EXPERIMENTS)
 # FP4LR_GEN_EXPERIMENT=consumer_assist: the consumer warpgroups convert half of every W
 # chunk (one row-half per thread) between issuing a chunk's wgmmas and the next chunk's,
 # the transform warps the other half (measurement variant until it has run on a GPU).
