@@ -26,7 +26,8 @@
  * FP4LR_SM90A_SK_MIN_ITERS K iterations, of the last one or two waves) are split along K so
  * that every CTA gets the same number of K iterations; a tile's partial sums meet in a
  * workspace the runtime owns.
- * AUTO: stream-K when whole tiles would leave SMs idle (FP4LR_SM90A_SK_AUTO_EFFICIENCY). */
+ * AUTO: stream-K when whole tiles would leave SMs idle (FP4LR_SM90A_SK_AUTO_EFFICIENCY, and
+ * FP4LR_SM90A_SK_AUTO_EFFICIENCY_ONE_WAVE for a grid of at most one wave). */
 typedef enum fp4lr_schedule {
     FP4LR_SCHEDULE_AUTO = 0,
     FP4LR_SCHEDULE_DP = 1,

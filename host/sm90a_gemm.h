@@ -26,9 +26,16 @@ typedef fp4lr_lowrank_params fp4lr_sm90a_lora_params;
  * (0.935 busy: 1.01-1.07, geometric mean 1.038) and qwen-qkv-r32 (0.955: 1.05-1.14, 1.084),
  * showed no clear change on qwen-fc1-r32 and 8192^3 (0.970: 0.986-1.035, 0.998 / 1.017) and
  * lost up to 4 % on one flux-qkv row (0.982), so those three stay whole.
- * A measurement build may set another with -DFP4LR_SM90A_SK_AUTO_EFFICIENCY=... */
+ * A grid of at most one wave (tiles <= G) keeps 0.90: there every tile would split and pay
+ * a fix-up to gain at most the idle fraction; sana-out's 126 narrow tiles on 132 SMs (0.955)
+ * ran whole at 0.80x cuBLAS bf16 and split at 0.66x (H100, 44121da / 07171df runs).
+ * Measurement builds may set others with -DFP4LR_SM90A_SK_AUTO_EFFICIENCY=... and
+ * -DFP4LR_SM90A_SK_AUTO_EFFICIENCY_ONE_WAVE=... */
 #ifndef FP4LR_SM90A_SK_AUTO_EFFICIENCY
 #define FP4LR_SM90A_SK_AUTO_EFFICIENCY 0.96
+#endif
+#ifndef FP4LR_SM90A_SK_AUTO_EFFICIENCY_ONE_WAVE
+#define FP4LR_SM90A_SK_AUTO_EFFICIENCY_ONE_WAVE 0.90
 #endif
 /* Which tiles stream-K splits.  With at least one full wave: only the last partial wave's
  * (the rest whole) when that still deals every cluster FP4LR_SM90A_SK_MIN_ITERS K iterations

@@ -81,6 +81,19 @@ Test(sm90a_schedule, auto_keeps_full_waves_whole)
     cr_expect_eq(w.clusters, 132);
     cr_expect_eq(w.dp_tiles, 1296);
     cr_expect_float_eq(w.dp_efficiency, 1296.0 / 1320.0, 1e-12);
+    /* sana-out's narrow tiles (Y^T: 18 x 7 = 126 of 128 x 160) on 132 SMs, one wave 95.5 % busy:
+     * whole (a one-wave grid splits below 0.90 only; split, every tile pays a fix-up: 0.66x
+     * cuBLAS bf16 against 0.80x whole on the H100) */
+    cr_assert_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_AUTO, 126, 18, 132, &w).code, FP4LR_OK);
+    cr_expect_eq(w.split, 0, "a one-wave grid at 95.5 %% busy must stay whole");
+    cr_expect_eq(w.clusters, 126);
+    cr_expect_eq(w.dp_tiles, 126);
+    /* one wave at 90.9 % (120 of 132): still whole; 118 (89.4 %): split */
+    cr_assert_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_AUTO, 120, 18, 132, &w).code, FP4LR_OK);
+    cr_expect_eq(w.split, 0);
+    cr_assert_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_AUTO, 118, 18, 132, &w).code, FP4LR_OK);
+    cr_expect_eq(w.split, 1);
+    check_walk(&w, 118, 18);
     /* fewer tiles than SMs but not worth splitting for DP: one cluster per tile */
     cr_assert_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_DP, 72, 18, 132, &w).code, FP4LR_OK);
     cr_expect_eq(w.split, 0);
