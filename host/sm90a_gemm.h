@@ -28,7 +28,8 @@ typedef fp4lr_lowrank_params fp4lr_sm90a_lora_params;
  * lost up to 4 % on one flux-qkv row (0.982), so those three stay whole.
  * A grid of at most one wave (tiles <= G) keeps 0.90: there every tile would split and pay
  * a fix-up to gain at most the idle fraction; sana-out's 126 narrow tiles on 132 SMs (0.955)
- * ran whole at 0.80x cuBLAS bf16 and split at 0.66x (H100, 44121da / 07171df runs).
+ * ran whole at 0.80x cuBLAS bf16 and split at 0.66x (two H100 runs on different cards,
+ * 44121da / 07171df; not a same-call A/B).
  * Measurement builds may set others with -DFP4LR_SM90A_SK_AUTO_EFFICIENCY=... and
  * -DFP4LR_SM90A_SK_AUTO_EFFICIENCY_ONE_WAVE=... */
 #ifndef FP4LR_SM90A_SK_AUTO_EFFICIENCY
