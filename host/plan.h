@@ -26,8 +26,9 @@
  * FP4LR_SM90A_SK_MIN_ITERS K iterations, of the last one or two waves) are split along K so
  * that every CTA gets the same number of K iterations; a tile's partial sums meet in a
  * workspace the runtime owns.
- * AUTO: stream-K when whole tiles would leave SMs idle (FP4LR_SM90A_SK_AUTO_EFFICIENCY, and
- * FP4LR_SM90A_SK_AUTO_EFFICIENCY_ONE_WAVE for a grid of at most one wave). */
+ * AUTO: stream-K when whole tiles would leave SMs idle (FP4LR_SM90A_SK_AUTO_EFFICIENCY; a grid
+ * of at most one wave by a bar that rises with K, FP4LR_SM90A_SK_ONE_WAVE_LOSS and
+ * FP4LR_SM90A_SK_ONE_WAVE_FIXUP_STAGES, sm90a_gemm.h). */
 typedef enum fp4lr_schedule {
     FP4LR_SCHEDULE_AUTO = 0,
     FP4LR_SCHEDULE_DP = 1,

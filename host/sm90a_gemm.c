@@ -138,7 +138,9 @@ fp4lr_status fp4lr_sm90a_schedule(fp4lr_schedule mode, int64_t tiles, int64_t k_
     out->clusters = (int)(tiles < g ? tiles : g);
     out->dp_tiles = (uint32_t)(tiles > UINT32_MAX ? UINT32_MAX : tiles);
     /* auto: split below the threshold of the grid's kind (sm90a_gemm.h) */
-    const double need = waves > 1 ? FP4LR_SM90A_SK_AUTO_EFFICIENCY : FP4LR_SM90A_SK_AUTO_EFFICIENCY_ONE_WAVE;
+    const double need = waves > 1 ? FP4LR_SM90A_SK_AUTO_EFFICIENCY
+                                  : 1.0 - FP4LR_SM90A_SK_ONE_WAVE_LOSS -
+                                        FP4LR_SM90A_SK_ONE_WAVE_FIXUP_STAGES / (double)k_stages;
     if (mode == FP4LR_SCHEDULE_DP || (mode == FP4LR_SCHEDULE_AUTO && out->dp_efficiency >= need))
         return fp4lr_ok();
     /* split the last partial wave when it deals every cluster enough K iterations, else the

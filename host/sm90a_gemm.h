@@ -26,17 +26,25 @@ typedef fp4lr_lowrank_params fp4lr_sm90a_lora_params;
  * (0.935 busy: 1.01-1.07, geometric mean 1.038) and qwen-qkv-r32 (0.955: 1.05-1.14, 1.084),
  * showed no clear change on qwen-fc1-r32 and 8192^3 (0.970: 0.986-1.035, 0.998 / 1.017) and
  * lost up to 4 % on one flux-qkv row (0.982), so those three stay whole.
- * A grid of at most one wave (tiles <= G) keeps 0.90: there every tile would split and pay
- * a fix-up to gain at most the idle fraction; sana-out's 126 narrow tiles on 132 SMs (0.955)
- * ran whole at 0.80x cuBLAS bf16 and split at 0.66x (two H100 runs on different cards,
- * 44121da / 07171df; not a same-call A/B).
+ * A grid of at most one wave (tiles <= G, so every tile would split) splits only when its busy
+ * fraction b leaves room for the split's cost: b < 1 - FP4LR_SM90A_SK_ONE_WAVE_LOSS -
+ * FP4LR_SM90A_SK_ONE_WAVE_FIXUP_STAGES / (K stages).  Fitted to a same-call dp/sk probe on an
+ * H100 (bench/results/experiments/README.md, "Stream-K on one wave"): eleven one-wave grids of
+ * 18 or 72 K stages, 48-96 % busy, swapped and not; split, a launch took about b + 0.11 of the whole-tile time
+ * plus about 5.2 K stages' time (the owners' waits and fix-ups), so 18 stages split below about
+ * 60 % busy (48.5 %: sk 1.13-1.15x; 60.6 %: 0.99x; 72.7-95.5 %: 0.81-0.93x) and 72 below about
+ * 82 % (78.8 %: 1.02-1.03x; 84.8 %: 0.98x).  sana-out's 126 narrow tiles (95.5 %) split at
+ * 0.81-0.86x of whole (ab-onewave, the same call).
  * Measurement builds may set others with -DFP4LR_SM90A_SK_AUTO_EFFICIENCY=... and
- * -DFP4LR_SM90A_SK_AUTO_EFFICIENCY_ONE_WAVE=... */
+ * -DFP4LR_SM90A_SK_ONE_WAVE_LOSS=... / -DFP4LR_SM90A_SK_ONE_WAVE_FIXUP_STAGES=... */
 #ifndef FP4LR_SM90A_SK_AUTO_EFFICIENCY
 #define FP4LR_SM90A_SK_AUTO_EFFICIENCY 0.96
 #endif
-#ifndef FP4LR_SM90A_SK_AUTO_EFFICIENCY_ONE_WAVE
-#define FP4LR_SM90A_SK_AUTO_EFFICIENCY_ONE_WAVE 0.90
+#ifndef FP4LR_SM90A_SK_ONE_WAVE_LOSS
+#define FP4LR_SM90A_SK_ONE_WAVE_LOSS 0.11
+#endif
+#ifndef FP4LR_SM90A_SK_ONE_WAVE_FIXUP_STAGES
+#define FP4LR_SM90A_SK_ONE_WAVE_FIXUP_STAGES 5.2
 #endif
 /* Which tiles stream-K splits.  With at least one full wave: only the last partial wave's
  * (the rest whole) when that still deals every cluster FP4LR_SM90A_SK_MIN_ITERS K iterations

@@ -82,18 +82,43 @@ Test(sm90a_schedule, auto_keeps_full_waves_whole)
     cr_expect_eq(w.dp_tiles, 1296);
     cr_expect_float_eq(w.dp_efficiency, 1296.0 / 1320.0, 1e-12);
     /* sana-out's narrow tiles (Y^T: 18 x 7 = 126 of 128 x 160) on 132 SMs, one wave 95.5 % busy:
-     * whole (a one-wave grid splits below 0.90 only; split, every tile pays a fix-up: 0.66x
-     * cuBLAS bf16 against 0.80x whole on the H100) */
+     * whole (split, every tile pays a fix-up: 0.81-0.86x of whole in a same-call A/B on the H100) */
     cr_assert_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_AUTO, 126, 18, 132, &w).code, FP4LR_OK);
     cr_expect_eq(w.split, 0, "a one-wave grid at 95.5 %% busy must stay whole");
     cr_expect_eq(w.clusters, 126);
     cr_expect_eq(w.dp_tiles, 126);
-    /* one wave at 90.9 % (120 of 132): still whole; 118 (89.4 %): split */
-    cr_assert_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_AUTO, 120, 18, 132, &w).code, FP4LR_OK);
-    cr_expect_eq(w.split, 0);
-    cr_assert_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_AUTO, 118, 18, 132, &w).code, FP4LR_OK);
-    cr_expect_eq(w.split, 1);
-    check_walk(&w, 118, 18);
+}
+
+/* One wave: split below 1 - 0.11 - 5.2 / (K stages) busy (sm90a_gemm.h), the boundary the
+ * H100 probe put at about 60 % for 18 K stages and 82 % for 72 */
+Test(sm90a_schedule, auto_one_wave_threshold_follows_k)
+{
+    fp4lr_sm90a_sk w;
+    const struct { int64_t tiles, k; int split; const char *why; } cases[] = {
+        {120, 18, 0, "90.9 %, 18 stages: split 0.85x of whole"},
+        {96, 18, 0, "72.7 %, 18 stages: split 0.84-0.93x"},
+        {80, 18, 0, "60.6 %, 18 stages: split 0.99x"},
+        {79, 18, 1, "59.8 %, 18 stages: just below the line"},
+        {64, 18, 1, "48.5 %, 18 stages: split 1.13-1.15x"},
+        {112, 72, 0, "84.8 %, 72 stages: split 0.98x"},
+        {108, 72, 0, "81.8 %, 72 stages: just above the line"},
+        {107, 72, 1, "81.1 %, 72 stages: just below the line"},
+        {104, 72, 1, "78.8 %, 72 stages: split 1.02-1.03x"},
+        {80, 72, 1, "60.6 %, 72 stages: split 1.22-1.24x"},
+        {66, 4, 0, "50 %, 4 stages: the fix-up outweighs any gain"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cr_assert_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_AUTO, cases[i].tiles, cases[i].k, 132, &w).code, FP4LR_OK);
+        cr_expect_eq(w.split, cases[i].split, "%lld tiles of %lld K stages on 132 SMs (%s): split %d, expected %d",
+                     (long long)cases[i].tiles, (long long)cases[i].k, cases[i].why, (int)w.split, cases[i].split);
+        if (w.split)
+            check_walk(&w, cases[i].tiles, cases[i].k);
+    }
+}
+
+Test(sm90a_schedule, dp_below_one_wave_takes_a_cluster_a_tile)
+{
+    fp4lr_sm90a_sk w;
     /* fewer tiles than SMs but not worth splitting for DP: one cluster per tile */
     cr_assert_eq(fp4lr_sm90a_schedule(FP4LR_SCHEDULE_DP, 72, 18, 132, &w).code, FP4LR_OK);
     cr_expect_eq(w.split, 0);
