@@ -28,14 +28,14 @@ typedef fp4lr_lowrank_params fp4lr_sm90a_lora_params;
  * lost up to 4 % on one flux-qkv row (0.982), so those three stay whole.
  * A grid of at most one wave (tiles <= G, so every tile would split) splits only when its busy
  * fraction b leaves room for the split's cost: b < 1 - FP4LR_SM90A_SK_ONE_WAVE_LOSS -
- * FP4LR_SM90A_SK_ONE_WAVE_FIXUP_STAGES / (K stages).  Fitted to a same-call dp/sk probe on an
- * H100 (bench/results/experiments/README.md, "Stream-K on one wave"): eleven one-CTA one-wave
- * grids of 18 or 72 K stages, 48-96 % busy, swapped and not; split, a launch took about b + 0.11
- * of the whole-tile time plus about 5.2 K stages' time (the owners' waits and fix-ups; the pair
- * is assumed to pay the same, not measured), so 18 stages split below about
- * 60 % busy (48.5 %: sk 1.13-1.15x; 60.6 %: 0.99x; 72.7-95.5 %: 0.81-0.93x) and 72 below about
- * 82 % (78.8 %: 1.02-1.03x; 84.8 %: 0.98x).  sana-out's 126 narrow tiles (95.5 %) split at
- * 0.81-0.86x of whole (ab-onewave, the same call).
+ * FP4LR_SM90A_SK_ONE_WAVE_FIXUP_STAGES / (K stages).  Fitted to dp/sk probes on an H100 (two
+ * calls; bench/results/experiments/README.md, "Stream-K on one wave"): ten one-CTA one-wave
+ * grids of 18 or 72 K stages, 48-91 % busy, swapped and not, and sana-out's old/new A/B
+ * (126 narrow tiles, 95.5 %: split 0.81-0.86x of whole).  Split, a launch took about b + 0.11
+ * of the whole-tile time plus about 5.2 K stages' time (the owners' waits and fix-ups; the
+ * pair is assumed to pay the same, not measured), so 18 stages split below about 60 % busy
+ * (48.5 %: sk 1.13-1.15x; 60.6 %: 0.99x; 72.7-95.5 %: 0.81-0.93x) and 72 below about 82 %
+ * (78.8 %: 1.02-1.03x; 84.8 %: 0.98x).
  * Measurement builds may set others with -DFP4LR_SM90A_SK_AUTO_EFFICIENCY=... and
  * -DFP4LR_SM90A_SK_ONE_WAVE_LOSS=... / -DFP4LR_SM90A_SK_ONE_WAVE_FIXUP_STAGES=... */
 #ifndef FP4LR_SM90A_SK_AUTO_EFFICIENCY

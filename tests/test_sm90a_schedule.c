@@ -95,7 +95,7 @@ Test(sm90a_schedule, auto_one_wave_threshold_follows_k)
 {
     fp4lr_sm90a_sk w;
     const struct { int64_t tiles, k; int split; const char *why; } cases[] = {
-        {120, 18, 0, "90.9 %, 18 stages: split 0.85x of whole"},
+        {120, 18, 0, "90.9 %, 18 stages: split 0.85-0.86x of whole"},
         {96, 18, 0, "72.7 %, 18 stages: split 0.84-0.93x"},
         {80, 18, 0, "60.6 %, 18 stages: split 0.99x"},
         {79, 18, 1, "59.8 %, 18 stages: just below the line"},
