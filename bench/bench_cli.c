@@ -64,10 +64,13 @@ void fp4lr_bench_usage(FILE *f)
             "  --arch A          sm90a or sm100a: the plans listed without a GPU (default sm90a)\n"
             "  --seed S          input seed (default 1)\n"
             "  --csv FILE        also write one CSV line per (shape, variant) (FILE is replaced)\n"
+            "  --samples FILE    also write one CSV line per timed launch: round, launch, input copy, time\n"
+            "                    and about when it ran (host clock; FILE is replaced)\n"
             "  --json            append the run's record to the results directory (the default)\n"
             "  --no-json         do not\n"
             "  --results-dir D   where the record goes (default %s; made with its parents; the record is\n"
-            "                    appended to D/<device>-<date>.jsonl; D and --csv are checked before the run)\n"
+            "                    appended to D/<device>-<date>.jsonl; D, --csv and --samples are checked\n"
+            "                    before the run)\n"
             "  --plant-fault timed  the check's self-test: one output of the timed launches is made NaN\n"
             "                    before the check after the last round (the run must then fail, exit 1;\n"
             "                    nothing is recorded)\n"
@@ -286,6 +289,8 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
             o->seed = (uint64_t)x, i++;
         } else if (!strcmp(a, "--csv")) {
             o->csv = v, i++;
+        } else if (!strcmp(a, "--samples")) {
+            o->samples = v, i++;
         } else if (!strcmp(a, "--results-dir")) {
             if (!v[0])
                 return bad(err, errlen, "--results-dir: empty directory name");
@@ -294,6 +299,8 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
             return bad(err, errlen, "%s: unknown flag", a);
         }
     }
+    if (o->csv && o->samples && !strcmp(o->csv, o->samples))
+        return bad(err, errlen, "--csv and --samples name the same file %s: one would overwrite the other", o->csv);
     if (no_peers)
         o->variants &= ~FP4LR_BENCH_BIT(FP4LR_BENCH_PEERS);
     if (!o->variants)

@@ -55,6 +55,7 @@ typedef struct fp4lr_bench_opts {
     int json;                 /* append the record to results_dir (default 1) */
     const char *results_dir;
     const char *csv;          /* NULL: no CSV */
+    const char *samples;      /* --samples: every timed launch's CSV line (bench/samples.h); NULL: none */
     int force_stages;         /* 0: the solver's */
     int force_transform_slots; /* sm_90a W transform ring: 0 = the solver's, 2 or 3 */
     int force_lora_chunk;     /* fused with r > 0: ranks a low-rank chunk, 0 = the solver's */

@@ -28,6 +28,7 @@
 #include "reference.h"
 #include "results.h"
 #include "rotate.h"
+#include "samples.h"
 #include "timer.h"
 
 #define PROG "fp4lr-bench"
@@ -63,6 +64,7 @@ typedef struct job_state {
     int peer_made;
     fp4lr_rotation rot;        /* peer jobs' rotation */
     double *ms;                /* rounds x iters launch times */
+    double t0[FP4LR_BENCH_MAX_ROUNDS]; /* host wall clock at each round's first enqueue (--samples) */
 } job_state;
 
 typedef struct bench {
@@ -73,6 +75,7 @@ typedef struct bench {
     int peer_ok[FP4LR_PEER_KINDS];        /* the kind passed its self-check */
     char peer_why[FP4LR_PEER_KINDS][256]; /* why a kind does not run */
     FILE *csv;
+    FILE *samples;                        /* --samples: every timed launch */
     fp4lr_bench_jobs jobs;
     workload w[MAX_WORKLOADS];
     CUstream stream;                      /* where the timed launches go: NULL (legacy) or --stream own's */
@@ -314,6 +317,7 @@ static void fp4lr_round(bench *b, const fp4lr_bench_job *job, fp4lr_bench_row *r
     if (st.code == FP4LR_OK) {
         fp4lr_ring_gemm g = {&b->rt, &job->plan, &w->ring};
         fp4lr_timing t;
+        js->t0[round] = fp4lr_samples_now();
         st = fp4lr_time_samples(b->ctx, fp4lr_ring_gemm_timed, &g, b->o->warmup, b->o->iters, b->stream, &t,
                                 js->ms + (size_t)round * (size_t)b->o->iters);
     }
@@ -367,6 +371,7 @@ static void peer_start(bench *b, const fp4lr_shape *s, fp4lr_peer_kind k, fp4lr_
 static void peer_round(bench *b, fp4lr_bench_row *row, job_state *js, int round)
 {
     fp4lr_timing t;
+    js->t0[round] = fp4lr_samples_now();
     fp4lr_status st = fp4lr_time_samples(b->ctx, fp4lr_peer_gemm_timed, &js->peer, b->o->warmup, b->o->iters,
                                          b->stream, &t, js->ms + (size_t)round * (size_t)b->o->iters);
     if (st.code == FP4LR_OK)
@@ -499,6 +504,9 @@ static void run_shape(bench *b, int first, int last, double *ms)
             else
                 fp4lr_finish(b, &J->job[first + i], &J->row[first + i], &js[i]);
         }
+        const fp4lr_bench_row *row = &J->row[first + i];
+        if (b->samples && (row->state == FP4LR_ROW_OK || row->state == FP4LR_ROW_INVALID))
+            fp4lr_samples_row(b->samples, row, js[i].ms, rounds, b->o->iters, b->o->warmup, row->copies, js[i].t0);
         if (js[i].peer_made)
             fp4lr_peer_gemm_destroy(&js[i].peer);
     }
@@ -528,6 +536,18 @@ static void run_jobs(bench *b)
             first = i;
         }
     free(ms);
+}
+
+/* Opens path for writing into *f (NULL path: nothing, *f NULL); 0 with a message on failure. */
+static int open_output(const char *path, FILE **f)
+{
+    *f = NULL;
+    if (!path)
+        return 1;
+    *f = fopen(path, "w");
+    if (!*f)
+        fprintf(stderr, PROG ": cannot open %s for writing: %s\n", path, strerror(errno));
+    return *f != NULL;
 }
 
 static int count_steps(const bench *b)
@@ -629,9 +649,17 @@ static int dry_run(const fp4lr_bench_opts *o, fp4lr_status gpu)
         fp4lr_results_table_row(stdout, row);
     }
     fp4lr_bench_jobs_free(&jobs);
-    if (o->csv || o->json)
-        printf("nothing measured, so nothing recorded (%s%s%s not written)\n", o->csv ? "--csv " : "",
-               o->csv ? o->csv : "", o->json ? (o->csv ? ", the results record" : "the results record") : "");
+    if (o->csv || o->samples || o->json) {
+        char what[1024] = "";
+        size_t n = 0;
+        if (o->csv)
+            n += (size_t)snprintf(what + n, sizeof what - n, "--csv %s", o->csv);
+        if (o->samples && n < sizeof what)
+            n += (size_t)snprintf(what + n, sizeof what - n, "%s--samples %s", n ? ", " : "", o->samples);
+        if (o->json && n < sizeof what)
+            snprintf(what + n, sizeof what - n, "%sthe results record", n ? ", " : "");
+        printf("nothing measured, so nothing recorded (%s not written)\n", what);
+    }
     /* as with a GPU: a plan that failed for a reason other than fit is an error */
     if (plan_errors)
         printf("%d job(s) have no plan (rows FAILED above): exit 3\n", plan_errors);
@@ -672,26 +700,26 @@ static int measure(const fp4lr_bench_opts *o, fp4lr_ctx *ctx, fp4lr_run_info *ru
         fp4lr_runtime_release(&b.rt);
         return 2;
     }
-    if (o->csv) {
-        b.csv = fopen(o->csv, "w");
-        if (!b.csv) {
-            fprintf(stderr, PROG ": cannot open %s for writing: %s\n", o->csv, strerror(errno));
-            fp4lr_bench_jobs_free(&b.jobs);
-            fp4lr_runtime_release(&b.rt);
-            return 3;
-        }
+    int ready = open_output(o->csv, &b.csv) && open_output(o->samples, &b.samples);
+    if (ready && b.csv)
         fp4lr_results_csv_header(b.csv);
-    }
-    if (o->own_stream) {
+    if (ready && b.samples)
+        fp4lr_samples_header(b.samples);
+    if (ready && o->own_stream) {
         const CUresult r = ctx->drv->cuStreamCreate(&b.stream, CU_STREAM_NON_BLOCKING);
         if (r != CUDA_SUCCESS) {
             say_status("stream", fp4lr_cu_status(ctx->drv, r, "cuStreamCreate", __FILE__, __LINE__));
-            if (b.csv)
-                fclose(b.csv);
-            fp4lr_bench_jobs_free(&b.jobs);
-            fp4lr_runtime_release(&b.rt);
-            return 3;
+            ready = 0;
         }
+    }
+    if (!ready) {
+        if (b.csv)
+            fclose(b.csv);
+        if (b.samples)
+            fclose(b.samples);
+        fp4lr_bench_jobs_free(&b.jobs);
+        fp4lr_runtime_release(&b.rt);
+        return 3;
     }
     peers_open(&b, run);
     b.steps = count_steps(&b);
@@ -730,6 +758,10 @@ static int measure(const fp4lr_bench_opts *o, fp4lr_ctx *ctx, fp4lr_run_info *ru
         fprintf(stderr, PROG ": writing %s failed\n", o->csv);
         b.errors++;
     }
+    if (b.samples && fclose(b.samples) != 0) {
+        fprintf(stderr, PROG ": writing %s failed\n", o->samples);
+        b.errors++;
+    }
     fp4lr_cublaslt_close(b.lt);
     fp4lr_runtime_release(&b.rt);
     if (b.stream)
@@ -762,6 +794,10 @@ int main(int argc, char **argv)
     char why[1200];
     if (o.csv && fp4lr_cli_writable(o.csv, FP4LR_CLI_FILE, why, sizeof why)) {
         fprintf(stderr, PROG ": --csv %s: %s (see --help)\n", o.csv, why);
+        return 2;
+    }
+    if (o.samples && fp4lr_cli_writable(o.samples, FP4LR_CLI_FILE, why, sizeof why)) {
+        fprintf(stderr, PROG ": --samples %s: %s (see --help)\n", o.samples, why);
         return 2;
     }
     if (o.json && fp4lr_cli_writable(o.results_dir, FP4LR_CLI_DIRS, why, sizeof why)) {
