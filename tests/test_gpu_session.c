@@ -2,7 +2,8 @@
  * status is recorded and a failing or overrunning step fails the run without stopping the
  * later steps; the planted-fault step passes only when the benchmark fails; bad arguments
  * and a missing build are refused with status 2; --pack moves what the steps wrote, and
- * only that, into one archive. */
+ * only that, into one archive; the sustained step logs the clock beside its benchmark and
+ * joins the two. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +51,7 @@ static int session(const char *env_args, char *out, size_t cap)
 static void clean_env(void)
 {
     const char *vars[] = {"JOBS", "LIMIT_INFO", "LIMIT_SUITE", "LIMIT_MEMCHECK", "LIMIT_RACECHECK",
-                          "LIMIT_SYNCCHECK", "LIMIT_FAULT", "LIMIT_BENCH", "LIMIT_SWEEP"};
+                          "LIMIT_SYNCCHECK", "LIMIT_FAULT", "LIMIT_BENCH", "LIMIT_SWEEP", "LIMIT_SUSTAINED"};
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
         unsetenv(vars[i]);
 }
@@ -173,5 +174,49 @@ Test(gpu_session, pack_moves_what_the_steps_wrote_into_one_archive, .init = clea
     snprintf(cmd, sizeof cmd, "cd %s && sh %s/tools/gpu_session.sh --pack %s/o bench 2>&1", dir, repo, dir);
     cr_expect_eq(tsupport_run_capture(cmd, out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "session.tgz exists") != NULL, "%s", out);
+    remove_dir();
+}
+
+/* The sustained step: a stub nvidia-smi (the hand-made log of tests/data, then waiting to be
+ * killed) runs beside a stub benchmark that writes the hand-made samples; the step joins them
+ * with tools/samples_clock.py, stops the log, and passes the benchmark's status on. */
+Test(gpu_session, sustained_step_logs_the_clock_and_joins_it, .init = clean_env)
+{
+    static char out[16384];
+    /* the benchmark waits (up to 5 s) for the log to have its lines, as a real run outlasts them */
+    make_tree("s=; while [ $# -gt 0 ]; do [ \"$1\" = --samples ] && s=$2; shift; done\n"
+              "i=0; while [ $i -lt 100 ] && [ $(cat \"$(dirname \"$s\")/smi.csv\" 2>/dev/null | wc -l) -lt 38 ]; do\n"
+              "  sleep 0.05; i=$((i + 1)); done\n"
+              "cp \"$REPO/tests/data/samples_clock_small.csv\" \"$s\"; exit ${BENCH_RC:-0}");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/stub && ln -s %s/tools %s/tools", dir, repo, dir);
+    cr_assert_eq(system(cmd), 0);
+    write_exec("stub/nvidia-smi",
+               "echo $$ > \"$(dirname \"$0\")/pid\"; cat \"$REPO/tests/data/samples_clock_smi.csv\"; exec sleep 60");
+    snprintf(cmd, sizeof cmd, "REPO=%s PATH=%s/stub:$PATH", repo, dir);
+    char full[2048];
+    snprintf(full, sizeof full, "cd %s && %s sh %s/tools/gpu_session.sh %s/o sustained 2>&1", dir, cmd, repo, dir);
+    cr_expect_eq(tsupport_run_capture(full, out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "sustained rc=0") != NULL, "%s", out);
+    char path[160], text[8192] = "";
+    snprintf(path, sizeof path, "%s/o/sustained.txt", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    cr_expect(strstr(text, "--rounds 2 --iters 1000 --warmup 50") != NULL, "%s", text);
+    cr_expect(strstr(text, "launches under the power cap: 6 of 12 (50 %)") != NULL, "the log was not joined: %s",
+              text);
+    snprintf(path, sizeof path, "%s/o/sustained/smi.csv", dir);
+    cr_expect_eq(access(path, R_OK), 0, "the clock log is kept");
+    snprintf(cmd, sizeof cmd, "sleep 0.2; kill -0 $(cat %s/stub/pid) 2>/dev/null", dir);
+    cr_expect_neq(system(cmd), 0, "the clock log was not stopped");
+
+    /* a failing benchmark fails the step; the summary still runs */
+    snprintf(full, sizeof full, "cd %s && BENCH_RC=3 REPO=%s PATH=%s/stub:$PATH sh %s/tools/gpu_session.sh %s/o2 "
+             "sustained 2>&1", dir, repo, dir, repo, dir);
+    cr_expect_eq(tsupport_run_capture(full, out, sizeof out), 1, "%s", out);
+    cr_expect(strstr(out, "sustained rc=3") != NULL, "%s", out);
     remove_dir();
 }

@@ -14,6 +14,9 @@
 #   bench     the acceptance table: fp4lr-bench, every large shape, every variant, peers
 #             (OUTDIR/all.csv and the record in OUTDIR/*.jsonl)
 #   sweep     the stage sweep of bench/README.md (OUTDIR/stage-sweep.csv, its record)
+#   sustained the large shapes' dense, fused and peer rows with a second of launches a row (the
+#             card at its power cap: bench/README.md, "The power cap"), the clock logged beside
+#             it and joined by tools/samples_clock.py (OUTDIR/sustained/: CSV, samples, log, record)
 # Limits in seconds: LIMIT_<STEP> (e.g. LIMIT_BENCH=400; defaults in the table below).
 # FP4LR_GIT_COMMIT names the build's commit in the records (the copy there has no .git).
 # --dry-run prints each step's command and runs nothing.
@@ -22,7 +25,7 @@
 #   a file that was there before goes into it too if a step changed it, but stays in place.
 # Exit status: 0 every step passed; 1 a step failed or ran past its limit; 2 bad arguments.
 set -u
-usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; }
 dry=0 pack=0
 while :; do
     case ${1:-} in
@@ -35,8 +38,9 @@ done
 [ $# -ge 2 ] || { usage >&2; exit 2; }
 out=$1; shift
 for s in "$@"; do
-    case $s in info|suite|memcheck|racecheck|synccheck|fault|bench|sweep) ;;
-    *) echo "gpu_session: unknown step '$s' (info, suite, memcheck, racecheck, synccheck, fault, bench, sweep)" >&2
+    case $s in info|suite|memcheck|racecheck|synccheck|fault|bench|sweep|sustained) ;;
+    *) echo "gpu_session: unknown step '$s' (info, suite, memcheck, racecheck, synccheck, fault, bench, sweep," \
+            "sustained)" >&2
        exit 2;;
     esac
 done
@@ -47,7 +51,7 @@ case $jobs in ''|*[!0-9]*|0) echo "gpu_session: JOBS '$jobs': a positive number"
 limit_of() {
     case $1 in
     info) echo 30;; suite) echo 300;; memcheck|synccheck) echo 240;; racecheck) echo 400;;
-    fault) echo 120;; bench) echo 540;; sweep) echo 400;;
+    fault) echo 120;; bench) echo 540;; sweep) echo 400;; sustained) echo 300;;
     esac
 }
 command_of() {
@@ -63,6 +67,14 @@ command_of() {
     sweep) echo "build/bin/fp4lr-bench --sweep-stages --no-peers --variants dense,dense-c2,fused" \
                 "--shape flux-qkv --shape square-r0 --shape qwen-fc1-r128 --shape sana-out" \
                 "--csv '$out/stage-sweep.csv' --results-dir '$out'";;
+    sustained) d="$out/sustained"
+               echo "mkdir -p '$d' && { if command -v nvidia-smi >/dev/null; then nvidia-smi" \
+                    "--query-gpu=timestamp,clocks.sm,power.draw.instant,clocks_event_reasons.active" \
+                    "--format=csv,nounits -lms 20 > '$d/smi.csv' 2>&1 & p=\$!; else p=; fi;" \
+                    "build/bin/fp4lr-bench --variants dense,fused,peers --rounds 2 --iters 1000 --warmup 50" \
+                    "--csv '$d/sustained.csv' --samples '$d/samples.csv' --results-dir '$d'; rc=\$?;" \
+                    "[ -n \"\$p\" ] && kill \$p; python3 tools/samples_clock.py '$d/samples.csv'" \
+                    "\$([ -n \"\$p\" ] && echo '$d/smi.csv'); exit \$rc; }";;
     esac
 }
 
