@@ -56,6 +56,18 @@ static void clean_env(void)
         unsetenv(vars[i]);
 }
 
+/* The text a step wrote: <dir>/o/<step>.txt into text (at most cap - 1 bytes). */
+static void read_step(const char *step, char *text, size_t cap)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/o/%s.txt", dir, step);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    size_t n = fread(text, 1, cap - 1, f);
+    text[n] = 0;
+    fclose(f);
+}
+
 static void remove_dir(void)
 {
     char cmd[128];
@@ -120,13 +132,8 @@ Test(gpu_session, fault_step_and_later_steps, .init = clean_env)
     cr_expect_eq(tsupport_run_capture(full, out, sizeof out), 1, "%s", out);
     cr_expect(strstr(out, "fault rc=1") != NULL, "the fault went unnoticed: %s", out);
     cr_expect(strstr(out, "sweep rc=0") != NULL, "the later step ran: %s", out);
-    char path[160], text[4096] = "";
-    snprintf(path, sizeof path, "%s/o/fault.txt", dir);
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f);
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    text[n] = 0;
-    fclose(f);
+    char text[4096] = "";
+    read_step("fault", text, sizeof text);
     cr_expect(strstr(text, "exit 0 (1 expected)") != NULL, "%s", text);
     remove_dir();
 }
@@ -139,13 +146,8 @@ Test(gpu_session, a_step_past_its_limit_fails, .init = clean_env)
     snprintf(full, sizeof full, "cd %s && LIMIT_SWEEP=1 sh %s/tools/gpu_session.sh %s/o sweep 2>&1", dir, repo, dir);
     cr_expect_eq(tsupport_run_capture(full, out, sizeof out), 1, "%s", out);
     cr_expect(strstr(out, "sweep rc=124 1s-limit") != NULL, "%s", out);
-    char path[160], text[4096] = "";
-    snprintf(path, sizeof path, "%s/o/sweep.txt", dir);
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f);
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    text[n] = 0;
-    fclose(f);
+    char text[4096] = "";
+    read_step("sweep", text, sizeof text);
     cr_expect(strstr(text, "ran past its limit of 1 s") != NULL, "%s", text);
     remove_dir();
 }
@@ -198,13 +200,9 @@ Test(gpu_session, sustained_step_logs_the_clock_and_joins_it, .init = clean_env)
     snprintf(full, sizeof full, "cd %s && %s sh %s/tools/gpu_session.sh %s/o sustained 2>&1", dir, cmd, repo, dir);
     cr_expect_eq(tsupport_run_capture(full, out, sizeof out), 0, "%s", out);
     cr_expect(strstr(out, "sustained rc=0") != NULL, "%s", out);
-    char path[160], text[8192] = "";
-    snprintf(path, sizeof path, "%s/o/sustained.txt", dir);
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f);
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    text[n] = 0;
-    fclose(f);
+    char text[8192] = "";
+    read_step("sustained", text, sizeof text);
+    char path[160];
     cr_expect(strstr(text, "--rounds 2 --iters 1000 --warmup 50") != NULL, "%s", text);
     cr_expect(strstr(text, "launches under the power cap: 6 of 12 (50 %)") != NULL, "the log was not joined: %s",
               text);
