@@ -54,6 +54,18 @@ static fp4lr_bench_row a_row(void)
     return row;
 }
 
+/* The lines fp4lr_samples_row writes for row into buf; returns their count. */
+static int samples_of(const fp4lr_bench_row *row, const double *ms, int rounds, int iters, int warmup, int copies,
+                      const double *t0, char *buf, size_t cap)
+{
+    FILE *f = tmpfile();
+    cr_assert(f);
+    fp4lr_samples_row(f, row, ms, rounds, iters, warmup, copies, t0);
+    const int lines = read_back(f, buf, cap);
+    fclose(f);
+    return lines;
+}
+
 Test(bench_samples, header_names_every_column)
 {
     FILE *f = tmpfile();
@@ -68,14 +80,11 @@ Test(bench_samples, header_names_every_column)
 
 Test(bench_samples, one_line_per_launch_with_copy_offset_and_start)
 {
-    FILE *f = tmpfile();
-    cr_assert(f);
     fp4lr_bench_row row = a_row();
     const double ms[] = {1.0, 2.0, 4.0, 0.5, 0.25, 0.125}; /* 2 rounds x 3 launches */
     const double t0[] = {1000.0, 2000.0};
-    fp4lr_samples_row(f, &row, ms, 2, 3, 5, 4, t0);
     static char buf[4096];
-    cr_assert_eq(read_back(f, buf, sizeof buf), 6);
+    cr_assert_eq(samples_of(&row, ms, 2, 3, 5, 4, t0, buf, sizeof buf), 6);
     char v[64];
     /* round 0: launches 0..2 read copies (5 + i) % 4 = 1, 2, 3 */
     cr_expect_str_eq(field_of(buf, 0, 0, v, sizeof v), "flux-out");
@@ -96,26 +105,21 @@ Test(bench_samples, one_line_per_launch_with_copy_offset_and_start)
     cr_expect_float_eq(atof(field_of(buf, 3, 13, v, sizeof v)), 2000.0, 1e-6);
     cr_expect_float_eq(atof(field_of(buf, 5, 14, v, sizeof v)), 0.75, 1e-9);
     cr_expect_float_eq(atof(field_of(buf, 5, 12, v, sizeof v)), 0.125, 1e-12);
-    fclose(f);
 }
 
 Test(bench_samples, one_copy_and_unknown_start)
 {
-    FILE *f = tmpfile();
-    cr_assert(f);
     fp4lr_bench_row row = a_row();
     snprintf(row.entry, sizeof row.entry, "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4");
     row.has_plan = 1;
     const double ms[] = {1.0, 1.0};
-    fp4lr_samples_row(f, &row, ms, 1, 2, 3, 1, NULL);
     static char buf[2048];
-    cr_assert_eq(read_back(f, buf, sizeof buf), 2);
+    cr_assert_eq(samples_of(&row, ms, 1, 2, 3, 1, NULL, buf, sizeof buf), 2);
     char v[128];
     cr_expect_str_eq(field_of(buf, 1, 7, v, sizeof v), "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4");
     cr_expect_str_eq(field_of(buf, 1, 11, v, sizeof v), "0", "one copy: always copy 0");
     cr_expect_str_eq(field_of(buf, 1, 13, v, sizeof v), "", "no round time: the start is left empty");
     cr_expect_float_eq(atof(field_of(buf, 1, 14, v, sizeof v)), 1.0, 1e-12);
-    fclose(f);
 }
 
 Test(bench_samples, host_clock_is_unix_time)
