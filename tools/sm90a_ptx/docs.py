@@ -381,7 +381,12 @@ def lora_stream_doc():
 // loads each into the next W slot (L boxes, U boxes after them; tfull armed with the chunk's
 // bytes), so they land while the K loop ends; the consumers read them after the ring's
 // chunks and free each slot on tempty, like a W chunk.  Producer and consumers agree on the
-// count: chunks lslots .. lchunks-1 of every unit with kb = 0 (the one that finishes its tile).""".format(CWG0)
+// count: chunks lslots .. lchunks-1 of every unit with kb = 0 (the one that finishes its tile).""".format(CWG0) + (
+            """
+// lrpipe: a consumer warp frees a chunk's slot (lempty or tempty) only after the next chunk's
+// wgmmas are issued (wait_group 1), and the last chunk's after wait_group 0; every chunk of a
+// tile has its own slot, so holding one never keeps the next from landing, and the chunks'
+// wgmmas run back to back.""" if K.LRPIPE else "")
     return f"""// Thread 0 of {CWG0} requests a tile's first chunks when the tile starts (they land during the
 // K loop) and each later chunk as soon as a slot frees (ranks beyond the ring stream)."""
 

@@ -273,7 +273,8 @@ def emit_affine_and_lowrank(e, L):
         alpha_paths(e, "aff", cols_body)
     e("""\t// ---- low-rank: acc += L . U^T, chunk by chunk through the ring ----
 \tmov.u32 %r53, 0;                          // chunk
-\tmul.lo.u32 %r54, %r42, %lrowb;
+""" + ("""\tsetp.ne.u32 %plheld, 0, 0;                  // lrpipe: no chunk's slot held yet
+""" if K.LRPIPE else "") + """\tmul.lo.u32 %r54, %r42, %lrowb;
 \tshl.b32 %r54, %r54, 6;                     // this warpgroup's 64 rows inside an L box
 L_lr_chunk:""")
     lowrank_chunk_slot(e, L=L)
@@ -311,10 +312,13 @@ L_lr_chunk:""")
 \twgmma.mma_async.sync.aligned.m64n{K.BN // 2}k16.f32.bf16.bf16 {acc_list(q, 2 * q)}, %rd4, %rd15, %ptrue, 1, 1, 0, 0;""")
                 continue
             e(f"\twgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {acc_list()}, %rd4, %rd5, %ptrue, 1, 1, 0, 0;")
-        e("\twgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 0;")
+        e("\twgmma.commit_group.sync.aligned;" + ("" if K.LRPIPE else "\n\twgmma.wait_group.sync.aligned 0;"))
         e("\tbra L_lr_kdone;" if steps != 1 else "")
     refill = ("the W producer or the next tile's request refills it" if K.LTAIL else
               "the issuer refills it with a later chunk")
+    if K.LRPIPE:
+        lowrank_pipelined_release(e)
+        return
     e(f"""L_lr_kdone:
 \t// slot read: one arrive per warp, then {refill}
 \tbar.warp.sync 0xffffffff;""")
@@ -343,6 +347,44 @@ L_lr_ring_free:""")
     e("""\tadd.u32 %r53, %r53, 1;
 \tbra L_lr_chunk;
 L_lr_done:""")
+
+
+def lowrank_pipelined_release(e):
+    """LRPIPE, at L_lr_kdone with chunk %r53's wgmmas committed: wait for the previous chunk's
+    (wait_group 1), free its slot (one arrive per warp on the barrier saved in %lheld), then
+    hold this chunk's slot and move the cursor on; at L_lr_done wait for the last chunk and
+    free its slot.  Every chunk of a tile has a slot of its own (ring chunks 0 .. lslots-1, the
+    rest one W slot each, LTAIL), so holding one never keeps the next from landing."""
+    e("""L_lr_kdone:
+\t// lrpipe: the previous chunk's wgmmas are done: free its slot (one arrive per warp)
+\twgmma.wait_group.sync.aligned 1;
+\tbar.warp.sync 0xffffffff;
+\tand.pred %p4, %plheld, %p1;
+\t@%p4 mbarrier.arrive.shared::cta.b64 _, [%lheld];
+\t// hold this chunk's slot until the next chunk's wgmmas are issued
+\tsetp.ge.u32 %p5, %r53, %lslots;
+\t@!%p5 bra L_lr_hold_ring;
+\tmul.lo.u32 %r12, %t, 8;
+\tadd.u32 %lheld, %bar_tempty, %r12;         // ltail: W slot %t""")
+    advance(e, "%t", "%tph", K.TSLOTS)
+    e("""\tbra L_lr_next;
+L_lr_hold_ring:
+\tmul.lo.u32 %r10, %ls, 8;
+\tadd.u32 %lheld, %bar_lempty, %r10;         // ring slot %ls
+\tadd.u32 %ls, %ls, 1;
+\tsetp.eq.u32 %p5, %ls, %lslots;
+\t@%p5 mov.u32 %ls, 0;
+\t@%p5 xor.b32 %lph, %lph, 1;
+L_lr_next:
+\tsetp.eq.u32 %plheld, 0, 0;
+\tadd.u32 %r53, %r53, 1;
+\tbra L_lr_chunk;
+L_lr_done:
+\t// lrpipe: the last chunk's wgmmas, then its slot
+\twgmma.wait_group.sync.aligned 0;
+\tbar.warp.sync 0xffffffff;
+\tand.pred %p4, %plheld, %p1;
+\t@%p4 mbarrier.arrive.shared::cta.b64 _, [%lheld];""")
 
 
 def lowrank_chunk_slot(e, l_what="L slot", L=None):

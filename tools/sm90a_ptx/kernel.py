@@ -85,6 +85,11 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     # they land while the K loop ends instead of one ring round trip each after it
     # (FP4LR_GEN_EXPERIMENT=noltail: through the low-rank ring, as before).
     K.LTAIL = K.FUSED and wpre and not xconv and not yt and cluster == 1 and bn == 256 and "noltail" not in EXPERIMENTS
+    # With the low-rank tail every chunk of a tile has its own slot (ring chunks 0 .. lslots-1,
+    # the rest one W slot each), so a chunk's slot can be held until the next chunk's wgmmas are
+    # issued: the chunks' wgmmas run back to back instead of one wgmma latency apart
+    # (FP4LR_GEN_EXPERIMENT=lrserial: wait for each chunk before the next, as before).
+    K.LRPIPE = K.LTAIL and "lrserial" not in EXPERIMENTS
     # Only the 256-wide _yt kernels (SANA's): with it, on shapes whose K has no half block,
     # the narrow fused kernel ran 5 % slower (sana-out) and the non-swapped fused _x one 0.9 %
     # (flux-qkv, qwen-fc1; A/B at bb5a5e5+1: ptxas schedules the consumers at their register
@@ -220,6 +225,8 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
 \t.reg .b32 %bar_lfull, %bar_lempty, %lbase, %lchunks, %lslots, %lsub, %lksteps, %lbytes_l, %lbytes_u;
 \t.reg .b32 %lsub_l, %lsub_u, %lrowb, %ldeschi, %lwk, %ncols, %ls, %lph, %li, %lis, %liph;
 \t.reg .pred %pwc, %pbeta, %plissue;""")
+        if K.LRPIPE:
+            e("\t.reg .b32 %lheld;                           // lrpipe: the held chunk's empty barrier\n\t.reg .pred %plheld;")
         if K.XDBUF:
             e("\t.reg .pred %pxd;                           // XDBUF: the epilogue's buffers")
     e(f"""{setup_addresses(L, stages)}

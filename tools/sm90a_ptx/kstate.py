@@ -75,6 +75,7 @@ SPLIT = False
 BULK = False   # split pair, the peer's half delivered by one DSMEM bulk copy per chunk
 FUSED = False      # the fused family: affine and low-rank after the main loop
 LTAIL = False      # fused _w: the low-rank chunks past the ring come through the W ring
+LRPIPE = False     # LTAIL: a low-rank chunk's wgmmas are issued before the previous chunk's end
 WPRE = False       # W prepared: the W ring is filled by bulk copies of the prepared W (set by emit_kernel)
 WPAIR = False      # ... by a pair: rank 0 multicasts each W chunk into both CTAs (set by emit_kernel)
 PAIR_CTA = False   # the pair's waits / arrives at CTA scope: every non-split pair (tpaircl: WPAIR only)
