@@ -134,13 +134,14 @@ static int wprep_slots_max(const fp4lr_budget_req *r) { return is_pp(r) ? WPREP_
 /* The low-rank rings a CTA holds: one per consumer warpgroup in the ping-pong tile. */
 static int lora_rings(const fp4lr_budget_req *r) { return is_pp(r) ? PP_CONSUMERS : 1; }
 
-/* The sm_90a fused _w kernels of one CTA (W prepared, not converted in the kernel, not
- * swapped, 256 wide): a tile's low-rank chunks past the ring come through the W ring, each in
- * one W slot (tools/sm90a_ptx/kernel.py, LTAIL), so such a chunk must fit a slot (rule LORA_TAIL).
- * The pair's W slots are filled by rank 0's multicast: its chunks stay in the low-rank ring. */
+/* The sm_90a fused kernels of one CTA with a W ring, not swapped, 256 wide (_w: W prepared;
+ * _x: W converted in the kernel): a tile's low-rank chunks past the ring come through the W
+ * ring, each in one W slot (tools/sm90a_ptx/kernel.py, LTAIL), so such a chunk must fit a slot
+ * (rule LORA_TAIL).  The pair's W slots are filled by rank 0's multicast: its chunks stay in the
+ * low-rank ring; so do the swapped kernels'. */
 static int lora_tail_in_w_ring(const fp4lr_budget_req *r)
 {
-    return r->arch == FP4LR_ARCH_SM90A && r->w_prep && !r->w_inline && !r->yt_prepared && !is_pp(r) &&
+    return r->arch == FP4LR_ARCH_SM90A && r->w_prep && !r->yt_prepared && !is_pp(r) &&
            r->rank > 0 && r->tile_n == 256 && r->cluster == 1;
 }
 
@@ -451,6 +452,19 @@ static fp4lr_status solve_stages(const fp4lr_budget_req *r, const obj_sizes *s, 
         const int tail_too_big = lora_tail_in_w_ring(r) && chunks > b->stages_lora && lora_stage > s->w_bf16.cta;
         if (fit >= need && !tail_too_big)
             break;
+        /* W converted in the kernel, with a tail through the W ring: a one-slot ring costs no
+         * round trip per chunk (the rest come one a W slot), so keep the chunk and drop the
+         * ring's second slot before halving the chunk (the _x4 plans at r > 32: 4 chunks of 32,
+         * not 8 of 16; measured 1.02-1.03x, bench/results/experiments).  The _w plans keep their
+         * search (it would trade their ring's second slot for a fifth W slot, not measured). */
+        if (r->w_inline && lora_tail_in_w_ring(r) && !r->force_lora_stages && b->stages_lora > 1 &&
+            lora_stage <= s->w_bf16.cta) {
+            b->stages_lora = 1;
+            room = main_room(b, s, fixed, lora_rings(r) * lora_stage);
+            fit = stages_in(room, b->per_stage_main);
+            if (fit >= need)
+                break;
+        }
         if (r->force_lora_chunk && fit >= need)
             return INFEASIBLE("LORA_TAIL",
                               "the forced low-rank chunk of %d ranks (%" PRId64 " bytes) does not fit a W "

@@ -256,7 +256,7 @@ static fp4lr_status plan_kernel(const fp4lr_problem *p, fp4lr_arch arch, const f
     /* AUTO converts inside the kernel where that measured faster than the preparation (plan.h;
      * one CTA: the pair has no _x kernels) */
     pl->w_inline = o->w_prep == FP4LR_WPREP_INLINE ||
-                   (auto_prep && wprep_ok && p->r <= FP4LR_SM90A_XCONV_AUTO_MAX_RANK && !o->graph);
+                   (auto_prep && wprep_ok && !o->graph);
     pl->w_prep = o->w_prep == FP4LR_WPREP_ON || pl->w_inline || auto_prep || pp;
     if (pp)
         pl->w_inline = 0;

@@ -62,18 +62,18 @@ typedef enum fp4lr_wprep {
     /* W converted inside the kernel (the _x kernels, dense and fused): the warps the
      * W-prepared kernel leaves idle convert W into the same workspace while the main loop
      * runs, item by item (K block, N tile), and the W producer waits for each item's flags.
-     * No separate preparation launch.  AUTO takes it instead of ON for dense plans and fused
-     * ones with r <= FP4LR_SM90A_XCONV_AUTO_MAX_RANK.  Measured on the H200 (78b93e3, same
-     * run, bench/results/experiments): inline / prepared 0.996-1.021 dense, 1.002-1.019 fused
-     * r = 32 (M >= 4608); 0.96 fused r = 128 (the converters' staging takes the low-rank
-     * ring's second slot); 0.83-0.91 against the transform at M = 1024. */
+     * No separate preparation launch.  AUTO takes it instead of ON for dense and fused plans.
+     * Measured on the H200 (78b93e3, same run, bench/results/experiments): inline / prepared
+     * 0.996-1.021 dense, 1.002-1.019 fused r = 32 (M >= 4608); 0.83-0.91 against the transform
+     * at M = 1024.  Fused r = 128 lost (0.96: the converters' staging took the low-rank ring's
+     * second slot, 8 chunks of 16 ranks streamed one round trip each) until the _x kernels took
+     * the low-rank tail through the W ring (one ring slot of 32 ranks, the rest one a W slot):
+     * 1.020 / 1.027 (NVFP4 / MXFP4) over the preparation at r = 128 and 1024 (H100, 2026-12-06,
+     * sustained rounds), so AUTO converts inline at every rank since. */
     FP4LR_WPREP_INLINE = 3,
 } fp4lr_wprep;
 #ifndef FP4LR_SM90A_WPREP_MIN_M
 #define FP4LR_SM90A_WPREP_MIN_M 1536
-#endif
-#ifndef FP4LR_SM90A_XCONV_AUTO_MAX_RANK
-#define FP4LR_SM90A_XCONV_AUTO_MAX_RANK 32
 #endif
 /* 1 when an _x kernel (both formats) is built for the family with these main stages and W
  * slots (AUTO takes no other; an explicit INLINE plan names its entry, built or not). */

@@ -902,16 +902,23 @@ Test(budget, sm90_wprep_fused_tail_through_the_w_ring)
     cr_expect_leq(b.lora_chunk, 32);
     cr_expect_eq(b.lora_tail, 128 / b.lora_chunk - 1);
 
-    /* the _x kernels (w_inline) and the transform kernels stream every chunk through their ring */
+    /* the _x kernels (w_inline) have the tail too, and keep the 32-rank chunk in a one-slot ring
+     * (the converters' staging leaves no room for a second) rather than halving it */
     fp4lr_budget_req x = fused(sm90_req(), 128);
     x.w_prep = x.w_inline = 1;
-    cr_expect_eq(solve_ok(x).lora_tail, 0);
+    b = solve_ok(x);
+    cr_expect_eq(b.lora_chunk, 32);
+    cr_expect_eq(b.stages_lora, 1);
+    cr_expect_eq(b.lora_tail, 3, "r = 128 inline: chunks 1-3 through the W ring");
+    cr_expect_eq(b.stages_main, 3);
+    x.force_lora_stages = 2; /* forced two slots: the chunk is halved instead */
+    b = solve_ok(x);
+    cr_expect_eq(b.lora_chunk, 16);
+    cr_expect_eq(b.lora_tail, 6);
+    x.force_lora_stages = 1;
+    x.force_lora_chunk = 64;
+    expect_fail(x, FP4LR_E_INFEASIBLE, "LORA_TAIL", "does not fit a W slot of 32768 bytes");
+    /* the transform kernels (no W ring of prepared chunks) stream every chunk through their ring */
     fp4lr_budget_req t = fused(sm90_req(), 128);
     cr_expect_eq(solve_ok(t).lora_tail, 0);
-    x.force_lora_chunk = 64;
-    x.force_lora_stages = 1;
-    fp4lr_budget_req xs = x;
-    fp4lr_budget bx;
-    fp4lr_status s = fp4lr_budget_solve(&xs, &bx);
-    cr_expect(strcmp(s.rule, "LORA_TAIL") != 0, "the _x kernel has no W-ring tail: %s", s.msg);
 }

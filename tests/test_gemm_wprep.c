@@ -347,6 +347,17 @@ Test(gemm_wprep, inline_fused_bitwise_equal_to_the_prepared, .timeout = 600)
     inline_same_as_prepared_r(FP4LR_MXFP4, 1000, 1300, 1152, 1024, 1, FP4LR_SCHEDULE_DP, 149);
 }
 
+/* the low-rank tail through the W ring in the _x kernels (AUTO's plan at every rank since
+ * 2026-12-06): K = 256 with stream-K makes units of one or two K blocks, so a CTA's first unit
+ * is wholly the consumers' first fill and the W producer must still issue its tile's tail
+ * chunks (the first build hung there); r = 128 (3 tail chunks) and 1024 (31) */
+Test(gemm_wprep, inline_tail_after_a_self_filled_first_unit, .timeout = 300)
+{
+    inline_same_as_prepared_r(FP4LR_NVFP4, 1000, 1300, 256, 128, 1, FP4LR_SCHEDULE_SK, 190);
+    inline_same_as_prepared_r(FP4LR_MXFP4, 1000, 1300, 256, 1024, 1, FP4LR_SCHEDULE_SK, 191);
+    inline_same_as_prepared_r(FP4LR_NVFP4, 4608, 3072, 3072, 128, 1, FP4LR_SCHEDULE_SK, 192);
+}
+
 Test(gemm_wprep, inline_edges, .timeout = 600)
 {
     fp4lr_ctx *ctx = sm90a_or_skip();

@@ -59,12 +59,22 @@ Test(wprep_plan, auto_takes_it_from_the_threshold_on)
     fused.r = 32;
     cr_expect_eq(plan_ok(fused, NULL).w_prep, 1);
     cr_expect_str_eq(plan_ok(fused, NULL).entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4");
-    fused.r = FP4LR_SM90A_XCONV_AUTO_MAX_RANK + 16; /* beyond it: the preparation */
-    cr_expect_eq(FP4LR_SM90A_XCONV_AUTO_MAX_RANK, 32);
-    cr_expect_str_eq(plan_ok(fused, NULL).entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_w4");
+    /* every rank converts inline (the low-rank tail through the W ring): r = 128 as 4 chunks
+     * of 32 ranks, one in the ring */
     fused.r = 128;
-    cr_expect_str_eq(plan_ok(fused, NULL).entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_w4");
+    pl = plan_ok(fused, NULL);
+    cr_expect_eq(pl.w_inline, 1);
+    cr_expect_str_eq(pl.entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4");
+    cr_expect_eq(pl.budget.lora_chunk, 32);
+    cr_expect_eq(pl.budget.stages_lora, 1);
+    cr_expect_eq(pl.budget.lora_tail, 3);
+    fused.r = 1024;
+    cr_expect_str_eq(plan_ok(fused, NULL).entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4");
     fp4lr_plan_opts fon = {.w_prep = FP4LR_WPREP_ON};
+    fused.r = 48;
+    cr_expect_str_eq(plan_ok(fused, &fon).entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_w4");
+    fused.r = 128;
+    cr_expect_str_eq(plan_ok(fused, &fon).entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_w4");
     fused.r = 32;
     cr_expect_str_eq(plan_ok(fused, &fon).entry, "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_w4");
     fp4lr_plan_opts pair = {.cluster = 2, .tile_m = 256};
@@ -333,7 +343,7 @@ Test(wprep_plan, inline_conversion_plans)
     fused.format = FP4LR_MXFP4;
     fused.r = 1024;
     cr_expect_str_eq(plan_ok(fused, &in).entry, "fp4lr_sm90a_mxfp4_fused_m128n256k128_c1_s3_x4");
-    cr_expect_eq(plan_ok(fused, NULL).w_inline, 0, "AUTO keeps the preparation beyond r = 32");
+    cr_expect_eq(plan_ok(fused, NULL).w_inline, 1, "AUTO converts inline at every rank");
     fp4lr_plan_opts pair = {.w_prep = FP4LR_WPREP_INLINE, .cluster = 2, .tile_m = 256};
     expect_refused(dense(4608, 3072, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM90A, &pair, FP4LR_E_UNSUPPORTED, "W_PREP");
     expect_refused(dense(4608, 3072, 3072, FP4LR_NVFP4), FP4LR_ARCH_SM100A, &in, FP4LR_E_UNSUPPORTED, "W_PREP");

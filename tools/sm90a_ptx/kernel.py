@@ -80,11 +80,13 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     K.XPRE_ON = XPRE and xconv and fmt == "nvfp4"
     K.CL = cluster
     K.FUSED = family == "fused"
-    # The fused _w kernels (AUTO's plan for r > 32): a tile's low-rank chunks past the ring
+    # The fused one-CTA _w and _x kernels (not swapped, 256 wide): a tile's low-rank chunks past the ring
     # come through the W ring, issued by the W producer right after the tile's last W chunk, so
     # they land while the K loop ends instead of one ring round trip each after it
     # (FP4LR_GEN_EXPERIMENT=noltail: through the low-rank ring, as before).
-    K.LTAIL = K.FUSED and wpre and not xconv and not yt and cluster == 1 and bn == 256 and "noltail" not in EXPERIMENTS
+    # In the _x kernels the tail follows the unit's last converted W chunk, or comes at once
+    # when the consumers' first fill was the whole first unit (wprepared.py).
+    K.LTAIL = K.FUSED and wpre and not yt and cluster == 1 and bn == 256 and "noltail" not in EXPERIMENTS
     # With the low-rank tail every chunk of a tile has its own slot (ring chunks 0 .. lslots-1,
     # the rest one W slot each), so a chunk's slot can be held until the next chunk's wgmmas are
     # issued: the chunks' wgmmas run back to back instead of one wgmma latency apart

@@ -202,6 +202,10 @@ L_wprod:
         e(f"""{one}:
 \tsetp.lt.u32 %p5, %pks, %pke;
 \t@%p5 bra L_wprod_k;""")
+        if K.LTAIL:
+            # the whole first unit was filled by the consumers: its tile's low-rank tail still
+            # comes through the W ring (producer_walk's unit_end is not reached for it)
+            ltail_issue(e, L)
         unit_next(e, PCUR, "pwself")
         producer_unit_start(e)
 
@@ -218,14 +222,15 @@ def ltail_issue(e, L):
     the unit that finishes it), the tile's low-rank chunks %lslots .. %lchunks-1, each into the
     next W slot (L boxes, then U boxes, as in a low-rank slot), onto tfull with the chunk's
     bytes.  The consumers read them after the ring's chunks, in the same order."""
-    e("""\t// ---- ltail: the tile's low-rank chunks past the ring, into the next W slots ----
+    chunk, done, box = e.label("wtail_chunk"), e.label("wtail_done"), e.label("wtail_box")
+    e(f"""\t// ---- ltail: the tile's low-rank chunks past the ring, into the next W slots ----
 \tsetp.ne.u32 %p5, %pkb, 0;
-\t@%p5 bra L_wtail_done;                     // a stream-K contributor: the owner applies the low rank""")
+\t@%p5 bra {done};                     // a stream-K contributor: the owner applies the low rank""")
     lora_consts(e)
-    e("""\tmov.u32 %r18, %lslots;                     // the first chunk the ring does not carry
-L_wtail_chunk:
+    e(f"""\tmov.u32 %r18, %lslots;                     // the first chunk the ring does not carry
+{chunk}:
 \tsetp.ge.u32 %p5, %r18, %lchunks;
-\t@%p5 bra L_wtail_done;
+\t@%p5 bra {done};
 \tmul.lo.u32 %r12, %t, 8;
 \tadd.u32 %r13, %bar_tempty, %r12;
 \txor.b32 %r14, %tph, 1;""")
@@ -238,8 +243,8 @@ L_wtail_chunk:
 \tadd.u32 %r16, %r15, %lbytes_l;             // U boxes after them""")
     u_copy = ("\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
               "[%r16], [%tmU, {%r17, %pcn0}], [%r13];\n")
-    e(lowrank_boxes("%r18", "%r19", "L_wtail_box", "%pcm0", u_copy).rstrip("\n"))
+    e(lowrank_boxes("%r18", "%r19", box, "%pcm0", u_copy).rstrip("\n"))
     advance(e, "%t", "%tph", K.TSLOTS)
-    e("""\tadd.u32 %r18, %r18, 1;
-\tbra L_wtail_chunk;
-L_wtail_done:""")
+    e(f"""\tadd.u32 %r18, %r18, 1;
+\tbra {chunk};
+{done}:""")
