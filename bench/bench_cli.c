@@ -40,7 +40,7 @@ void fp4lr_bench_usage(FILE *f)
             "                    <= 2^0, as a trained model's)\n"
             "  --schedule S      sm_90a tile walk: auto (default), dp (whole tiles), sk (stream-K)\n"
             "  --w-prep W        sm_90a rows (dense, fused; the pair's too but for inline): auto (default:\n"
-            "                    one CTA inline when M >= %d, on for fused r > 32, off below; the pair\n"
+            "                    one CTA inline when M >= %d, off below; the pair\n"
             "                    on), on (W converted once per launch, timed with the kernel), off (W\n"
             "                    converted by the transform warps in the K loop) or inline (the\n"
             "                    kernel's idle warps convert W while it runs)\n"
