@@ -75,7 +75,9 @@ void fp4lr_bench_usage(FILE *f)
             "                    before the check after the last round (the run must then fail, exit 1;\n"
             "                    nothing is recorded)\n"
             "  --help            this text\n"
-            "Exit status: 0 ok, 1 a validation failed, 2 bad arguments, 3 other errors.\n",
+            "Exit status: 0 ok, 1 a validation failed, 2 bad arguments (also: an option some row's plan\n"
+            "refuses, e.g. --pdl on for a plan that is not swapped; the other rows still run), 3 other\n"
+            "errors.\n",
             FP4LR_BENCH_VALIDATE_ROWS, FP4LR_BENCH_ITERS_DEFAULT, FP4LR_BENCH_ITERS_MIN, FP4LR_BENCH_WARMUP_DEFAULT,
             FP4LR_BENCH_MAX_ROUNDS, FP4LR_BENCH_ROUNDS_DEFAULT,
             FP4LR_BENCH_QUICK_ITERS, FP4LR_BENCH_QUICK_WARMUP, FP4LR_SM90A_WPREP_MIN_M, FP4LR_SM90A_WPREP_MIN_M,
@@ -492,6 +494,8 @@ static void plan_failed(fp4lr_bench_job *job, fp4lr_bench_row *row, fp4lr_status
     int fit = st.code == FP4LR_E_INFEASIBLE;
     row->state = fit ? FP4LR_ROW_SKIPPED : FP4LR_ROW_FAILED;
     job->plan_error = !fit;
+    job->plan_refused = !fit && (st.code == FP4LR_E_INVALID ||
+                                 (st.code == FP4LR_E_UNSUPPORTED && strcmp(st.rule, "arch_unsupported") != 0));
     snprintf(row->note, sizeof row->note, "%s%.200s [%s]", fit ? "does not fit: " : "plan: ", st.msg, st.rule);
 }
 

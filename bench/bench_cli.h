@@ -150,6 +150,9 @@ typedef struct fp4lr_bench_job {
     int peer;                       /* fp4lr_peer_kind (PEERS only) */
     int runnable;
     int plan_error;                 /* the plan failed for a reason other than fit (an error) */
+    int plan_refused;               /* ... because the options ask what it refuses (E_INVALID, or
+                                     * E_UNSUPPORTED but for an architecture without kernels):
+                                     * a bad argument, exit 2, as fp4lr-check's */
     fp4lr_plan plan;                /* fp4lr variants whose plan was made */
 } fp4lr_bench_job;
 

@@ -710,16 +710,20 @@ Test(bench_cli, opts_custom_shapes_are_problems)
     cr_expect(strstr(err, "missing value") != NULL, "%s", err);
 }
 
-/* Without a GPU the dry run lists the jobs; a row whose plan failed (not a fit) is an error,
- * as it is with a GPU. */
-Test(bench_cli, dry_run_with_a_failed_plan_exits_3)
+/* Without a GPU the dry run lists the jobs; a row whose plan the options make it refuse is a
+ * bad argument (exit 2, as fp4lr-check's), as it is with a GPU. */
+Test(bench_cli, dry_run_with_a_refused_plan_exits_2)
 {
     char out[16384];
     int rc = tsupport_run_bin("fp4lr-bench", "--no-json --shape flux-out --variants dense --pdl on", out, sizeof out);
     if (!strstr(out, "no GPU"))
         cr_skip_test("this machine has a GPU: the dry run is not what runs");
-    cr_expect_eq(rc, 3, "%s", out);
-    cr_expect(strstr(out, "[PDL]") != NULL && strstr(out, "have no plan") != NULL, "%s", out);
+    cr_expect_eq(rc, 2, "%s", out);
+    cr_expect(strstr(out, "[PDL]") != NULL && strstr(out, "refused by their options") != NULL, "%s", out);
+    rc = tsupport_run_bin("fp4lr-bench", "--no-json --shape flux-qkv --variants dense,fused --tile-n 160", out,
+                          sizeof out);
+    cr_expect_eq(rc, 2, "%s", out);
+    cr_expect(strstr(out, "[TILE_N]") != NULL, "%s", out);
     rc = tsupport_run_bin("fp4lr-bench", "--no-json --shape flux-out --variants dense", out, sizeof out);
     cr_expect_eq(rc, 0, "%s", out);
     /* options that leave nothing to run on this architecture are a bad argument */
@@ -1032,6 +1036,18 @@ Test(bench_cli, jobs_variants_repeats_formats_peers)
     cr_expect(!j.job[0].plan_error && !j.job[0].runnable);
     cr_expect(strncmp(j.row[0].note, "does not fit: ", 14) == 0, "%s", j.row[0].note);
     cr_expect_eq(j.row[0].force_stages, 5);
+    cr_expect(!j.job[0].plan_refused);
+    fp4lr_bench_jobs_free(&j);
+
+    /* an option the plan refuses (160 wide, not swapped): FAILED, an error the options caused */
+    cr_assert_eq(PARSE(&o, err, "--shape", "flux-qkv", "--format", "nvfp4", "--variants", "dense", "--tile-n",
+                       "160"),
+                 0);
+    make_jobs(&o, FP4LR_ARCH_SM90A, dir, &j);
+    cr_assert_eq(j.n, 1);
+    cr_expect_eq(j.row[0].state, FP4LR_ROW_FAILED);
+    cr_expect(j.job[0].plan_error && j.job[0].plan_refused && !j.job[0].runnable);
+    cr_expect(strstr(j.row[0].note, "[TILE_N]") != NULL, "%s", j.row[0].note);
     fp4lr_bench_jobs_free(&j);
     remove_dir(dir);
 }

@@ -80,7 +80,7 @@ typedef struct bench {
     workload w[MAX_WORKLOADS];
     CUstream stream;                      /* where the timed launches go: NULL (legacy) or --stream own's */
     int step, steps;                      /* progress */
-    int validation_failed, errors;
+    int validation_failed, errors, refused; /* refused: rows whose plan the options ask what it refuses */
 } bench;
 
 static void say_status(const char *what, fp4lr_status st)
@@ -472,7 +472,8 @@ static void run_shape(bench *b, int first, int last, double *ms)
         const fp4lr_bench_job *job = &J->job[first + i];
         fp4lr_bench_row *row = &J->row[first + i];
         js[i].ms = ms + (size_t)i * (size_t)rounds * (size_t)b->o->iters;
-        b->errors += job->plan_error;
+        b->errors += job->plan_error && !job->plan_refused;
+        b->refused += job->plan_refused;
         if (!job->runnable)
             continue;
         if (job->variant != FP4LR_BENCH_PEERS) {
@@ -635,10 +636,11 @@ static int dry_run(const fp4lr_bench_opts *o, fp4lr_status gpu)
            FP4LR_BENCH_VALIDATE_ROWS);
     print_notes(o, o->arch);
     fp4lr_results_table_header(stdout);
-    int plan_errors = 0;
+    int plan_errors = 0, refused = 0;
     for (int i = 0; i < jobs.n; i++) {
         fp4lr_bench_row *row = &jobs.row[i];
-        plan_errors += jobs.job[i].plan_error;
+        plan_errors += jobs.job[i].plan_error && !jobs.job[i].plan_refused;
+        refused += jobs.job[i].plan_refused;
         if (jobs.job[i].runnable) {
             row->state = FP4LR_ROW_SKIPPED;
             if (row->has_plan)
@@ -660,10 +662,13 @@ static int dry_run(const fp4lr_bench_opts *o, fp4lr_status gpu)
             snprintf(what + n, sizeof what - n, "%sthe results record", n ? ", " : "");
         printf("nothing measured, so nothing recorded (%s not written)\n", what);
     }
-    /* as with a GPU: a plan that failed for a reason other than fit is an error */
+    /* as with a GPU: a plan that failed for a reason other than fit is an error (exit 3), or a
+     * bad argument when the options ask what it refuses (exit 2, as in fp4lr-check) */
     if (plan_errors)
         printf("%d job(s) have no plan (rows FAILED above): exit 3\n", plan_errors);
-    return plan_errors ? 3 : 0;
+    else if (refused)
+        printf("%d job(s) refused by their options (rows FAILED above): exit 2\n", refused);
+    return plan_errors ? 3 : refused ? 2 : 0;
 }
 
 /* ---- main -------------------------------------------------------------------------------------- */
@@ -767,8 +772,11 @@ static int measure(const fp4lr_bench_opts *o, fp4lr_ctx *ctx, fp4lr_run_info *ru
     if (b.stream)
         ctx->drv->cuStreamDestroy(b.stream);
     fp4lr_bench_jobs_free(&b.jobs);
-    /* A failed validation outranks other errors: a wrong result must not hide behind one. */
-    return b.validation_failed ? 1 : b.errors ? 3 : 0;
+    /* A failed validation outranks other errors: a wrong result must not hide behind one.  A
+     * row refused for its options alone is a bad argument (exit 2, as in fp4lr-check). */
+    if (b.refused)
+        printf("%d job(s) refused by their options (rows FAILED above)\n", b.refused);
+    return b.validation_failed ? 1 : b.errors ? 3 : b.refused ? 2 : 0;
 }
 
 int main(int argc, char **argv)
