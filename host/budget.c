@@ -141,7 +141,7 @@ static int lora_rings(const fp4lr_budget_req *r) { return is_pp(r) ? PP_CONSUMER
  * low-rank ring; so do the swapped kernels'. */
 static int lora_tail_in_w_ring(const fp4lr_budget_req *r)
 {
-    return r->arch == FP4LR_ARCH_SM90A && r->w_prep && !r->yt_prepared && !is_pp(r) &&
+    return r->arch == FP4LR_ARCH_SM90A && r->w_prep && !r->yt && !r->yt_prepared && !is_pp(r) &&
            r->rank > 0 && r->tile_n == 256 && r->cluster == 1;
 }
 

@@ -77,6 +77,9 @@ typedef struct fp4lr_budget_req {
     int yt_prepared;            /* with w_prep, not w_inline: the swapped prepared kernels
                                    (_w<n>_yt), whose fused family keeps two writeback buffers
                                    (the _x ones take their second from the converters' staging) */
+    int yt;                     /* the kernel is a swapped one (_yt: Y^T = W.A^T, A converted
+                                   inside or prepared): its low-rank chunks all stream through
+                                   the low-rank ring (no tail through the W ring) */
 } fp4lr_budget_req;
 
 /* The resident objects, in table order. */

@@ -281,6 +281,7 @@ static fp4lr_status plan_kernel(const fp4lr_problem *p, fp4lr_arch arch, const f
         .w_prep = pl->w_prep,
         .w_inline = pl->w_inline,
         .yt_prepared = swapped && pl->w_prep && !pl->w_inline,
+        .yt = swapped,
     };
     FP4LR_TRY(fp4lr_budget_solve(&req, &pl->budget));
     /* AUTO takes only the _x layouts that are built (another shared-memory capacity may solve

@@ -434,3 +434,25 @@ Test(swap_plan, lowrank_ring_in_the_kernels_chunk)
     pl.budget.lora_chunk = 128, pl.budget.stages_lora = 4;
     cr_expect_eq(fp4lr_sm90a_lora_slots(&pl), FP4LR_SM90A_LORA_SLOTS, "at most the kernel's barriers");
 }
+
+/* The swapped kernels (_x<n>_yt, _w<n>_yt) have no low-rank tail through the W ring: the solver
+ * streams every chunk through their ring (2 slots of 16 ranks at r = 128), and says no tail.  A
+ * review caught the inline swapped plan taken for one with a tail (4 chunks of 32 through one
+ * slot, the 0.96x layout) when the one-CTA _x kernels got theirs (2026-12-06). */
+Test(swap_plan, swapped_kernels_have_no_lowrank_tail)
+{
+    const fp4lr_problem p = {.M = 1024, .N = 11200, .K = 2240, .r = 128, .format = FP4LR_NVFP4,
+                             .out = FP4LR_OUT_BF16, .has_wc = 1, .has_beta = 1};
+    const fp4lr_plan_opts inl = {.swap = FP4LR_SWAP_ON, .pdl = FP4LR_PDL_OFF, .tile_n = 256};
+    const fp4lr_plan_opts prep = {.swap = FP4LR_SWAP_ON, .w_prep = FP4LR_WPREP_ON, .tile_n = 256};
+    const fp4lr_plan_opts *opts[] = {&inl, &prep};
+    for (int i = 0; i < 2; i++) {
+        fp4lr_plan pl;
+        fp4lr_status s = fp4lr_plan_make(&p, FP4LR_ARCH_SM90A, opts[i], &pl);
+        cr_assert_eq(s.code, FP4LR_OK, "%s: %s", s.rule, s.msg);
+        cr_expect(pl.swap_ab && strstr(pl.entry, "_yt") != NULL, "%s", pl.entry);
+        cr_expect_eq(pl.budget.lora_tail, 0, "%s", pl.entry);
+        cr_expect_eq(pl.budget.lora_chunk, 16, "%s", pl.entry);
+        cr_expect_eq(pl.budget.stages_lora, 2, "%s", pl.entry);
+    }
+}

@@ -184,7 +184,7 @@ static int parse_args(int argc, char **argv, cli *c)
         if (!strcmp(a, "--no-affine")) { c->no_affine = 1; continue; }
         if (!strcmp(a, "--w-prep")) { c->req.w_prep = 1; continue; }
         if (!strcmp(a, "--w-inline")) { c->req.w_prep = 1; c->req.w_inline = 1; continue; }
-        if (!strcmp(a, "--yt-prepared")) { c->req.w_prep = 1; c->req.yt_prepared = 1; continue; }
+        if (!strcmp(a, "--yt-prepared")) { c->req.w_prep = 1; c->req.yt_prepared = 1; c->req.yt = 1; continue; }
         if (strncmp(a, "--", 2) != 0)
             return bad("USAGE", "unexpected argument", a);
         /* --opt=value or --opt value */

@@ -92,6 +92,10 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     # issued: the chunks' wgmmas run back to back instead of one wgmma latency apart
     # (FP4LR_GEN_EXPERIMENT=lrserial: wait for each chunk before the next, as before).
     K.LRPIPE = K.LTAIL and "lrserial" not in EXPERIMENTS
+    # skbulk's stream-K partials come in through the W ring's slots ("the ring is free then"),
+    # where a tile's low-rank tail now lands: not both
+    if K.LTAIL:
+        K.SKBULK_ON = False
     # Only the 256-wide _yt kernels (SANA's): with it, on shapes whose K has no half block,
     # the narrow fused kernel ran 5 % slower (sana-out) and the non-swapped fused _x one 0.9 %
     # (flux-qkv, qwen-fc1; A/B at bb5a5e5+1: ptxas schedules the consumers at their register
