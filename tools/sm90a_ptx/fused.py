@@ -357,11 +357,9 @@ def lowrank_pipelined_release(e):
     rest one W slot each, LTAIL), so holding one never keeps the next from landing."""
     e("""L_lr_kdone:
 \t// lrpipe: the previous chunk's wgmmas are done: free its slot (one arrive per warp)
-\twgmma.wait_group.sync.aligned 1;
-\tbar.warp.sync 0xffffffff;
-\tand.pred %p4, %plheld, %p1;
-\t@%p4 mbarrier.arrive.shared::cta.b64 _, [%lheld];
-\t// hold this chunk's slot until the next chunk's wgmmas are issued
+\twgmma.wait_group.sync.aligned 1;""")
+    free_held_slot(e)
+    e("""\t// hold this chunk's slot until the next chunk's wgmmas are issued
 \tsetp.ge.u32 %p5, %r53, %lslots;
 \t@!%p5 bra L_lr_hold_ring;
 \tmul.lo.u32 %r12, %t, 8;
@@ -381,10 +379,16 @@ L_lr_next:
 \tbra L_lr_chunk;
 L_lr_done:
 \t// lrpipe: the last chunk's wgmmas, then its slot
-\twgmma.wait_group.sync.aligned 0;
-\tbar.warp.sync 0xffffffff;
-\tand.pred %p4, %plheld, %p1;
-\t@%p4 mbarrier.arrive.shared::cta.b64 _, [%lheld];""")
+\twgmma.wait_group.sync.aligned 0;""")
+    free_held_slot(e)
+
+
+def free_held_slot(e):
+    """LRPIPE: lane 0 of each warp arrives on the held chunk's empty barrier (%lheld), if a
+    chunk is held (%plheld).  One CTA only (LTAIL): no peer to tell."""
+    e("""\tbar.warp.sync 0xffffffff;
+\tand.pred %p4, %plheld, %p1;""")
+    arrive(e, "%p4", "%lheld", "%r12", remote=False)
 
 
 def lowrank_chunk_slot(e, l_what="L slot", L=None):
