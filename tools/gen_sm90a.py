@@ -13,10 +13,11 @@ command line.
     tools/gen_sm90a.py --check    regenerate in memory, compare with ptx/sm90a/
     tools/gen_sm90a.py --list     print the entry names
 """
+import os
 import sys
 
 import ptxgen
-from sm90a_ptx.flags import ASSIST, OUTDIR, TW8
+from sm90a_ptx.flags import ASSIST, FAULT, OUTDIR, TW8
 from sm90a_ptx.instances import INSTANCES, entry_name, prep_name
 from sm90a_ptx.prep import emit_prep
 from sm90a_ptx.kernel import emit_kernel
@@ -35,6 +36,10 @@ def main():
     # the W-prepared kernels share the 8-warp consumers: the tw4 and consumer_assist
     # experiments build without them
     insts = [i for i in INSTANCES if not (len(i) > 5 and i[5]) or (TW8 and not ASSIST)]
+    if FAULT and not any(a.startswith("--outdir") or a in ("--list", "--check") for a in sys.argv[1:]):
+        print(f"gen_sm90a: FP4LR_GEN_FAULT={FAULT} plants a fault: write it elsewhere (--outdir DIR), "
+              f"never into {os.path.relpath(OUTDIR)}", file=sys.stderr)
+        return 2
     return ptxgen.main("gen_sm90a", __doc__, insts, name_of, emit_of, OUTDIR)
 
 

@@ -45,6 +45,8 @@ from sm90a_ptx.fused import affine_group, fused_params, lora_consts, lora_issue,
 from sm90a_ptx.wprepared import emit_wpre_producers, wparam_doc   # noqa: E402
 from sm90a_ptx.streamk import SK_PARAMS   # noqa: E402
 from sm90a_ptx.consumer import SFA_ROW_OFFSET, release_prev_slot   # noqa: E402
+from sm90a_ptx.flags import WATCHDOG   # noqa: E402
+from sm90a_ptx.watch import cdone_doc, cdone_init, consumers_leave, emit_watch   # noqa: E402
 import ptxgen           # noqa: E402
 from ptxgen import Emitter, advance   # noqa: E402
 
@@ -193,7 +195,7 @@ def header(e, fmt, family, stages, slots, L):
 //                      fenced them with fence.proxy.async: the refill is a bulk copy).
 //   tfull[t]  count 1  W producer arrive.expect_tx({L['tslot']}); TMA complete_tx.
 //   tempty[t] count 4  one arrive per warp of the owning consumer once the wgmmas reading slot t
-//                      completed (wgmma.wait_group).
+//                      completed (wgmma.wait_group).{cdone_doc(L) if WATCHDOG else ""}
 {LORA_BARS if fused else ""}//   Named barriers 1 and 2: the 128 threads of WG2 / WG3 around their writeback staging
 //   (and the wc / beta slice); {TURN_BAR} and {TURN_BAR + 1}: the turns.
 //
@@ -272,6 +274,8 @@ def params(e, fmt, family, stages, slots):
 \t.reg .b32 %xa<8>, %xb<8>, %xc<8>, %xd<8>;        // set X (chunk 0): rows r, r+8, r+64, r+72
 \t.reg .b32 %ya<8>, %yb<8>, %yc<8>, %yd<8>;        // set Y (chunk 1)
 \t.reg .f32 %acc<128>;                             // rows 0-63: 0-63; rows 64-127: 64-127""")
+    if WATCHDOG:
+        e(ptxgen.WATCHDOG_REGS.rstrip("\n"))
     if family == "fused":
         e("""\t.reg .b64 %tmL, %tmU, %wcp, %betap;
 \t.reg .b32 %bar_lfull, %bar_lempty, %lbase, %lchunks, %lslots, %lsub, %lksteps, %lbytes_l, %lbytes_u;
@@ -302,6 +306,8 @@ def setup(e, stages, slots, L, fused):
         off = 16 * LORA_SLOTS * (i // LORA_SLOTS) + 8 * (i % LORA_SLOTS)
         e(f"\tmbarrier.init.shared::cta.b64 [%r10+{off}], 1;      // lfull")
         e(f"\tmbarrier.init.shared::cta.b64 [%r10+{off + 8 * LORA_SLOTS}], 4;      // lempty")
+    if WATCHDOG:
+        e(cdone_init(L))
     e(f"""\tfence.mbarrier_init.release.cluster;
 \tfence.proxy.async.shared::cta;
 L_init_done:
@@ -505,8 +511,10 @@ L_c_k:""")
 L_c_done:
 \t// the last bulk stores must finish reading shared memory before the CTA exits
 \tsetp.eq.u32 %p0, %r43, 0;
-\t@%p0 cp.async.bulk.wait_group 0;
-L_exit:
+\t@%p0 cp.async.bulk.wait_group 0;""")
+    if WATCHDOG:
+        consumers_leave(e, L)
+    e("""L_exit:
 \tret;
 }""")
 
@@ -686,7 +694,7 @@ def emit_kernel(fmt, family, stages, slots):
     configure(fmt, slots)
     fused = family == "fused"
     L = layout(fmt, stages, slots, fused)
-    e = Emitter(1)
+    e = Emitter(1, watchdog=WATCHDOG)
     header(e, fmt, family, stages, slots, L)
     params(e, fmt, family, stages, slots)
     setup(e, stages, slots, L, fused)
@@ -697,6 +705,9 @@ def emit_kernel(fmt, family, stages, slots):
         emit_wpre_producers(e, fmt, stages, L)
     finally:
         walk.sk_consts = saved
+    if WATCHDOG:
+        emit_watch(e, L)
+        e.watchdog = False          # the consumers wait unbounded: watched (sm90a_ptx/watch.py)
     consumer(e, fmt, family, stages, slots, L)
     return "\n".join(e.lines) + "\n"
 

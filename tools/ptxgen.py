@@ -20,12 +20,40 @@ def experiment_flags(tool, var, known):
     return flags
 
 
-class Emitter:
-    """Collects PTX lines; gives each wait loop a unique label."""
+# The mbarrier watchdog: a bounded wait whose phase has not completed after WATCHDOG_POLLS
+# failed try_waits executes `trap`, so that a protocol bug (a missed arrive, a copy that never
+# lands, a walk that disagrees) ends the launch with a CUDA error instead of hanging the
+# process.  The bound counts polls, not time: under compute-sanitizer each poll slows down
+# with the rest of the kernel, and a context that is not running does not poll.  The first
+# try_wait is as before (one poll, one branch) and the counter lives only in the spin, so a
+# wait that succeeds at once costs nothing more; the spin needs one register more, which is
+# why the sm_90a consumer warpgroups (at their register limit in the K loop) wait unbounded
+# and a producer thread watches them instead (sm90a_ptx/watch.py).  WATCHDOG_POLLS comes from
+# the poll time measured on the H100 (bench/results/experiments/README.md, "The watchdog").
+WATCHDOG_POLLS = 1 << 22
+# FP4LR_GEN_WATCHDOG_POLLS=N builds another bound, for measuring the poll time (tests/
+# test_watchdog.c times planted hangs at two bounds); never committed
+if os.environ.get("FP4LR_GEN_WATCHDOG_POLLS"):
+    try:
+        WATCHDOG_POLLS = int(os.environ["FP4LR_GEN_WATCHDOG_POLLS"], 0)
+    except ValueError:
+        WATCHDOG_POLLS = 0
+    if not 1 <= WATCHDOG_POLLS < 1 << 32:
+        sys.exit(f"FP4LR_GEN_WATCHDOG_POLLS='{os.environ['FP4LR_GEN_WATCHDOG_POLLS']}': "
+                 "a count of polls in [1, 2^32) expected")
+# the watchdog's register, declared by every kernel that emits bounded waits
+WATCHDOG_REGS = "\t.reg .b32 %wdog;                               // watchdog: failed polls of the current wait\n"
 
-    def __init__(self, cluster=1, cluster_scope=None):
+
+class Emitter:
+    """Collects PTX lines; gives each wait loop a unique label.  `watchdog`: the wait loops
+    emitted while it is set trap after WATCHDOG_POLLS failed polls (the kernel declares
+    WATCHDOG_REGS)."""
+
+    def __init__(self, cluster=1, cluster_scope=None, watchdog=False):
         self.lines = []
         self.nlabel = 0
+        self.watchdog = watchdog
         self.cl = cluster
         # waits acquire at cluster scope in a cluster unless told otherwise (cluster_scope=False:
         # every cross-CTA hand-off of the kernel is a bulk copy onto the waiter's own mbarrier,
@@ -44,12 +72,27 @@ class Emitter:
         """Spin on mbarrier phase `parity` (try_wait suspends in hardware between polls).
         In a cluster the wait acquires at cluster scope: the peer CTA arrives and writes.
         scope="cluster" acquires at cluster scope whatever the Emitter's default (a hand-off
-        that needs it where the rest of the kernel waits at CTA scope)."""
+        that needs it where the rest of the kernel waits at CTA scope).  Bounded while
+        self.watchdog (a generator clears it for a role that is watched instead)."""
         lab = self.label("wait_" + what)
         sem = ".acquire.cluster" if scope == "cluster" or (scope is None and self.cluster_scope) else ""
-        self(f"{lab}:")
-        self(f"\tmbarrier.try_wait.parity{sem}.shared::cta.b64 %pw, [{bar_addr}], {parity};")
-        self(f"\t@!%pw bra {lab};")
+        poll = f"\tmbarrier.try_wait.parity{sem}.shared::cta.b64 %pw, [{bar_addr}], {parity};"
+        if not self.watchdog:
+            self(f"{lab}:")
+            self(poll)
+            self(f"\t@!%pw bra {lab};")
+            return
+        self(f"""{poll}
+\t@%pw bra {lab}_ok;
+\tmov.u32 %wdog, 0;
+{lab}:
+{poll}
+\t@%pw bra {lab}_ok;
+\tadd.u32 %wdog, %wdog, 1;
+\tsetp.lt.u32 %pw, %wdog, {WATCHDOG_POLLS};  // %pw is free until the next poll
+\t@%pw bra {lab};
+\ttrap;                                       // watchdog: the phase never completed
+{lab}_ok:""")
 
     def text(self):
         return "\n".join(self.lines) + "\n"
@@ -125,6 +168,11 @@ def main(tool, doc, instances, name_of, emit_of, outdir, subdir_of=None):
     ap.add_argument("--list", action="store_true", help="print the entry names")
     ap.add_argument("--outdir", default=outdir)
     args = ap.parse_args()
+    if os.environ.get("FP4LR_GEN_WATCHDOG_POLLS") and not (args.check or args.list) and \
+            os.path.abspath(args.outdir) == os.path.abspath(outdir):
+        print(f"{tool}: FP4LR_GEN_WATCHDOG_POLLS builds a measurement bound: write it elsewhere "
+              f"(--outdir DIR), never into {os.path.relpath(outdir)}", file=sys.stderr)
+        return 2
     bad = 0
     for inst in instances:
         name = name_of(inst)

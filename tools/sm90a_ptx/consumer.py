@@ -3,10 +3,10 @@ slots, the slot releases, and the tile's end (stream-K fix-up, affine, low-rank,
 from ptxgen import advance
 
 from . import kstate as K
-from .flags import (ASSIST, CHOIST, CSTAG_NS, CSTAG_SETUP, CWG0, CWG1, EXPERIMENTS, FORMATS, LORA_SLOTS,
+from .flags import (FAULT, WATCHDOG, ASSIST, CHOIST, CSTAG_NS, CSTAG_SETUP, CWG0, CWG1, EXPERIMENTS, FORMATS, LORA_SLOTS,
     LPREFETCH, MXONE, TLINE, TRANSFORM_THREADS, TW8)
 from .timeline import tline
-from .layout import acc_list, k_param
+from .layout import acc_list, k_param, walk_consts_again
 from .sync import arrive, spin_ns
 from .convert import emit_lut_setup, fp4x8_to, mul_x2, mx_big_scales, scale_mx, scale_mx_fast, scale_nv
 from .walk import CUR, NCUR, tile_coords, unit_first, unit_next
@@ -16,6 +16,7 @@ from .transform import ASSIST_REGS, row_invariants, transform_rows
 from .selffill import emit_self_fill
 from .streamk import emit_stream_k_fixup
 from .epilogue import emit_epilogue
+from .watch import consumers_leave
 
 
 def load_a_chunk(e, fmt, h, xr, xq, L):
@@ -205,7 +206,8 @@ def emit_consumer(e, fmt, stages, L):
 // dequantize the next chunk's A while the tensor core works.
 // =====================================================================================
 L_consumer:
-\tsetmaxnreg.inc.sync.aligned.u32 {K.REG_CONSUMER};""")
+\tsetmaxnreg.inc.sync.aligned.u32 {K.REG_CONSUMER};
+{walk_consts_again().rstrip()}""")
     emit_lut_setup(e)
     e(f"""\tld.param.f32 %alpha, [p_alpha];
 \tsub.u32 %r40, %thr, {TRANSFORM_THREADS};
@@ -342,7 +344,10 @@ L_c_halfk_back:""")
 \tadd.u32 %r11, %bar_empty, %r10;
 """)
             # (the pair's A is each CTA's own: its stages are refilled by its own producer)
-            arrive(e, "%p1", "%r11", "%r12", remote=not K.WPAIR)
+            if FAULT == "norelease":
+                e("\t// FAULT norelease (planted, never committed): the stage is never released")
+            else:
+                arrive(e, "%p1", "%r11", "%r12", remote=not K.WPAIR)
         else:
             advance(e, "%s", "%ph", stages)
             e("""\tsub.u32 %ks, %ks, 1;
@@ -430,6 +435,13 @@ L_c_halfk_back:""")
     e("""\t// the last bulk stores must finish reading shared memory before the CTA exits
 \tsetp.eq.u32 %p0, %r43, 0;
 \t@%p0 cp.async.bulk.wait_group 0;""")
+    if FAULT == "noleave":
+        e("""\t// FAULT noleave (planted, never committed): wait for a main stage nobody issues
+\tmul.lo.u32 %r10, %s, 8;
+\tadd.u32 %r11, %bar_full, %r10;""")
+        e.wait("%r11", "%ph", "fault_noleave")
+    if WATCHDOG:
+        consumers_leave(e, L)
     tline(e, 27, TRANSFORM_THREADS)
     e("L_exit:")
     if K.CL == 2:

@@ -1,11 +1,12 @@
 """The header comment of every kernel: roles, barrier protocol, shared-memory map, and the
 words each variant adds to them."""
 from . import kstate as K
-from .flags import (ASSIST, BK, BM, CHUNK_K, CWG0, CWG1, FORMATS, LORA_SLOTS, PLACED, PRODROT, THREADS,
+from .flags import (WATCHDOG, ASSIST, BK, BM, CHUNK_K, CWG0, CWG1, FORMATS, LORA_SLOTS, PLACED, PRODROT, THREADS,
     TRANSFORM_WARPS, TW8, XCONV_STAGE, XCONV_WARPS, XHEAD, XLOOK, XSELF_KB)
 from .instances import entry_name, prep_name
 from .layout import xdone_off
 from .xconv import upi
+from .watch import cdone_doc
 
 
 def header(e, fmt, family, cluster, stages, L):
@@ -122,7 +123,7 @@ def transform_protocol_doc(L, stages, ka):
 //                      proxy).  Waited by the producer.
 {tfull_doc()}
 //   tempty[t] count 8  one arrive per consumer warp once the wgmma reading slot t completed
-//                      (wgmma.wait_group).  Waited by the transform.
+//                      (wgmma.wait_group).  Waited by the transform.{cdone_doc(L) if WATCHDOG else ""}
 //   Named barriers 1 and 2: the 128 threads of {CWG0} / {CWG1} around the writeback staging.
 //
 // Shared memory map (dynamic, 1024-byte aligned), {stages} main stages:
@@ -190,7 +191,7 @@ def wpre_protocol_doc(L, stages):
 //   tfull[t]  count 1  W producer arrive.expect_tx({L['tslot']}); TMA complete_tx.  Waited by the
 //                      consumers (the bulk copy wrote slot t through the async proxy, so no fence).{xself_doc()}
 //   tempty[t] count {16 if K.WPAIR else 8:<2d} one arrive per consumer warp once the wgmma reading slot t completed
-//                      (wgmma.wait_group).  Waited by the W producer.{PAIR_RING if K.WPAIR else ""}{xdone_doc(L)}
+//                      (wgmma.wait_group).  Waited by the W producer.{PAIR_RING if K.WPAIR else ""}{xdone_doc(L)}{cdone_doc(L) if WATCHDOG else ""}
 //   Named barriers 1 and 2: the 128 threads of {CWG0} / {CWG1} around the writeback staging.
 //
 // Shared memory map (dynamic, 1024-byte aligned), {stages} main stages:

@@ -2,6 +2,7 @@
 (checked against KNOWN_EXPERIMENTS), the tile, warp and register layout, the ring and
 workspace constants every part reads.  Nothing here changes while kernels are emitted."""
 import os
+import sys
 
 import ptxgen
 
@@ -15,8 +16,21 @@ KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfen
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
                      "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre", "epinostore", "epistg", "fillasync", "epinowait",
-                     "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl", "lrserial"}
+                     "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl", "lrserial", "nowatchdog"}
 EXPERIMENTS = ptxgen.experiment_flags("gen_sm90a", "FP4LR_GEN_EXPERIMENT", KNOWN_EXPERIMENTS)
+# Every mbarrier wait and the stream-K owner's partial flags trap after a bound instead of
+# spinning forever (ptxgen.WATCHDOG_POLLS says why and how long); nowatchdog emits the
+# unbounded waits again, for measurement.
+WATCHDOG = "nowatchdog" not in EXPERIMENTS
+# Planted faults for tests/test_watchdog.c (FP4LR_GEN_FAULT, never committed: gen_sm90a.py
+# refuses to write them into ptx/sm90a/): noleave, the consumers wait at their end for a
+# main stage the producer never issues (the watcher's bounded wait for `cdone` must trap);
+# norelease, the consumers never release a main stage (the producer's bounded `empty` wait
+# must trap once the ring wraps).
+FAULTS = {"noleave", "norelease"}
+FAULT = os.environ.get("FP4LR_GEN_FAULT", "")
+if FAULT and FAULT not in FAULTS:
+    sys.exit(f"gen_sm90a: unknown FP4LR_GEN_FAULT '{FAULT}'; known: {', '.join(sorted(FAULTS))}")
 # FP4LR_GEN_EXPERIMENT=consumer_assist: the consumer warpgroups convert half of every W
 # chunk (one row-half per thread) between issuing a chunk's wgmmas and the next chunk's,
 # the transform warps the other half (measurement variant until it has run on a GPU).

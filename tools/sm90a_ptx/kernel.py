@@ -2,16 +2,16 @@
 its parameters, setup and every role."""
 import os
 
-from ptxgen import Emitter
+from ptxgen import WATCHDOG_REGS, Emitter
 
 from . import kstate as K
-from .flags import (ASSIST, BK, BM, BN_NARROW, CHOIST, CSTAG_NS, EPISTG, EXPERIMENTS, FILLASYNC, FILLDEP,
+from .flags import (WATCHDOG, ASSIST, BK, BM, BN_NARROW, CHOIST, CSTAG_NS, EPISTG, EXPERIMENTS, FILLASYNC, FILLDEP,
     FORMATS, LORA_SLOTS, MXONE, PRODROT, REG_NARROW, REG_WIDE, SKBULK, SK_SLOT, THREADS, TLINE,
     TLINE_CTAS, TLINE_EVENTS, TRANSFORM_WARPS, TSPLIT_FORCED, TW8, W3WB, WALKPRE, XCONV_WARPS,
     XPRE, XSELF, XSELF_KB)
 from .timeline import tline
 from .instances import entry_name
-from .layout import WYT_PARAMS, cluster_setup, layout, setup_addresses, tsplit_setup, xdone_off
+from .layout import WYT_PARAMS, cluster_setup, layout, setup_addresses, tsplit_setup, walk_consts_again, xdone_off
 from .convert import alpha_folds
 from .walk import emit_tile_coords_doc
 from .fused import fused_params, fused_setup
@@ -22,6 +22,7 @@ from .wprepared import emit_wpre_producers, wparam_doc
 from .streamk import SK_PARAMS
 from .epilogue import Y_PARAMS
 from .consumer import emit_consumer
+from .watch import cdone_init, emit_watch
 
 
 def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False, yt=False, bn=256):
@@ -140,7 +141,7 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     # and the transform pair (TPAIR_SCOPE_DOC; 1.33-1.45x its cluster-scope build on the H100,
     # 2026-12-05).  The measurement flag tpaircl emits the transform pair's old cluster scope.
     K.PAIR_CTA = K.CL == 2 and (K.WPAIR or ("tpaircl" not in EXPERIMENTS and not K.SPLIT))
-    e = Emitter(K.CL, cluster_scope=False if K.PAIR_CTA else None)
+    e = Emitter(K.CL, cluster_scope=False if K.PAIR_CTA else None, watchdog=WATCHDOG)
     header(e, fmt, family, cluster, stages, L)
     name = entry_name(fmt, family, cluster, stages, K.NAME_TSLOTS, K.WPRE, K.XCONV, K.YT, K.BN)
     e(""".version 8.0
@@ -199,6 +200,8 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
 \t.reg .pred %psk;
 \t.reg .f32 %skf<32>;                               // a stream-K owner's partial loads
 """)
+    if WATCHDOG:
+        e(WATCHDOG_REGS.rstrip("\n"))
     if alpha_folds():
         e("\t.reg .f32 %alpha28;                              // alpha * 2^28 (the epilogue's fold)\n\t.reg .pred %pafold;")
     if K.SKBULK_ON:
@@ -261,6 +264,8 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_tempty+{8*i}], {(2 if K.SPLIT or K.WPAIR else 1) * 8};")
     if K.XDBUF:
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_full+{xdone_off(L)}], {XCONV_WARPS};   // xdone: the converters left")
+    if WATCHDOG:
+        e(cdone_init(L))
     sync = ("""\tbarrier.cluster.arrive.release.aligned;      // both CTAs' barriers initialised
 \tbarrier.cluster.wait.acquire.aligned;""" if K.CL == 2 else "\tbar.sync 0;")
     e(f"""\tfence.mbarrier_init.release.cluster;
@@ -272,9 +277,13 @@ L_init_done:
 \t@%p0 bra L_consumer;
 """)
     e(f"""\t// {"WG0 and WG1 give" if TW8 else "WG0 gives"} registers back (all {"eight" if TW8 else "four"} warps execute the same setmaxnreg)
-\tsetmaxnreg.dec.sync.aligned.u32 {K.REG_WG0};""")
+\tsetmaxnreg.dec.sync.aligned.u32 {K.REG_WG0};
+{walk_consts_again().rstrip()}""")
     emit_tile_coords_doc(e)
     (emit_wpre_producers if K.WPRE else emit_transform)(e, fmt, stages, L)
+    if WATCHDOG:
+        emit_watch(e, L)
+        e.watchdog = False          # the consumers wait unbounded: watched (watch.py)
     emit_consumer(e, fmt, stages, L)
     e("}")
     return "\n".join(e.lines) + "\n"

@@ -2,11 +2,12 @@
 from ptxgen import advance
 
 from . import kstate as K
-from .flags import ASSIST, EXPERIMENTS, FORMATS, MXONE, PRODROT, TPREFETCH, TW8
+from .flags import WATCHDOG, ASSIST, EXPERIMENTS, FORMATS, MXONE, PRODROT, TPREFETCH, TW8
 from .sync import arrive
 from .convert import (emit_lut_setup, fp4x8_to, mul_x2, mx_big_scales, mx_scales, scale_mx, scale_mx_fast,
     scales_nv4)
 from .walk import CUR, PCUR, produce_next, producer_unit_start, unit_first, unit_next
+from .watch import WATCH
 
 
 def transform_rows_of_thread():
@@ -194,9 +195,9 @@ L_prod_prologue_done:""")
 \tmov.u32 %t, 0;
 \tmov.u32 %tph, 0;""")
     unit_first(e, CUR, "tfirst")
-    e("""L_t_tile:
+    e(f"""L_t_tile:
 \tsetp.ge.u32 %p0, %tile, %ntiles;
-\t@%p0 bra L_exit;
+\t@%p0 bra {"L_t_leave" if WATCHDOG else "L_exit"};
 \tsub.u32 %ks, %ke, %kb;                      // stages of the unit (counted down)
 L_t_k:
 \tmul.lo.u32 %r10, %s, 8;
@@ -266,3 +267,10 @@ L_bulk_sent_{h}:
 \t@%p0 bra L_t_k;""")
     unit_next(e, CUR, "t", bounds=True)
     e("\tbra L_t_tile;\n")
+    if WATCHDOG:
+        # warp 0 (it issued stages: prodrot) watches the consumers (watch.py), whole: the
+        # cluster teardown at L_exit is .aligned
+        e(f"""L_t_leave:
+\tsetp.eq.u32 %p0, %warp, 0;
+\t@%p0 bra {WATCH};
+\tbra L_exit;""")

@@ -201,11 +201,12 @@ L_prod_nomc_{tag}:""")
     e(f"L_prod_skip_{tag}:")
 
 
-def producer_walk(e, label, first, nxt, stage, skip_first=None, at_unit=None, unit_end=None):
+def producer_walk(e, label, first, nxt, stage, skip_first=None, at_unit=None, unit_end=None, leave="L_exit"):
     """One W-prepared producer's loop: its own cursor (PCUR) over the same work units as the
     consumers; `stage` emits the issue of stage %pks of the unit, at label `label`;
     `skip_first` (optional) emits code between the first unit's start and the loop;
-    `unit_end` (optional) emits code after a unit's last stage, before the next unit."""
+    `unit_end` (optional) emits code after a unit's last stage, before the next unit;
+    `leave`: where it goes when the walk is done (the watchdog's watcher, or L_exit)."""
     main = label == "L_mprod"
     if TLINE and main:
         e("""\t.reg .b32 %tlu0, %tlq1;
@@ -219,7 +220,7 @@ def producer_walk(e, label, first, nxt, stage, skip_first=None, at_unit=None, un
         skip_first()
     e(f"""{label}:
 \tsetp.ge.u32 %p5, %ptile, %ntiles;
-\t@%p5 bra L_exit;""")
+\t@%p5 bra {leave};""")
     stage()
     e(f"""\tadd.u32 %pks, %pks, 1;
 \tsetp.lt.u32 %p5, %pks, %pke;

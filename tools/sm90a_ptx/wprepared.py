@@ -4,7 +4,7 @@ low-rank tail through the ring) and, in the _x kernels, the branch to the conver
 from ptxgen import advance
 
 from . import kstate as K
-from .flags import APREFETCH, BK, BM, EXPERIMENTS, FORMATS, TLINE, XSELF_KB
+from .flags import WATCHDOG, APREFETCH, BK, BM, EXPERIMENTS, FORMATS, TLINE, XSELF_KB
 from .timeline import tline
 from .instances import prep_name
 from .layout import k_param
@@ -12,6 +12,7 @@ from .walk import PCUR, producer_unit_start, producer_walk, tile_coords, unit_ne
 from .fused import lora_consts, lowrank_boxes
 from .selffill import self_fill_has_half
 from .xconv import emit_xconv, xconv_branch, xconv_wait
+from .watch import WATCH
 
 
 def wparam_doc():
@@ -158,7 +159,9 @@ L_transform:
 \tmov.u32 %pke, %pxe;
 \t}}""")
 
-    producer_walk(e, "L_mprod", "pfirst", "pm", main_stage, at_unit=a_prefetch if APREFETCH else None)
+    # the A producer issues the last stage of the CTA: it watches the consumers (watch.py)
+    producer_walk(e, "L_mprod", "pfirst", "pm", main_stage, at_unit=a_prefetch if APREFETCH else None,
+                  leave=WATCH if WATCHDOG else "L_exit")
     e("""\t// ---- thread 32: the W ring ----
 L_wprod:
 \tmov.u32 %t, 0;

@@ -1,0 +1,185 @@
+/* The sm_90a watchdog (tools/ptxgen.py WATCHDOG_POLLS, tools/sm90a_ptx/watch.py): a protocol
+ * bug ends the launch with a CUDA error instead of hanging the process.
+ *
+ * CPU (always): in every committed sm_90a GEMM kernel each mbarrier wait before the consumers'
+ * code is bounded (one `trap` per wait loop), the consumers' waits are not (they are watched),
+ * `cdone` is initialised once with count 2 and each consumer warpgroup arrives on it once, the
+ * watcher waits for it; the measurement flag nowatchdog emits none of it; the generators refuse
+ * to write a planted fault or a measurement bound into ptx/sm90a/.
+ *
+ * GPU (sm_90a): kernels built with a planted hang (FP4LR_GEN_FAULT) into a scratch kernel
+ * directory, run by fp4lr-check under `timeout 60`: noleave (the consumers wait at their end for
+ * a stage nobody issues: the watcher must trap) on the three watcher placements (the inline _x
+ * kernel's thread 0, the transform kernel's warp 0, the W-prepared pair's thread 0), norelease
+ * (no stage is ever released: the producer's own bounded wait must trap).  Each must exit 3
+ * with a CUDA error, not be stopped by the timeout, and the committed kernels must pass the
+ * same command.  The time to the trap is measured at two bounds, which gives the poll time. */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "support_cmd.h"
+#include "support_gpu_case.h"
+
+/* ---- CPU: the structure of the committed kernels ---- */
+
+/* For each sm_90a GEMM kernel file: <file> <bounded waits before L_consumer> <traps there>
+ * <watchdog traps after it> <consumer waits> <cdone inits> <cdone arrives> <watcher labels>.
+ * (Every wait loop has one label L_wait_<what>_<n>; a bounded one also its exit, ..._ok.) */
+#define CENSUS                                                                                                 \
+    "for f in ptx/sm90a/fp4lr_sm90a_*_m*.ptx; do awk -v f=$f '"                                              \
+    "/^L_consumer:/ {c = 1} "                                                                                  \
+    "/^L_wait_[A-Za-z0-9_]*:/ && !/_ok:/ {if (c) wa++; else wb++} "                                                       \
+    "/trap;.*watchdog: the phase never completed/ {if (c) ta++; else tb++} "                                   \
+    "/mbarrier.init.shared::cta.b64 .*, 2;   \\/\\/ cdone/ {ci++} "                                            \
+    "/mbarrier.arrive.shared::cta.b64 _, \\[%r10\\];   \\/\\/ cdone/ {ca++} "                                  \
+    "/^L_watch:/ {w++} "                                                                                       \
+    "END {print f, wb + 0, tb + 0, ta + 0, wa + 0, ci + 0, ca + 0, w + 0}' $f; done"
+
+Test(watchdog, every_wait_outside_the_consumers_is_bounded_and_the_consumers_are_watched)
+{
+    static char out[1 << 16];
+    int rc = tsupport_run_capture(CENSUS, out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    int kernels = 0;
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        char f[512];
+        int wb, tb, ta, wa, ci, ca, w;
+        cr_assert_eq(sscanf(line, "%511s %d %d %d %d %d %d %d", f, &wb, &tb, &ta, &wa, &ci, &ca, &w), 8, "%s", line);
+        kernels++;
+        cr_expect_gt(wb, 0, "%s: no wait before the consumers' code", f);
+        cr_expect_eq(tb, wb, "%s: %d waits before L_consumer, %d of them bounded", f, wb, tb);
+        cr_expect_gt(wa, 0, "%s: no consumer wait", f);
+        cr_expect_eq(ta, 0, "%s: %d bounded consumer waits (the consumers are watched, not bounded)", f, ta);
+        cr_expect_eq(ci, 1, "%s: cdone initialised %d times", f, ci);
+        cr_expect_eq(ca, 1, "%s: %d cdone arrives (one line, by each WG's thread 0)", f, ca);
+        cr_expect_eq(w, 1, "%s: %d watchers", f, w);
+    }
+    cr_expect_eq(kernels, 87, "%d sm_90a GEMM kernels: 82 of gen_sm90a.py (its 4 others are W preparations), 5 ping-pong", kernels);
+}
+
+Test(watchdog, nowatchdog_builds_the_unbounded_kernels)
+{
+    static char out[1 << 14];
+    int rc = tsupport_run_capture(
+        "d=$(mktemp -d) && FP4LR_GEN_EXPERIMENT=nowatchdog python3 tools/gen_sm90a.py --outdir $d >/dev/null && "
+        "f=$d/fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4.ptx && test -s $f && "
+        "echo traps $(grep -c 'watchdog' $f) cdone $(grep -c cdone $f) waits $(grep -c '^L_wait_' $f); rm -rf $d",
+        out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    int traps = -1, cdone = -1, waits = -1;
+    cr_assert_eq(sscanf(out, "traps %d cdone %d waits %d", &traps, &cdone, &waits), 3, "%s", out);
+    cr_expect_eq(traps, 0, "%s", out);
+    cr_expect_eq(cdone, 0, "%s", out);
+    cr_expect_gt(waits, 10, "%s", out);
+}
+
+Test(watchdog, the_generators_refuse_to_commit_a_fault_or_a_measurement_bound)
+{
+    char out[4096];
+    int rc = tsupport_run_capture("FP4LR_GEN_FAULT=noleave python3 tools/gen_sm90a.py 2>&1", out, sizeof out);
+    cr_expect_eq(rc, 2, "%s", out);
+    cr_expect(strstr(out, "never into ptx/sm90a") != NULL, "%s", out);
+    rc = tsupport_run_capture("FP4LR_GEN_FAULT=nohang python3 tools/gen_sm90a.py --list 2>&1", out, sizeof out);
+    cr_expect_eq(rc, 1, "%s", out);
+    cr_expect(strstr(out, "unknown FP4LR_GEN_FAULT 'nohang'") != NULL, "%s", out);
+    rc = tsupport_run_capture("FP4LR_GEN_WATCHDOG_POLLS=1024 python3 tools/gen_sm90a_pp.py 2>&1", out, sizeof out);
+    cr_expect_eq(rc, 2, "%s", out);
+    cr_expect(strstr(out, "measurement bound") != NULL, "%s", out);
+    rc = tsupport_run_capture("FP4LR_GEN_WATCHDOG_POLLS=0 python3 tools/gen_sm90a.py --list 2>&1", out, sizeof out);
+    cr_expect_eq(rc, 1, "%s", out);
+    cr_expect(strstr(out, "[1, 2^32)") != NULL, "%s", out);
+    /* nothing was written: the committed files still match */
+    rc = tsupport_run_capture("python3 tools/gen_sm90a.py --check 2>&1 && python3 tools/gen_sm90a_pp.py --check 2>&1",
+                              out, sizeof out);
+    cr_expect_eq(rc, 0, "%s", out);
+}
+
+/* ---- GPU: planted hangs end in a trap ---- */
+
+struct hang {
+    const char *fault; /* FP4LR_GEN_FAULT */
+    const char *entry; /* the kernel the plan must pick */
+    const char *args;  /* fp4lr-check's */
+};
+
+static const struct hang HANGS[] = {
+    {"noleave", "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4", "--mnk 2048x1024x1024:32 --w-prep inline --swap off"},
+    {"noleave", "fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_t3", "--mnk 2048x1024x1024 --dense --w-prep off --swap off"},
+    {"noleave", "fp4lr_sm90a_nvfp4_dense_m256n256k128_c2_s3_w5",
+     "--mnk 2048x1024x1024 --dense --w-prep on --swap off --cluster 2"},
+    {"norelease", "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4", "--mnk 2048x1024x1024:32 --w-prep inline --swap off"},
+};
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Builds `entry` with `fault` (and the bound `polls`, "" for the committed one) into dir/sm90a
+ * beside copies of the committed cubins, runs fp4lr-check `args` from it under timeout 60;
+ * returns the status, the output in out and the seconds it took in *secs. */
+static int run_hang(const char *dir, const char *fault, const char *polls, const char *entry, const char *args,
+                    char *out, size_t cap, double *secs)
+{
+    char cmd[4096], bdir[1024];
+    tsupport_build_dir(bdir, sizeof bdir);
+    snprintf(cmd, sizeof cmd,
+             "rm -rf %s/sm90a %s/gen && mkdir -p %s/gen && cp -r '%s/ptx/sm90a' %s/sm90a && "
+             "FP4LR_GEN_FAULT=%s %s%s python3 tools/gen_sm90a.py --outdir %s/gen >/dev/null && "
+             "grep -q 'FAULT %s' %s/gen/%s.ptx && "
+             "sh tools/ptxas_gate.sh sm_90a %s/gen/%s.ptx %s/sm90a/%s.cubin 2>&1",
+             dir, dir, dir, bdir, dir, fault, *polls ? "FP4LR_GEN_WATCHDOG_POLLS=" : "", polls, dir, fault, dir,
+             entry, dir, entry, dir, entry);
+    int rc = tsupport_run_capture(cmd, out, cap);
+    cr_assert_eq(rc, 0, "the %s kernel %s does not build: %s", fault, entry, out);
+    snprintf(cmd, sizeof cmd, "FP4LR_KERNEL_DIR=%s timeout 60 '%s/bin/fp4lr-check' %s --iters 0 2>&1", dir, bdir,
+             args);
+    double t0 = now_s();
+    rc = tsupport_run_capture(cmd, out, cap);
+    *secs = now_s() - t0;
+    return rc;
+}
+
+Test(watchdog_gpu, planted_hangs_trap_instead_of_hanging, .timeout = 900)
+{
+    fp4lr_ctx *ctx = tsupport_sm90a_or_skip("the watchdog's kernels are sm_90a kernels");
+    fp4lr_ctx_destroy(ctx);
+    char dir[] = "/tmp/fp4lr-watchdog.XXXXXX", cmd[2048], bdir[1024];
+    static char out[1 << 15];
+    cr_assert_not_null(mkdtemp(dir));
+    tsupport_build_dir(bdir, sizeof bdir);
+    for (size_t i = 0; i < sizeof HANGS / sizeof HANGS[0]; i++) {
+        const struct hang *h = &HANGS[i];
+        /* the plan picks the kernel meant, and the committed one passes */
+        snprintf(cmd, sizeof cmd, "timeout 60 '%s/bin/fp4lr-check' %s --iters 0 2>&1", bdir, h->args);
+        int rc = tsupport_run_capture(cmd, out, sizeof out);
+        cr_expect_eq(rc, 0, "the committed kernel: %s", out);
+        cr_expect(strstr(out, h->entry) != NULL, "the plan does not pick %s: %s", h->entry, out);
+        double secs = 0;
+        rc = run_hang(dir, h->fault, "", h->entry, h->args, out, sizeof out, &secs);
+        cr_expect(rc == 3 && strstr(out, "CUDA_ERROR_") != NULL,
+                  "%s in %s: exit status %d after %.1f s (3 with a CUDA error expected; 124: it hung): %s", h->fault,
+                  h->entry, rc, secs, out);
+        cr_expect_lt(secs, 30.0, "%s in %s: the trap came after %.1f s", h->fault, h->entry, secs);
+        cr_log_info("watchdog: %s in %s trapped after %.2f s (exit %d)", h->fault, h->entry, secs, rc);
+        fprintf(stderr, "watchdog: %s in %s trapped after %.2f s (exit %d)\n", h->fault, h->entry, secs, rc);
+    }
+    /* the poll time: the same hang at a bound 16 times smaller */
+    double full = 0, small = 0;
+    int rc = run_hang(dir, "noleave", "", HANGS[0].entry, HANGS[0].args, out, sizeof out, &full);
+    cr_expect_eq(rc, 3, "%s", out);
+    rc = run_hang(dir, "noleave", "0x40000", HANGS[0].entry, HANGS[0].args, out, sizeof out, &small);
+    cr_expect_eq(rc, 3, "%s", out);
+    const double polls = (double)(1 << 22) - (double)0x40000;
+    fprintf(stderr, "watchdog: 2^22 polls %.2f s, 2^18 polls %.2f s: %.0f ns a poll (the watcher's wait)\n", full,
+            small, 1e9 * (full - small) / polls);
+    cr_expect_gt(full, small, "a bound 16 times larger took no longer: %.2f s against %.2f s", full, small);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
+}
