@@ -6,7 +6,7 @@ from . import kstate as K
 from .flags import (FAULT, WATCHDOG, ASSIST, CHOIST, CSTAG_NS, CSTAG_SETUP, CWG0, CWG1, EXPERIMENTS, FORMATS, LORA_SLOTS,
     LPREFETCH, MXONE, TLINE, TRANSFORM_THREADS, TW8)
 from .timeline import tline
-from .layout import acc_list, k_param, walk_consts_again
+from .layout import acc_list, k_param
 from .sync import arrive, spin_ns
 from .convert import emit_lut_setup, fp4x8_to, mul_x2, mx_big_scales, scale_mx, scale_mx_fast, scale_nv
 from .walk import CUR, NCUR, tile_coords, unit_first, unit_next
@@ -206,8 +206,7 @@ def emit_consumer(e, fmt, stages, L):
 // dequantize the next chunk's A while the tensor core works.
 // =====================================================================================
 L_consumer:
-\tsetmaxnreg.inc.sync.aligned.u32 {K.REG_CONSUMER};
-{walk_consts_again().rstrip()}""")
+\tsetmaxnreg.inc.sync.aligned.u32 {K.REG_CONSUMER};""")
     emit_lut_setup(e)
     e(f"""\tld.param.f32 %alpha, [p_alpha];
 \tsub.u32 %r40, %thr, {TRANSFORM_THREADS};

@@ -11,7 +11,7 @@ from .flags import (WATCHDOG, ASSIST, BK, BM, BN_NARROW, CHOIST, CSTAG_NS, EPIST
     XPRE, XSELF, XSELF_KB)
 from .timeline import tline
 from .instances import entry_name
-from .layout import WYT_PARAMS, cluster_setup, layout, setup_addresses, tsplit_setup, walk_consts_again, xdone_off
+from .layout import WYT_PARAMS, cluster_setup, layout, setup_addresses, tsplit_setup, xdone_off
 from .convert import alpha_folds
 from .walk import emit_tile_coords_doc
 from .fused import fused_params, fused_setup
@@ -277,8 +277,7 @@ L_init_done:
 \t@%p0 bra L_consumer;
 """)
     e(f"""\t// {"WG0 and WG1 give" if TW8 else "WG0 gives"} registers back (all {"eight" if TW8 else "four"} warps execute the same setmaxnreg)
-\tsetmaxnreg.dec.sync.aligned.u32 {K.REG_WG0};
-{walk_consts_again().rstrip()}""")
+\tsetmaxnreg.dec.sync.aligned.u32 {K.REG_WG0};""")
     emit_tile_coords_doc(e)
     (emit_wpre_producers if K.WPRE else emit_transform)(e, fmt, stages, L)
     if WATCHDOG:

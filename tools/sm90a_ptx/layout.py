@@ -77,17 +77,6 @@ def cluster_setup():
 """
 
 
-def walk_consts_again():
-    """%tstride and %ntiles computed again right after a role's setmaxnreg, so that neither is
-    live across the split: ptxas keeps such a value rather than recompute it, and the 56-register
-    producer warps of the NVFP4 fused kernels then spilled both (8 bytes; found when the
-    watchdog's poll counter took one more register there)."""
-    stride = "%nclusterid.x" if K.CL == 2 else "%nctaid.x"
-    return f"""\tmov.u32 %tstride, {stride};                 // again after the split (layout.walk_consts_again)
-\tmul.lo.u32 %ntiles, %tiles_m, %tiles_n;
-"""
-
-
 def tsplit_setup(L):
     """tsplit: the tfull_hi barriers sit after every other barrier."""
     return f"\tadd.u32 %bar_tfullhi, %sbase, {L['bar'] + 8 * (L['nbar'] - K.TSLOTS)};   // tfull_hi[{K.TSLOTS}]\n"
