@@ -20,34 +20,40 @@ def experiment_flags(tool, var, known):
     return flags
 
 
-# The mbarrier watchdog: a bounded wait whose phase has not completed after WATCHDOG_POLLS
-# failed try_waits executes `trap`, so that a protocol bug (a missed arrive, a copy that never
-# lands, a walk that disagrees) ends the launch with a CUDA error instead of hanging the
-# process.  The bound counts polls, not time: under compute-sanitizer each poll slows down
-# with the rest of the kernel, and a context that is not running does not poll.  The first
-# try_wait is as before (one poll, one branch) and the counter lives only in the spin, so a
-# wait that succeeds at once costs nothing more; the spin needs one register more, which is
-# why the sm_90a consumer warpgroups (at their register limit in the K loop) wait unbounded
-# and a producer thread watches them instead (sm90a_ptx/watch.py).  WATCHDOG_POLLS comes from
-# the poll time measured on the H100 (bench/results/experiments/README.md, "The watchdog").
-WATCHDOG_POLLS = 1 << 22
-# FP4LR_GEN_WATCHDOG_POLLS=N builds another bound, for measuring the poll time (tests/
-# test_watchdog.c times planted hangs at two bounds); never committed
-if os.environ.get("FP4LR_GEN_WATCHDOG_POLLS"):
+# The mbarrier watchdog: a bounded wait whose phase has not completed after WATCHDOG_NS of
+# polling (%globaltimer, nanoseconds) executes `trap`, so that a protocol bug (a missed arrive,
+# a copy that never lands, a walk that disagrees) ends the launch with a CUDA error instead of
+# hanging the process.  Time, not a count of polls: a failed try_wait suspends the thread for
+# about 3.8 us on the H100 in most places, but a thread whose warp-mates wait at the pair's
+# cluster barrier polled 2^22 times in well under a second (bench/results/experiments/
+# README.md, "The watchdog"), so a count has no floor.  A poll that comes more than
+# WATCHDOG_GAP_NS after the previous one starts a new window: the thread was not running
+# (stopped in a debugger, preempted), which is no evidence of a hang.  The timer's low 32 bits
+# suffice (the window is shorter than their 4.29 s wrap).  The first try_wait is as before
+# (one poll, one branch) and the window's three registers live only in the spin, so a wait
+# that succeeds at once costs nothing more; but the spin needs registers, which is why the
+# sm_90a consumer warpgroups (at their register limit in the K loop) wait unbounded and a
+# producer thread watches them instead (sm90a_ptx/watch.py).
+WATCHDOG_NS = 4_000_000_000
+WATCHDOG_GAP_NS = 1 << 26          # 67 ms: a poll takes microseconds
+# FP4LR_GEN_WATCHDOG_NS=N builds another bound, for measurement (tests/test_watchdog.c times
+# planted hangs at two bounds); never committed
+if os.environ.get("FP4LR_GEN_WATCHDOG_NS"):
     try:
-        WATCHDOG_POLLS = int(os.environ["FP4LR_GEN_WATCHDOG_POLLS"], 0)
+        WATCHDOG_NS = int(os.environ["FP4LR_GEN_WATCHDOG_NS"], 0)
     except ValueError:
-        WATCHDOG_POLLS = 0
-    if not 1 <= WATCHDOG_POLLS < 1 << 32:
-        sys.exit(f"FP4LR_GEN_WATCHDOG_POLLS='{os.environ['FP4LR_GEN_WATCHDOG_POLLS']}': "
-                 "a count of polls in [1, 2^32) expected")
-# the watchdog's register, declared by every kernel that emits bounded waits
-WATCHDOG_REGS = "\t.reg .b32 %wdog;                               // watchdog: failed polls of the current wait\n"
+        WATCHDOG_NS = 0
+    if not WATCHDOG_GAP_NS < WATCHDOG_NS < 0xF0000000:
+        sys.exit(f"FP4LR_GEN_WATCHDOG_NS='{os.environ['FP4LR_GEN_WATCHDOG_NS']}': a bound in nanoseconds "
+                 f"in ({WATCHDOG_GAP_NS}, {0xF0000000}) expected")
+# the watchdog's registers, declared by every kernel that emits bounded waits
+WATCHDOG_REGS = ("\t.reg .b32 %wdog, %wdt0, %wdt1;                  "
+                 "// watchdog: the time now, the window's start, the last poll\n")
 
 
 class Emitter:
     """Collects PTX lines; gives each wait loop a unique label.  `watchdog`: the wait loops
-    emitted while it is set trap after WATCHDOG_POLLS failed polls (the kernel declares
+    emitted while it is set trap after WATCHDOG_NS of polling (the kernel declares
     WATCHDOG_REGS)."""
 
     def __init__(self, cluster=1, cluster_scope=None, watchdog=False):
@@ -84,12 +90,18 @@ class Emitter:
             return
         self(f"""{poll}
 \t@%pw bra {lab}_ok;
-\tmov.u32 %wdog, 0;
+\tmov.u32 %wdt0, %globaltimer_lo;           // watchdog: the window starts (ns, mod 2^32)
+\tmov.u32 %wdt1, %wdt0;                     // the last poll
 {lab}:
 {poll}
 \t@%pw bra {lab}_ok;
-\tadd.u32 %wdog, %wdog, 1;
-\tsetp.lt.u32 %pw, %wdog, {WATCHDOG_POLLS};  // %pw is free until the next poll
+\tmov.u32 %wdog, %globaltimer_lo;
+\tsub.u32 %wdt1, %wdog, %wdt1;
+\tsetp.gt.u32 %pw, %wdt1, {WATCHDOG_GAP_NS};      // not polled for so long: the thread was stopped
+\t@%pw mov.u32 %wdt0, %wdog;                 // (a debugger, preemption): a new window
+\tmov.u32 %wdt1, %wdog;
+\tsub.u32 %wdog, %wdog, %wdt0;
+\tsetp.lt.u32 %pw, %wdog, {WATCHDOG_NS};   // %pw is free until the next poll
 \t@%pw bra {lab};
 \ttrap;                                       // watchdog: the phase never completed
 {lab}_ok:""")
@@ -168,9 +180,9 @@ def main(tool, doc, instances, name_of, emit_of, outdir, subdir_of=None):
     ap.add_argument("--list", action="store_true", help="print the entry names")
     ap.add_argument("--outdir", default=outdir)
     args = ap.parse_args()
-    if os.environ.get("FP4LR_GEN_WATCHDOG_POLLS") and not (args.check or args.list) and \
+    if os.environ.get("FP4LR_GEN_WATCHDOG_NS") and not (args.check or args.list) and \
             os.path.abspath(args.outdir) == os.path.abspath(outdir):
-        print(f"{tool}: FP4LR_GEN_WATCHDOG_POLLS builds a measurement bound: write it elsewhere "
+        print(f"{tool}: FP4LR_GEN_WATCHDOG_NS builds a measurement bound: write it elsewhere "
               f"(--outdir DIR), never into {os.path.relpath(outdir)}", file=sys.stderr)
         return 2
     bad = 0

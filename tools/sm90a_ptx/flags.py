@@ -19,7 +19,7 @@ KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfen
                      "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl", "lrserial", "nowatchdog"}
 EXPERIMENTS = ptxgen.experiment_flags("gen_sm90a", "FP4LR_GEN_EXPERIMENT", KNOWN_EXPERIMENTS)
 # Every mbarrier wait and the stream-K owner's partial flags trap after a bound instead of
-# spinning forever (ptxgen.WATCHDOG_POLLS says why and how long); nowatchdog emits the
+# spinning forever (ptxgen.WATCHDOG_NS says why and how long); nowatchdog emits the
 # unbounded waits again, for measurement.
 WATCHDOG = "nowatchdog" not in EXPERIMENTS
 # Planted faults for tests/test_watchdog.c (FP4LR_GEN_FAULT, never committed: gen_sm90a.py

@@ -1,5 +1,5 @@
 """The watchdog's sm_90a side: every producer, transform and converter wait is bounded
-(ptxgen.WATCHDOG_POLLS failed polls, then `trap`), but the consumer warpgroups wait unbounded:
+(ptxgen.WATCHDOG_NS of polling, then `trap`), but the consumer warpgroups wait unbounded:
 their K loop is at the register limit, and the spin's counter made ptxas spill in the NVFP4
 fused _x kernels.  So a producer thread watches them.  Each consumer WG arrives once on
 mbarrier `cdone` when it leaves (after its last bulk store has read shared memory); the
