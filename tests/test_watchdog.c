@@ -78,25 +78,24 @@ Test(watchdog, nowatchdog_builds_the_unbounded_kernels)
     cr_expect_gt(waits, 10, "%s", out);
 }
 
-Test(watchdog, the_generators_refuse_to_commit_a_fault_or_a_measurement_bound)
+/* `cmd` (its messages too) exits `rc` and says `needle` */
+static void expect_cmd(const char *cmd, int rc, const char *needle)
 {
     char out[4096];
-    int rc = tsupport_run_capture("FP4LR_GEN_FAULT=noleave python3 tools/gen_sm90a.py 2>&1", out, sizeof out);
-    cr_expect_eq(rc, 2, "%s", out);
-    cr_expect(strstr(out, "never into ptx/sm90a") != NULL, "%s", out);
-    rc = tsupport_run_capture("FP4LR_GEN_FAULT=nohang python3 tools/gen_sm90a.py --list 2>&1", out, sizeof out);
-    cr_expect_eq(rc, 1, "%s", out);
-    cr_expect(strstr(out, "unknown FP4LR_GEN_FAULT 'nohang'") != NULL, "%s", out);
-    rc = tsupport_run_capture("FP4LR_GEN_WATCHDOG_NS=1000000000 python3 tools/gen_sm90a_pp.py 2>&1", out, sizeof out);
-    cr_expect_eq(rc, 2, "%s", out);
-    cr_expect(strstr(out, "measurement bound") != NULL, "%s", out);
-    rc = tsupport_run_capture("FP4LR_GEN_WATCHDOG_NS=1000 python3 tools/gen_sm90a.py --list 2>&1", out, sizeof out);
-    cr_expect_eq(rc, 1, "%s", out);
-    cr_expect(strstr(out, "a bound in nanoseconds") != NULL, "%s", out);
+    int got = tsupport_run_capture(cmd, out, sizeof out);
+    cr_expect_eq(got, rc, "%s: exit status %d, %d expected: %s", cmd, got, rc, out);
+    cr_expect(strstr(out, needle) != NULL, "%s: no '%s' in: %s", cmd, needle, out);
+}
+
+Test(watchdog, the_generators_refuse_to_commit_a_fault_or_a_measurement_bound)
+{
+    expect_cmd("FP4LR_GEN_FAULT=noleave python3 tools/gen_sm90a.py 2>&1", 2, "never into ptx/sm90a");
+    expect_cmd("FP4LR_GEN_FAULT=nohang python3 tools/gen_sm90a.py --list 2>&1", 1, "unknown FP4LR_GEN_FAULT 'nohang'");
+    expect_cmd("FP4LR_GEN_WATCHDOG_NS=1000000000 python3 tools/gen_sm90a_pp.py 2>&1", 2, "measurement bound");
+    expect_cmd("FP4LR_GEN_WATCHDOG_NS=1000 python3 tools/gen_sm90a.py --list 2>&1", 1, "a bound in nanoseconds");
     /* nothing was written: the committed files still match */
-    rc = tsupport_run_capture("python3 tools/gen_sm90a.py --check 2>&1 && python3 tools/gen_sm90a_pp.py --check 2>&1",
-                              out, sizeof out);
-    cr_expect_eq(rc, 0, "%s", out);
+    expect_cmd("python3 tools/gen_sm90a.py --check 2>&1 && python3 tools/gen_sm90a_pp.py --check 2>&1", 0,
+               "5 kernels match the generator");
 }
 
 /* ---- GPU: planted hangs end in a trap ---- */
