@@ -153,9 +153,15 @@ fp4lr_status fp4lr_cu_status(const fp4lr_driver *drv, CUresult res, const char *
     const char *text = NULL;
     if (!(drv && drv->cuGetErrorString && drv->cuGetErrorString(res, &text) == CUDA_SUCCESS && text))
         text = "no description from the driver";
-    fp4lr_status s = fp4lr_fail(FP4LR_E_DRIVER, name, "%s failed: %s (%d: %s) at %s:%d",
+    /* A kernel that stopped: fp4lr's sm_90a kernels trap when a wait passes their watchdog
+     * (ptx/sm90a/README.md), which the driver reports as this one error. */
+    const char *hint = res == CUDA_ERROR_LAUNCH_FAILED
+                           ? "; a kernel stopped (fp4lr's kernels trap when a wait passes their 4 s watchdog: "
+                             "ptx/sm90a/README.md), and the context cannot be used again"
+                           : "";
+    fp4lr_status s = fp4lr_fail(FP4LR_E_DRIVER, name, "%s failed: %s (%d: %s) at %s:%d%s",
                                 expr ? expr : "(driver call)", name, (int)res, text,
-                                file ? file : "?", line);
+                                file ? file : "?", line, hint);
     s.cu_result = (int)res;
     return s;
 }

@@ -327,6 +327,10 @@ Test(driver, cu_status_without_a_name_keeps_the_number)
     cr_assert_eq(s.cu_result, 719);
     assert_has(s.msg, "k() failed: CUDA_ERROR_UNNAMED (719:");
     assert_has(s.msg, "f.c:3");
+    /* a launch failure names the watchdog's trap as one cause; other errors do not */
+    assert_has(s.msg, "4 s watchdog");
+    fp4lr_status o = fp4lr_cu_status(NULL, CUDA_ERROR_NOT_FOUND, "k()", "f.c", 3);
+    cr_assert_null(strstr(o.msg, "watchdog"), "%s", o.msg);
     /* A table whose name lookup fails gives the same fallback. */
     cr_assert_str_eq(fp4lr_cu_name(&fake_drv, CUDA_ERROR_LAUNCH_FAILED), "CUDA_ERROR_UNNAMED");
     cr_assert_str_eq(fp4lr_cu_name(&fake_drv, CUDA_ERROR_NOT_FOUND), "CUDA_ERROR_NOT_FOUND");
