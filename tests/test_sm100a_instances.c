@@ -425,7 +425,7 @@ Test(sm100a_instances, generator_output_is_reproducible)
 /* paircta (FP4LR_GEN100_EXPERIMENT; a measurement build, never committed, not run: there is
  * no sm_100 device): the pair kernels wait and arrive at CTA scope everywhere but `affdone`
  * (ptx/sm100a/README.md item 12).  Dense pairs keep no cluster-scope mbarrier op, fused pairs
- * exactly affdone's wait and arrive; the committed pairs keep theirs; every one-CTA kernel is
+ * exactly affdone's wait (its two polls: the first and the watchdog's spin) and arrive; the committed pairs keep theirs; every one-CTA kernel is
  * byte for byte the committed one; two of the pairs pass the ptxas gate; a misspelt flag is
  * refused. */
 Test(sm100a_instances, paircta_measurement_builds, .timeout = 120)
@@ -437,7 +437,7 @@ Test(sm100a_instances, paircta_measurement_builds, .timeout = 120)
         "for f in $D/sm100a/*.ptx $D/sm100f/*.ptx; do c=ptx/${f#$D/}; case $f in "
         "*_dense_*_c2_*) n=$((n+1)); ! grep -Eq " CL_OP " $f && grep -Eq " CL_OP " $c && "
         "grep -q '^// Scope (paircta, a measurement build)' $f || { echo $f >&2; exit 1; };; "
-        "*_fused_*_c2_*) n=$((n+1)); test $(grep -Ec " CL_OP " $f) -eq 2 && "
+        "*_fused_*_c2_*) n=$((n+1)); test $(grep -Ec " CL_OP " $f) -eq 3 && "
         "grep -A1 '^L_wait_affdone_' $f | grep -q 'try_wait.parity.acquire.cluster' && "
         "grep -A1 \"the even CTA's affdone\" $f | grep -q 'arrive.release.cluster' && "
         "test $(grep -Ec " CL_OP " $c) -gt 2 || { echo $f >&2; exit 1; };; "

@@ -3,6 +3,7 @@
  *
  * CPU (always): in every committed sm_90a GEMM kernel each mbarrier wait before the consumers'
  * code is bounded (one `trap` per wait loop), the consumers' waits are not (they are watched),
+ * every sm_100a / sm_100f wait is bounded,
  * `cdone` is initialised once with count 2 and each consumer warpgroup arrives on it once, the
  * watcher waits for it; the measurement flag nowatchdog emits none of it; the generators refuse
  * to write a planted fault or a measurement bound into ptx/sm90a/.
@@ -60,6 +61,29 @@ Test(watchdog, every_wait_outside_the_consumers_is_bounded_and_the_consumers_are
         cr_expect_eq(w, 1, "%s: %d watchers", f, w);
     }
     cr_expect_eq(kernels, 87, "%d sm_90a GEMM kernels: 82 of gen_sm90a.py (its 4 others are W preparations), 5 ping-pong", kernels);
+}
+
+/* sm_100a / sm_100f: no role is watched, every wait loop is bounded (ptxas-verified kernels;
+ * no sm_100 GPU has run them) */
+Test(watchdog, every_sm100_wait_is_bounded)
+{
+    static char out[1 << 14];
+    int rc = tsupport_run_capture(
+        "for f in ptx/sm100a/*.ptx ptx/sm100f/*.ptx; do awk -v f=$f "
+        "'/^L_wait_[A-Za-z0-9_]*:/ && !/_ok:/ {w++} /trap;.*watchdog: the phase never completed/ {t++} "
+        "END {print f, w + 0, t + 0}' $f; done",
+        out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    int kernels = 0;
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        char f[512];
+        int w, t;
+        cr_assert_eq(sscanf(line, "%511s %d %d", f, &w, &t), 3, "%s", line);
+        kernels++;
+        cr_expect_gt(w, 3, "%s: %d waits", f, w);
+        cr_expect_eq(t, w, "%s: %d waits, %d of them bounded", f, w, t);
+    }
+    cr_expect_eq(kernels, 36, "%d sm_100 kernels", kernels);
 }
 
 Test(watchdog, nowatchdog_builds_the_unbounded_kernels)

@@ -29,7 +29,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 #            (ptx/sm100a/README.md item 12: the sm_90a pairs ran 1.3-2x faster so, and a
 #            review found every other hand-off of these kernels safe at CTA scope).  Not run:
 #            no sm_100 device; build it with --outdir and A/B it where one exists.
-EXPERIMENTS = ptxgen.experiment_flags("gen_sm100a", "FP4LR_GEN100_EXPERIMENT", {"paircta"})
+EXPERIMENTS = ptxgen.experiment_flags("gen_sm100a", "FP4LR_GEN100_EXPERIMENT", {"paircta", "nowatchdog"})
+# Every mbarrier wait traps after ptxgen.WATCHDOG_NS of polling (the sm_90a watchdog; here no
+# role is at its register limit, so none is watched instead of bounded).  Verified by ptxas and
+# tests/test_watchdog.c's census only: no sm_100 GPU has run it.  nowatchdog emits the unbounded
+# waits again.
+WATCHDOG = "nowatchdog" not in EXPERIMENTS
+WATCHDOG_DOC = """
+//   Watchdog: every wait above, after a failed first try_wait, polls for at most 4 s of
+//   %globaltimer (a pause over 67 ms between polls starts again) and then executes `trap`: a
+//   protocol bug fails the launch (CUDA_ERROR_LAUNCH_FAILED) instead of hanging it
+//   (tools/ptxgen.py WATCHDOG_NS; not yet run on an sm_100 GPU)."""
 OUTDIR = os.path.join(os.path.dirname(HERE), "ptx")   # each target writes into OUTDIR/<target>/
 
 # Targets: the arch-specific sm_100a (compute capability 10.0 only) and the family target
@@ -262,7 +272,7 @@ def header(e, K):
 //                        MMA issuer before the tile's first MMA (first tile passes).{"  (Unused in the odd CTA.)" if pair else ""}
 //   Accumulator stages: {K.acc} (a = tile % {K.acc}); host/budget.c's TMEM plan gives acc_stages = {K.acc} for N = {BN}.
 //   Epilogue staging: no barrier; each epilogue warp's lane 0 tracks its own bulk stores
-//   (cp.async.bulk.wait_group.read 1 before reusing a buffer).
+//   (cp.async.bulk.wait_group.read 1 before reusing a buffer).{WATCHDOG_DOC if WATCHDOG else ""}
 //
 // Shared memory map (dynamic, 1024-byte aligned; the same offsets in every CTA), {K.stages} main stages:
 //   [{L['a']:6d} + s*{L['stage']}]  A fp4     {BM} x {BK // 2} B, TMA swizzle 128B               ({BM * BK // 2} B)
@@ -355,7 +365,7 @@ def assumptions_doc(K):
 
 def emit_kernel(fmt, family, cluster, stages, acc, target="sm100a"):
     K = Kernel(fmt, cluster, stages, acc, target, family)
-    e = Emitter(cluster, cluster_scope=False if K.paircta else None)
+    e = Emitter(cluster, cluster_scope=False if K.paircta else None, watchdog=WATCHDOG)
     header(e, K)
     emit_entry(e, K)
     emit_setup(e, K)
@@ -406,6 +416,8 @@ def emit_entry(e, K):
 \t.reg .b32 %v<64>, %pk<{BN // 2}>;   // epilogue: TMEM words, packed bf16x2 outputs
 \t.reg .f32 %alpha, %f<2>;
 """)
+    if WATCHDOG:
+        e(ptxgen.WATCHDOG_REGS.rstrip("\n"))
     if K.fused:
         e(fused.regs())
 
