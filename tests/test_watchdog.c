@@ -41,48 +41,59 @@
     "/^L_watch:/ {w++} "                                                                                       \
     "END {print f, wb + 0, tb + 0, ta + 0, wa + 0, ci + 0, ca + 0, w + 0}' $f; done"
 
-Test(watchdog, every_wait_outside_the_consumers_is_bounded_and_the_consumers_are_watched)
+/* Runs a census command (one line a kernel file: its name, then n counts), checks each line
+ * with `check` and returns how many lines there were. */
+static int census(const char *cmd, int n, void (*check)(const char *f, const int *c))
 {
     static char out[1 << 16];
-    int rc = tsupport_run_capture(CENSUS, out, sizeof out);
+    int rc = tsupport_run_capture(cmd, out, sizeof out);
     cr_assert_eq(rc, 0, "%s", out);
     int kernels = 0;
     for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
         char f[512];
-        int wb, tb, ta, wa, ci, ca, w;
-        cr_assert_eq(sscanf(line, "%511s %d %d %d %d %d %d %d", f, &wb, &tb, &ta, &wa, &ci, &ca, &w), 8, "%s", line);
+        int c[8] = {0}, got = 0, used = 0;
+        cr_assert_eq(sscanf(line, "%511s%n", f, &used), 1, "%s", line);
+        for (const char *p = line + used; got < n && sscanf(p, "%d%n", &c[got], &used) == 1; p += used)
+            got++;
+        cr_assert_eq(got, n, "%s", line);
+        check(f, c);
         kernels++;
-        cr_expect_gt(wb, 0, "%s: no wait before the consumers' code", f);
-        cr_expect_eq(tb, wb, "%s: %d waits before L_consumer, %d of them bounded", f, wb, tb);
-        cr_expect_gt(wa, 0, "%s: no consumer wait", f);
-        cr_expect_eq(ta, 0, "%s: %d bounded consumer waits (the consumers are watched, not bounded)", f, ta);
-        cr_expect_eq(ci, 1, "%s: cdone initialised %d times", f, ci);
-        cr_expect_eq(ca, 1, "%s: %d cdone arrives (one line, by each WG's thread 0)", f, ca);
-        cr_expect_eq(w, 1, "%s: %d watchers", f, w);
     }
+    return kernels;
+}
+
+static void check_sm90a(const char *f, const int *c)
+{
+    const int wb = c[0], tb = c[1], ta = c[2], wa = c[3], ci = c[4], ca = c[5], w = c[6];
+    cr_expect_gt(wb, 0, "%s: no wait before the consumers' code", f);
+    cr_expect_eq(tb, wb, "%s: %d waits before L_consumer, %d of them bounded", f, wb, tb);
+    cr_expect_gt(wa, 0, "%s: no consumer wait", f);
+    cr_expect_eq(ta, 0, "%s: %d bounded consumer waits (the consumers are watched, not bounded)", f, ta);
+    cr_expect_eq(ci, 1, "%s: cdone initialised %d times", f, ci);
+    cr_expect_eq(ca, 1, "%s: %d cdone arrives (one line, by each WG's thread 0)", f, ca);
+    cr_expect_eq(w, 1, "%s: %d watchers", f, w);
+}
+
+Test(watchdog, every_wait_outside_the_consumers_is_bounded_and_the_consumers_are_watched)
+{
+    int kernels = census(CENSUS, 7, check_sm90a);
     cr_expect_eq(kernels, 87, "%d sm_90a GEMM kernels: 82 of gen_sm90a.py (its 4 others are W preparations), 5 ping-pong", kernels);
+}
+
+static void check_sm100(const char *f, const int *c)
+{
+    cr_expect_gt(c[0], 3, "%s: %d waits", f, c[0]);
+    cr_expect_eq(c[1], c[0], "%s: %d waits, %d of them bounded", f, c[0], c[1]);
 }
 
 /* sm_100a / sm_100f: no role is watched, every wait loop is bounded (ptxas-verified kernels;
  * no sm_100 GPU has run them) */
 Test(watchdog, every_sm100_wait_is_bounded)
 {
-    static char out[1 << 14];
-    int rc = tsupport_run_capture(
-        "for f in ptx/sm100a/*.ptx ptx/sm100f/*.ptx; do awk -v f=$f "
-        "'/^L_wait_[A-Za-z0-9_]*:/ && !/_ok:/ {w++} /trap;.*watchdog: the phase never completed/ {t++} "
-        "END {print f, w + 0, t + 0}' $f; done",
-        out, sizeof out);
-    cr_assert_eq(rc, 0, "%s", out);
-    int kernels = 0;
-    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
-        char f[512];
-        int w, t;
-        cr_assert_eq(sscanf(line, "%511s %d %d", f, &w, &t), 3, "%s", line);
-        kernels++;
-        cr_expect_gt(w, 3, "%s: %d waits", f, w);
-        cr_expect_eq(t, w, "%s: %d waits, %d of them bounded", f, w, t);
-    }
+    int kernels = census("for f in ptx/sm100a/*.ptx ptx/sm100f/*.ptx; do awk -v f=$f "
+                         "'/^L_wait_[A-Za-z0-9_]*:/ && !/_ok:/ {w++} /trap;.*watchdog: the phase never completed/ {t++} "
+                         "END {print f, w + 0, t + 0}' $f; done",
+                         2, check_sm100);
     cr_expect_eq(kernels, 36, "%d sm_100 kernels", kernels);
 }
 
