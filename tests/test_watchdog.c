@@ -12,7 +12,10 @@
  * directory, run by fp4lr-check under `timeout 60`: noleave (the consumers wait at their end for
  * a stage nobody issues: the watcher must trap) on the three watcher placements (the inline _x
  * kernel's thread 0, the transform kernel's warp 0, the W-prepared pair's thread 0), norelease
- * (no stage is ever released: the producer's own bounded wait must trap).  Each must exit 3
+ * (no main stage is ever released, and with it no W slot after the first chunks: the producers'
+ * own bounded waits, the A producer's `empty` and the W producer's `tempty`, must trap; which one
+ * does first is not told apart), nopublish (the _x converters never publish a unit: the W
+ * producer's wait for their flags must trap).  Each must exit 3
  * with a CUDA error, not be stopped by the timeout, and the committed kernels must pass the
  * same command.  The time to the trap is measured: never before the bound (4 s, and 1 s in a
  * measurement build), and not much after it. */
@@ -29,17 +32,22 @@
 /* ---- CPU: the structure of the committed kernels ---- */
 
 /* For each sm_90a GEMM kernel file: <file> <bounded waits before L_consumer> <traps there>
- * <watchdog traps after it> <consumer waits> <cdone inits> <cdone arrives> <watcher labels>.
+ * <watchdog traps after it> <consumer waits> <cdone inits> <cdone arrives> <watcher labels>
+ * <branches to the watcher> <1 when cdone's init, the arrive's address (the line before it)
+ * and the watcher's address (the line after L_watch:) name one offset>.
  * (Every wait loop has one label L_wait_<what>_<n>; a bounded one also its exit, ..._ok.) */
 #define CENSUS                                                                                                 \
     "for f in ptx/sm90a/fp4lr_sm90a_*_m*.ptx; do awk -v f=$f '"                                              \
     "/^L_consumer:/ {c = 1} "                                                                                  \
     "/^L_wait_[A-Za-z0-9_]*:/ && !/_ok:/ {if (c) wa++; else wb++} "                                                       \
     "/trap;.*watchdog: the phase never completed/ {if (c) ta++; else tb++} "                                   \
-    "/mbarrier.init.shared::cta.b64 .*, 2;   \\/\\/ cdone/ {ci++} "                                            \
-    "/mbarrier.arrive.shared::cta.b64 _, \\[%r10\\];   \\/\\/ cdone/ {ca++} "                                  \
-    "/^L_watch:/ {w++} "                                                                                       \
-    "END {print f, wb + 0, tb + 0, ta + 0, wa + 0, ci + 0, ca + 0, w + 0}' $f; done"
+    "/mbarrier.init.shared::cta.b64 .*, 2;   \\/\\/ cdone/ {ci++; split($2, a, /[+\\]]/); oi = a[2]} "           \
+    "/mbarrier.arrive.shared::cta.b64 _, \\[%r10\\];   \\/\\/ cdone/ {ca++; oa = po} "                        \
+    "pw {ow = $4; sub(/;/, \"\", ow); pw = 0} "                                                                 \
+    "/^L_watch:/ {w++; pw = 1} "                                                                               \
+    "/bra L_watch;/ {bw++} "                                                                                   \
+    "{split($0, t, \", \"); po = t[3]; sub(/;.*/, \"\", po)} "                                                   \
+    "END {print f, wb + 0, tb + 0, ta + 0, wa + 0, ci + 0, ca + 0, w + 0, bw + 0, (oi == oa && oi == ow && oi != \"\")}' $f; done"
 
 /* Runs a census command (one line a kernel file: its name, then n counts), checks each line
  * with `check` and returns how many lines there were. */
@@ -51,7 +59,7 @@ static int census(const char *cmd, int n, void (*check)(const char *f, const int
     int kernels = 0;
     for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
         char f[512];
-        int c[8] = {0}, got = 0, used = 0;
+        int c[12] = {0}, got = 0, used = 0;
         cr_assert_eq(sscanf(line, "%511s%n", f, &used), 1, "%s", line);
         for (const char *p = line + used; got < n && sscanf(p, "%d%n", &c[got], &used) == 1; p += used)
             got++;
@@ -64,7 +72,7 @@ static int census(const char *cmd, int n, void (*check)(const char *f, const int
 
 static void check_sm90a(const char *f, const int *c)
 {
-    const int wb = c[0], tb = c[1], ta = c[2], wa = c[3], ci = c[4], ca = c[5], w = c[6];
+    const int wb = c[0], tb = c[1], ta = c[2], wa = c[3], ci = c[4], ca = c[5], w = c[6], bw = c[7], same = c[8];
     cr_expect_gt(wb, 0, "%s: no wait before the consumers' code", f);
     cr_expect_eq(tb, wb, "%s: %d waits before L_consumer, %d of them bounded", f, wb, tb);
     cr_expect_gt(wa, 0, "%s: no consumer wait", f);
@@ -72,11 +80,13 @@ static void check_sm90a(const char *f, const int *c)
     cr_expect_eq(ci, 1, "%s: cdone initialised %d times", f, ci);
     cr_expect_eq(ca, 1, "%s: %d cdone arrives (one line, by each WG's thread 0)", f, ca);
     cr_expect_eq(w, 1, "%s: %d watchers", f, w);
+    cr_expect_gt(bw, 0, "%s: nothing branches to the watcher", f);
+    cr_expect_eq(same, 1, "%s: cdone's init, arrive and wait do not name one offset", f);
 }
 
 Test(watchdog, every_wait_outside_the_consumers_is_bounded_and_the_consumers_are_watched)
 {
-    int kernels = census(CENSUS, 7, check_sm90a);
+    int kernels = census(CENSUS, 9, check_sm90a);
     cr_expect_eq(kernels, 87, "%d sm_90a GEMM kernels: 82 of gen_sm90a.py (its 4 others are W preparations), 5 ping-pong", kernels);
 }
 
@@ -147,6 +157,7 @@ static const struct hang HANGS[] = {
     {"noleave", "fp4lr_sm90a_nvfp4_dense_m256n256k128_c2_s3_w5",
      "--mnk 2048x1024x1024 --dense --w-prep on --swap off --cluster 2"},
     {"norelease", "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4", "--mnk 2048x1024x1024:32 --w-prep inline --swap off"},
+    {"nopublish", "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4", "--mnk 2048x1024x1024:32 --w-prep inline --swap off"},
 };
 
 static double now_s(void)

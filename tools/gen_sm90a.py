@@ -36,7 +36,7 @@ def main():
     # the W-prepared kernels share the 8-warp consumers: the tw4 and consumer_assist
     # experiments build without them
     insts = [i for i in INSTANCES if not (len(i) > 5 and i[5]) or (TW8 and not ASSIST)]
-    if FAULT and not any(a.startswith("--outdir") or a in ("--list", "--check") for a in sys.argv[1:]):
+    if FAULT and not ptxgen.writes_elsewhere(sys.argv[1:], OUTDIR):
         print(f"gen_sm90a: FP4LR_GEN_FAULT={FAULT} plants a fault: write it elsewhere (--outdir DIR), "
               f"never into {os.path.relpath(OUTDIR)}", file=sys.stderr)
         return 2

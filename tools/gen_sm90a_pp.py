@@ -38,7 +38,7 @@ if os.environ.get("FP4LR_GEN_EXPERIMENT"):
 # (after the check: the import of sm90a_ptx reads the variable)
 from sm90a_ptx import kstate as K, walk   # noqa: E402
 from sm90a_ptx.flags import APREFETCH, FORMATS, LORA_SLOTS as sm90a_LORA_SLOTS, PLACED, TLINE   # noqa: E402
-from sm90a_ptx.layout import layout as sm90a_layout, setup_addresses   # noqa: E402
+from sm90a_ptx.layout import BAR_EXTRA, layout as sm90a_layout, setup_addresses   # noqa: E402
 from sm90a_ptx.convert import alpha_mul, alpha_paths, fp4x8_to_placed, scale_nv   # noqa: E402
 from sm90a_ptx.walk import emit_tile_coords_doc, tile_coords   # noqa: E402
 from sm90a_ptx.fused import affine_group, fused_params, lora_consts, lora_issue, lowrank_chunk_slot   # noqa: E402
@@ -46,7 +46,7 @@ from sm90a_ptx.wprepared import emit_wpre_producers, wparam_doc   # noqa: E402
 from sm90a_ptx.streamk import SK_PARAMS   # noqa: E402
 from sm90a_ptx.consumer import SFA_ROW_OFFSET, release_prev_slot   # noqa: E402
 from sm90a_ptx.flags import WATCHDOG   # noqa: E402
-from sm90a_ptx.watch import cdone_doc, cdone_init, consumers_leave, emit_watch   # noqa: E402
+from sm90a_ptx.watch import cdone_doc, cdone_init, cdone_map, consumers_leave, emit_watch   # noqa: E402
 import ptxgen           # noqa: E402
 from ptxgen import Emitter, advance   # noqa: E402
 
@@ -116,7 +116,7 @@ def layout(fmt, stages, slots, fused):
     L = sm90a_layout(fmt, stages)
     assert L['tslot'] == BN * 64 * 2 and L['wbuf'] == BM * 64 * 2
     L['nbar'] = 2 * stages + 2 * slots + (4 * LORA_SLOTS if fused else 0)
-    L['total'] = L['bar'] + 8 * L['nbar']
+    L['total'] = L['bar'] + 8 * (L['nbar'] + BAR_EXTRA)   # (the last of the extra words: cdone)
     assert L['total'] - L['bar'] <= 1024, "the barriers take the budget's 1024-byte fixed area"
     L['aff'] = (L['total'] + 1023) // 1024 * 1024
     if fused:
@@ -205,7 +205,7 @@ def header(e, fmt, family, stages, slots, L):
 //   [{L['t']:6} + t*{L['tslot']}]  W ring, {slots} slots of 128 x 64 prepared f16, TMA swizzle 128B
 //   [{L['wb']:6} + b*{L['wbuf']}]  writeback staging, 2 buffers of 128 x 64 bf16, swizzle 128B
 //                                  (consumer 0's 64 x 64 half at +0, consumer 1's at +{L['wbuf'] // 2})
-//   [{L['bar']:6}]  mbarriers: full[{stages}], empty[{stages}], tfull[{slots}], tempty[{slots}]{f", lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}] of consumer 0, then of 1" if fused else ""}{lora_map(L) if fused else ""}
+//   [{L['bar']:6}]  mbarriers: full[{stages}], empty[{stages}], tfull[{slots}], tempty[{slots}]{f", lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}] of consumer 0, then of 1" if fused else ""}{cdone_map(L)}{lora_map(L) if fused else ""}
 //   total {L['total']} bytes (host/budget.c charges the same objects{", and the rings" if fused else ""}).
 //
 // K permutation (as in every W-prepared kernel): consumer thread c = lane%4 takes the 16

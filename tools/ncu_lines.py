@@ -86,7 +86,8 @@ WAIT_END = re.compile(r"^\s*@!%pw bra (L_wait_\w+);")
 def regions(text_lines):
     """[(first line, title)] where a region starts (1-based line numbers): a label, a
     full-line comment, and the line after an mbarrier wait loop's branch back (so a wait's
-    own samples stay apart from the code it guards)."""
+    own samples stay apart from the code it guards; a bounded wait, tools/ptxgen.py's
+    watchdog, ends at its own label L_wait_<what>_<n>_ok)."""
     out = [(1, "(top of file)")]
     for n, text in enumerate(text_lines, 1):
         if BLOCK.match(text):

@@ -71,12 +71,14 @@ def opcode(src):
 
 
 def barrier_wait(body, i):
-    """The mbarrier operand when row i is the `@!Pn BRA` that loops on a try_wait of Pn in
-    the rows just before it (ptxas keeps the first try_wait inline), else None."""
+    """The mbarrier operand when row i is a branch on a try_wait's predicate Pn in the rows
+    just before it (ptxas keeps the first try_wait inline), else None: the `@!Pn BRA` that
+    loops on an unbounded wait, or the `@Pn BRA` out of a bounded one (the watchdog's spin,
+    tools/ptxgen.py: its loop-back branches on a time compare that may reuse Pn)."""
     src = body[i]["Source"].strip()
-    if opcode(src) != "BRA" or not src.startswith("@!P"):
+    if opcode(src) != "BRA" or not src.startswith(("@!P", "@P")):
         return None
-    pred = src.split()[0][2:]
+    pred = src.split()[0].lstrip("@!")
     for j in range(i - 1, max(i - 48, -1), -1):
         prev = body[j]["Source"].strip()
         if "TRYWAIT" in prev and f" {pred}," in prev:

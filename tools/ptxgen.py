@@ -51,6 +51,27 @@ WATCHDOG_REGS = ("\t.reg .b32 %wdog, %wdt0, %wdt1;                  "
                  "// watchdog: the time now, the window's start, the last poll\n")
 
 
+def watchdog_start():
+    """A watchdog window starts: %wdt0 (its start) and %wdt1 (the last poll) = now."""
+    return """\tmov.u32 %wdt0, %globaltimer_lo;           // watchdog: the window starts (ns, mod 2^32)
+\tmov.u32 %wdt1, %wdt0;                     // the last poll"""
+
+
+def watchdog_check(pred, retry, why):
+    """After a failed poll: back to `retry` unless the window (watchdog_start) has lasted
+    WATCHDOG_NS, else `trap`; a poll more than WATCHDOG_GAP_NS after the previous one starts a
+    new window.  `pred` is a scratch predicate (free until the next poll)."""
+    return f"""\tmov.u32 %wdog, %globaltimer_lo;
+\tsub.u32 %wdt1, %wdog, %wdt1;
+\tsetp.gt.u32 {pred}, %wdt1, {WATCHDOG_GAP_NS};      // not polled for so long: the thread was stopped
+\t@{pred} mov.u32 %wdt0, %wdog;                 // (a debugger, preemption): a new window
+\tmov.u32 %wdt1, %wdog;
+\tsub.u32 %wdog, %wdog, %wdt0;
+\tsetp.lt.u32 {pred}, %wdog, {WATCHDOG_NS};
+\t@{pred} bra {retry};
+\ttrap;                                       // watchdog: {why}"""
+
+
 class Emitter:
     """Collects PTX lines; gives each wait loop a unique label.  `watchdog`: the wait loops
     emitted while it is set trap after WATCHDOG_NS of polling (the kernel declares
@@ -90,20 +111,11 @@ class Emitter:
             return
         self(f"""{poll}
 \t@%pw bra {lab}_ok;
-\tmov.u32 %wdt0, %globaltimer_lo;           // watchdog: the window starts (ns, mod 2^32)
-\tmov.u32 %wdt1, %wdt0;                     // the last poll
+{watchdog_start()}
 {lab}:
 {poll}
 \t@%pw bra {lab}_ok;
-\tmov.u32 %wdog, %globaltimer_lo;
-\tsub.u32 %wdt1, %wdog, %wdt1;
-\tsetp.gt.u32 %pw, %wdt1, {WATCHDOG_GAP_NS};      // not polled for so long: the thread was stopped
-\t@%pw mov.u32 %wdt0, %wdog;                 // (a debugger, preemption): a new window
-\tmov.u32 %wdt1, %wdog;
-\tsub.u32 %wdog, %wdog, %wdt0;
-\tsetp.lt.u32 %pw, %wdog, {WATCHDOG_NS};   // %pw is free until the next poll
-\t@%pw bra {lab};
-\ttrap;                                       // watchdog: the phase never completed
+{watchdog_check("%pw", lab, "the phase never completed")}
 {lab}_ok:""")
 
     def text(self):
@@ -172,6 +184,18 @@ def advance(e, idx, phase, n):
 \t@%p7 xor.b32 {phase}, {phase}, 1;""")
 
 
+def writes_elsewhere(argv, outdir):
+    """Whether a generator run with these arguments writes nowhere or not into `outdir` (the
+    committed files): --check, --list, or --outdir naming another directory."""
+    if "--check" in argv or "--list" in argv:
+        return True
+    for i, a in enumerate(argv):
+        d = a[len("--outdir="):] if a.startswith("--outdir=") else argv[i + 1] if a == "--outdir" and i + 1 < len(argv) else None
+        if d is not None:
+            return os.path.abspath(d) != os.path.abspath(outdir)
+    return False
+
+
 def main(tool, doc, instances, name_of, emit_of, outdir, subdir_of=None):
     """Writes every instantiation into outdir (or outdir/subdir_of(inst)), or --check /
     --list; returns the exit status (0; 1 --check found a difference; 2 cannot write)."""
@@ -180,8 +204,7 @@ def main(tool, doc, instances, name_of, emit_of, outdir, subdir_of=None):
     ap.add_argument("--list", action="store_true", help="print the entry names")
     ap.add_argument("--outdir", default=outdir)
     args = ap.parse_args()
-    if os.environ.get("FP4LR_GEN_WATCHDOG_NS") and not (args.check or args.list) and \
-            os.path.abspath(args.outdir) == os.path.abspath(outdir):
+    if os.environ.get("FP4LR_GEN_WATCHDOG_NS") and not writes_elsewhere(sys.argv[1:], outdir):
         print(f"{tool}: FP4LR_GEN_WATCHDOG_NS builds a measurement bound: write it elsewhere "
               f"(--outdir DIR), never into {os.path.relpath(outdir)}", file=sys.stderr)
         return 2

@@ -6,7 +6,7 @@ from .flags import (WATCHDOG, ASSIST, BK, BM, CHUNK_K, CWG0, CWG1, FORMATS, LORA
 from .instances import entry_name, prep_name
 from .layout import xdone_off
 from .xconv import upi
-from .watch import cdone_doc
+from .watch import cdone_doc, cdone_map
 
 
 def header(e, fmt, family, cluster, stages, L):
@@ -133,7 +133,7 @@ def transform_protocol_doc(L, stages, ka):
 //   [{L['sfw']:6d} + s*{L['stage']}]  SFW       {ka} atom(s) x 2 row blocks          ({L['sfw_bytes']} B)
 //   [{L['t']:6d} + t*{L['tslot']}]  W bf16 transform ring, {K.TSLOTS} slots of {K.BN} x 64, swizzle 128B
 {wb_doc(L)}
-//   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{K.TSLOTS}], tempty[{K.TSLOTS}]{f", lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}]" if K.FUSED else ""}{f", tfull_hi[{K.TSLOTS}]" if K.TSPLIT else ""}{aff_doc(L)}
+//   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{K.TSLOTS}], tempty[{K.TSLOTS}]{f", lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}]" if K.FUSED else ""}{f", tfull_hi[{K.TSLOTS}]" if K.TSPLIT else ""}{cdone_map(L)}{aff_doc(L)}
 """
 
 
@@ -199,7 +199,7 @@ def wpre_protocol_doc(L, stages):
 //   [{L['sfa']:6d} + s*{L['stage']}]  SFA       {FORMATS["nvfp4" if K.F16 else "mxfp4"][1]} atom(s) x 1 row block           ({L['sfa_bytes']} B)
 //   [{L['t']:6d} + t*{L['tslot']}]  W ring, {K.TSLOTS} slots of {K.BN} x 64 prepared {"f16" if K.F16 else "bf16"}, TMA swizzle 128B
 {wb_doc(L)}
-//   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{K.TSLOTS}], tempty[{K.TSLOTS}]{f", lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}]" if K.FUSED else ""}{aff_doc(L)}{xconv_map_doc(L)}
+//   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{K.TSLOTS}], tempty[{K.TSLOTS}]{f", lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}]" if K.FUSED else ""}{cdone_map(L)}{aff_doc(L)}{xconv_map_doc(L)}
 """
 
 

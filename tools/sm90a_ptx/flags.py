@@ -18,16 +18,18 @@ KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfen
                      "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre", "epinostore", "epistg", "fillasync", "epinowait",
                      "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl", "lrserial", "nowatchdog"}
 EXPERIMENTS = ptxgen.experiment_flags("gen_sm90a", "FP4LR_GEN_EXPERIMENT", KNOWN_EXPERIMENTS)
-# Every mbarrier wait and the stream-K owner's partial flags trap after a bound instead of
-# spinning forever (ptxgen.WATCHDOG_NS says why and how long); nowatchdog emits the
-# unbounded waits again, for measurement.
+# Every mbarrier wait outside the consumer warpgroups traps after a bound instead of spinning
+# forever, and the consumers (their mbarrier waits and the stream-K owner's wait for partial
+# flags) are watched (ptxgen.WATCHDOG_NS, sm90a_ptx/watch.py); nowatchdog emits the unbounded
+# waits again, for measurement.
 WATCHDOG = "nowatchdog" not in EXPERIMENTS
 # Planted faults for tests/test_watchdog.c (FP4LR_GEN_FAULT, never committed: gen_sm90a.py
 # refuses to write them into ptx/sm90a/): noleave, the consumers wait at their end for a
 # main stage the producer never issues (the watcher's bounded wait for `cdone` must trap);
 # norelease, the consumers never release a main stage (the producer's bounded `empty` wait
-# must trap once the ring wraps).
-FAULTS = {"noleave", "norelease"}
+# must trap once the ring wraps); nopublish, the _x converters never publish a converted unit
+# (the W producer's bounded wait for their flags must trap).
+FAULTS = {"noleave", "norelease", "nopublish"}
 FAULT = os.environ.get("FP4LR_GEN_FAULT", "")
 if FAULT and FAULT not in FAULTS:
     sys.exit(f"gen_sm90a: unknown FP4LR_GEN_FAULT '{FAULT}'; known: {', '.join(sorted(FAULTS))}")

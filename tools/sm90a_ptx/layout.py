@@ -7,6 +7,10 @@ from . import kstate as K
 from .flags import BK, BM, CHUNK_K, FORMATS, LORA_SLOTS, XCONV_STAGE, XCONV_WARPS
 
 
+# the 8-byte words after the rings' barriers (layout's comment says which)
+BAR_EXTRA = 4
+
+
 def acc_list(lo=0, hi=None):
     hi = K.BN // 2 if hi is None else hi
     return "{" + ", ".join(f"%acc{i}" for i in range(lo, hi)) + "}"
@@ -29,7 +33,9 @@ def layout(fmt, stages):
     wb = BM * K.EPI_COLS * 2
     bar_off = wb_off + K.WB_STAGES * wb
     nbar = 2 * stages + 2 * K.TSLOTS + (2 * LORA_SLOTS if K.FUSED else 0) + (K.TSLOTS if K.TSPLIT else 0)
-    total = bar_off + nbar * 8
+    # after the rings' nbar barriers, four more 8-byte words, used or not: skbulk's barrier,
+    # xdone, the XDBUF epilogue words and the watchdog's cdone (streamk.py, xdone_off, watch.py)
+    total = bar_off + (nbar + BAR_EXTRA) * 8
     xstage = (total + 1023) // 1024 * 1024    # _x: the converter warps' staging blocks
     if K.XCONV:
         total = xstage + XCONV_WARPS * XCONV_STAGE

@@ -2,14 +2,17 @@
 (ptxgen.WATCHDOG_NS of polling, then `trap`), but the consumer warpgroups wait unbounded:
 their K loop is at the register limit, and the spin's counter made ptxas spill in the NVFP4
 fused _x kernels.  So a producer thread watches them.  Each consumer WG arrives once on
-mbarrier `cdone` when it leaves (after its last bulk store has read shared memory); the
-thread that issued the last main stage (the A producer, thread 0, in the W-prepared kernels;
-all of warp 0 in the transform kernels, whose cluster teardown barrier is .aligned) then waits
-for `cdone`'s phase 0, bounded, before it leaves.  A consumer that never leaves (a stage that
-never lands, a walk that expects more than the producers issue, a stream-K flag that never
-comes) so traps the launch instead of hanging it.  The watcher's wait is short when nothing is
-wrong: the last stage it issued is at most a ring's depth ahead of the consumers."""
+mbarrier `cdone` when it leaves (after its last bulk store has read shared memory); a producer
+thread then waits for `cdone`'s phase 0, bounded, before it leaves: the A producer (thread 0)
+in the W-prepared, _x and ping-pong kernels, which issued the CTA's last main stage; all of
+warp 0 in the transform kernels (whose cluster teardown barrier is .aligned), one of the
+transform warps that take turns issuing the stages and convert W to the end.  A consumer that
+never leaves (a stage that never lands, a walk that expects more than the producers issue, a
+stream-K flag that never comes) so traps the launch instead of hanging it.  The watcher's wait
+is short when nothing is wrong: a ring's depth of stages, the epilogue and a stream-K fix-up."""
 from . import kstate as K
+from .flags import WATCHDOG
+from .layout import BAR_EXTRA
 
 WATCH = "L_watch"
 
@@ -18,7 +21,8 @@ def cdone_off(L):
     """`cdone` at %bar_full + this: after the kernel's barriers, skbulk's (nbar), xdone (nbar +
     1) and the XDBUF words (nbar + 2), inside the barriers' 1024 bytes (host/budget.c's fixed
     area is 1024 bytes at least: FIXED_ALIGN)."""
-    off = 8 * (L['nbar'] + 3)
+    off = 8 * (L['nbar'] + BAR_EXTRA - 1)
+    assert L['total'] >= L['bar'] + off + 8, "cdone past the kernel's map"
     assert (L['bar'] % 1024) + off + 8 <= 1024, "cdone past the fixed area's first 1024 bytes"
     if K.XCONV:
         assert L['xstage'] >= L['bar'] + off + 8
@@ -46,6 +50,11 @@ def emit_watch(e, L):
 \tadd.u32 %r11, %bar_full, {cdone_off(L)};""")
     e.wait("%r11", "0", "cdone")
     e("\tbra L_exit;")
+
+
+def cdone_map(L):
+    """`cdone` in the header's shared-memory map (after the barriers)."""
+    return f", cdone (+{cdone_off(L)})" if WATCHDOG else ""
 
 
 def cdone_doc(L):

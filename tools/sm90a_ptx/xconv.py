@@ -1,7 +1,9 @@
 """The _x kernels' converter warps: W converted in the kernel into a global workspace,
 published per unit by flags that the W producer acquires."""
+from ptxgen import watchdog_check, watchdog_start
+
 from . import kstate as K
-from .flags import EXPERIMENTS, TLINE, XCONV_STAGE, XCONV_WARPS, XHEAD, XLOOK, XSTAG_NS, XSTAG_UNITS
+from .flags import FAULT, WATCHDOG, EXPERIMENTS, TLINE, XCONV_STAGE, XCONV_WARPS, XHEAD, XLOOK, XSTAG_NS, XSTAG_UNITS
 from .timeline import tline
 from .sync import spin_ns
 from .convert import emit_lut_setup
@@ -18,6 +20,23 @@ def xconv_branch():
 # The W producer's wait-loop labels (L_xw<n>) count across the whole run, not per kernel: the
 # committed files' labels depend on INSTANCES' order (process-wide on purpose; not kstate).
 XWAITS = [0]
+
+
+# the converters' two publications (a unit's flag; the launch's "every item converted"); the
+# planted fault nopublish (tests/test_watchdog.c) leaves both out, so the W producer's flag wait
+# must trap
+PUBLISH_UNIT = ("\t// FAULT nopublish (planted, never committed): the unit's flag is not stored" if FAULT == "nopublish"
+                else f"\t@%px st.release.gpu.global.u32 [%rd5+{XHEAD}], %xv;")
+PUBLISH_ALL = ("\t// FAULT nopublish: nor the launch's" if FAULT == "nopublish"
+               else "\t@%px st.release.gpu.global.u32 [%xfa+4], %xv;")
+
+
+def spin_count(n):
+    """nowatchdog: the flag wait's old bound, 2 million polls."""
+    return f"""\tadd.u32 %xspin, %xspin, 1;
+\tsetp.lt.u32 %px, %xspin, 2000000;
+\t@%px bra L_xw{n};
+\ttrap;"""
 
 
 def upi():
@@ -79,7 +98,8 @@ def xconv_wait(e):
     acquire of every release seen) and fence.proxy.async.global (the converters' generic-proxy
     writes before this thread's bulk copies) for the whole range.  One fence per range, not per
     item: the fences cost the producer about a stage's time (bench/results/experiments).
-    Flags that never arrive (a broken launch) trap after 2 million polls (seconds) instead of
+    Flags that never arrive (a broken launch) trap after the watchdog's 4 s of polling
+    (ptxgen.watchdog_check; nowatchdog: 2 million polls, the bound before it) instead of
     hanging."""
     if "xnowait" in EXPERIMENTS or "xnoconv" in EXPERIMENTS:
         return                                  # timing only: W may be read before it is written
@@ -111,7 +131,7 @@ def xconv_wait(e):
 \tsetp.ge.and.u32 %px, %pks, %xrk0, %px;
 \tsetp.lt.and.u32 %px, %pks, %xrk1, %px;
 \t@%px bra L_xd{n};
-\tmov.u32 %xspin, 0;
+{watchdog_start() if WATCHDOG else chr(9) + "mov.u32 %xspin, 0;"}
 L_xw{n}:
 \tld.relaxed.gpu.global.u32 %xv, [%xflags+4];  // the launch's "all converted" word
 \tsetp.eq.u32 %px, %xv, %xepoch;
@@ -122,10 +142,7 @@ L_xw{n}:
     e(f"""\tbra L_xr{n};
 L_xs{n}:
 \tnanosleep.u32 64;
-\tadd.u32 %xspin, %xspin, 1;
-\tsetp.lt.u32 %px, %xspin, 2000000;
-\t@%px bra L_xw{n};
-\ttrap;
+{watchdog_check("%px", f"L_xw{n}", "the converters' flags never came") if WATCHDOG else spin_count(n)}
 L_xr{n}:
 \t// the range starts here; extend it over the next items already converted (no waiting)
 \tmov.u32 %xrn, %pcn0;
@@ -317,7 +334,7 @@ L_xconv:""")
 \tmul.wide.u32 %rd5, %xt, 4;
 \tadd.u64 %rd5, %xfa, %rd5;
 \tld.param.u32 %xv, [p_x_epoch];
-\t@%px st.release.gpu.global.u32 [%rd5+{XHEAD}], %xv;
+{PUBLISH_UNIT}
 \t// count the unit (word 0); the launch's last unit sets the count back to 0 for the next
 \t// launch and stores the epoch to word 1, "every item converted" (the count's acq_rel
 \t// read-modify-writes carry every unit's release to it)
@@ -328,7 +345,7 @@ L_xconv:""")
 \tsetp.eq.and.u32 %px, %xt, %xv, %px;        // this was the last unit
 \t@%px st.relaxed.gpu.global.u32 [%xfa], 0;
 \tld.param.u32 %xv, [p_x_epoch];
-\t@%px st.release.gpu.global.u32 [%xfa+4], %xv;""")
+{PUBLISH_ALL}""")
     tline(e, 30, 64, "%tlv")
     tline(e, 31, 64)
     if TLINE:
