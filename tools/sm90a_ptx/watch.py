@@ -1,6 +1,6 @@
 """The watchdog's sm_90a side: every producer, transform and converter wait is bounded
 (ptxgen.WATCHDOG_NS of polling, then `trap`), but the consumer warpgroups wait unbounded:
-their K loop is at the register limit, and the spin's counter made ptxas spill in the NVFP4
+their K loop is at the register limit, and a spin's register made ptxas spill in the NVFP4
 fused _x kernels.  So a producer thread watches them.  Each consumer WG arrives once on
 mbarrier `cdone` when it leaves (after its last bulk store has read shared memory); a producer
 thread then waits for `cdone`'s phase 0, bounded, before it leaves: the A producer (thread 0)
@@ -45,7 +45,7 @@ def emit_watch(e, L):
     """The watcher's code (reached by branch only, never falls through): wait, bounded, for
     phase 0 of `cdone`, then leave by L_exit."""
     assert e.watchdog
-    e(f"""\t// ---- watchdog: the producer thread that issued the last stage waits for the consumers ----
+    e(f"""\t// ---- watchdog: a producer thread waits, bounded, for both consumer WGs to leave (watch.py) ----
 {WATCH}:
 \tadd.u32 %r11, %bar_full, {cdone_off(L)};""")
     e.wait("%r11", "0", "cdone")
