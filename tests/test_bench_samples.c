@@ -85,26 +85,24 @@ Test(bench_samples, one_line_per_launch_with_copy_offset_and_start)
     const double t0[] = {1000.0, 2000.0};
     static char buf[4096];
     cr_assert_eq(samples_of(&row, ms, 2, 3, 5, 4, t0, buf, sizeof buf), 6);
+    /* {CSV line, field, expected text} and {line, field, expected value, tolerance}:
+     * round 0's launches 0..2 read copies (5 + i) % 4 = 1, 2, 3, the third starting 3 ms into
+     * the round; round 1 starts over (its own t0, offset 0, copies again from the warm-up on) */
+    static const struct { int line, field; const char *text; } texts[] = {
+        {0, 0, "flux-out"}, {0, 6, "fp4lr-nvfp4"}, {0, 7, ""} /* no plan: no entry */,
+        {2, 9, "0"},        {2, 10, "2"},          {0, 11, "1"},
+        {2, 11, "3"},       {3, 9, "1"},           {3, 10, "0"},
+        {3, 11, "1"}};
+    static const struct { int line, field; double value, tol; } values[] = {
+        {2, 12, 4.0, 1e-12},      {2, 14, 3.0, 1e-9},   {2, 13, 1000.003, 1e-6},
+        {3, 13, 2000.0, 1e-6},    {5, 14, 0.75, 1e-9},  {5, 12, 0.125, 1e-12}};
     char v[64];
-    /* round 0: launches 0..2 read copies (5 + i) % 4 = 1, 2, 3 */
-    cr_expect_str_eq(field_of(buf, 0, 0, v, sizeof v), "flux-out");
-    cr_expect_str_eq(field_of(buf, 0, 6, v, sizeof v), "fp4lr-nvfp4");
-    cr_expect_str_eq(field_of(buf, 0, 7, v, sizeof v), "", "no plan: no entry");
-    cr_expect_str_eq(field_of(buf, 2, 9, v, sizeof v), "0");
-    cr_expect_str_eq(field_of(buf, 2, 10, v, sizeof v), "2");
-    cr_expect_str_eq(field_of(buf, 0, 11, v, sizeof v), "1");
-    cr_expect_str_eq(field_of(buf, 2, 11, v, sizeof v), "3");
-    cr_expect_float_eq(atof(field_of(buf, 2, 12, v, sizeof v)), 4.0, 1e-12);
-    /* the third launch starts after the first two: 3 ms into the round */
-    cr_expect_float_eq(atof(field_of(buf, 2, 14, v, sizeof v)), 3.0, 1e-9);
-    cr_expect_float_eq(atof(field_of(buf, 2, 13, v, sizeof v)), 1000.003, 1e-6);
-    /* round 1 starts over: its own t0, offset 0, copies again from the warm-up on */
-    cr_expect_str_eq(field_of(buf, 3, 9, v, sizeof v), "1");
-    cr_expect_str_eq(field_of(buf, 3, 10, v, sizeof v), "0");
-    cr_expect_str_eq(field_of(buf, 3, 11, v, sizeof v), "1");
-    cr_expect_float_eq(atof(field_of(buf, 3, 13, v, sizeof v)), 2000.0, 1e-6);
-    cr_expect_float_eq(atof(field_of(buf, 5, 14, v, sizeof v)), 0.75, 1e-9);
-    cr_expect_float_eq(atof(field_of(buf, 5, 12, v, sizeof v)), 0.125, 1e-12);
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+        cr_expect_str_eq(field_of(buf, texts[i].line, texts[i].field, v, sizeof v), texts[i].text,
+                         "line %d field %d", texts[i].line, texts[i].field);
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
+        cr_expect_float_eq(atof(field_of(buf, values[i].line, values[i].field, v, sizeof v)), values[i].value,
+                           values[i].tol, "line %d field %d", values[i].line, values[i].field);
 }
 
 Test(bench_samples, one_copy_and_unknown_start)
