@@ -15,7 +15,9 @@
  * (no main stage is ever released, and with it no W slot after the first chunks: the producers'
  * own bounded waits, the A producer's `empty` and the W producer's `tempty`, must trap; which one
  * does first is not told apart), nopublish (the _x converters never publish a unit: the W
- * producer's wait for their flags must trap).  Each must exit 3
+ * producer's wait for their flags must trap), and noleave in a ping-pong kernel
+ * (FP4LR_GEN_PP_FAULT: each consumer waits for `cdone` before arriving on it; the A producer's
+ * thread 0 watches).  Each must exit 3
  * with a CUDA error, not be stopped by the timeout, and the committed kernels must pass the
  * same command.  The time to the trap is measured: never before the bound (4 s, and 1 s in a
  * measurement build), and not much after it. */
@@ -136,6 +138,9 @@ Test(watchdog, the_generators_refuse_to_commit_a_fault_or_a_measurement_bound)
 {
     expect_cmd("FP4LR_GEN_FAULT=noleave python3 tools/gen_sm90a.py 2>&1", 2, "never into ptx/sm90a");
     expect_cmd("FP4LR_GEN_FAULT=nohang python3 tools/gen_sm90a.py --list 2>&1", 1, "unknown FP4LR_GEN_FAULT 'nohang'");
+    expect_cmd("FP4LR_GEN_PP_FAULT=noleave python3 tools/gen_sm90a_pp.py 2>&1", 2, "never into ptx/sm90a");
+    expect_cmd("FP4LR_GEN_PP_FAULT=noturn python3 tools/gen_sm90a_pp.py --outdir ./ptx/sm90a/ 2>&1", 2,
+               "never into ptx/sm90a");
     expect_cmd("FP4LR_GEN_WATCHDOG_NS=1000000000 python3 tools/gen_sm90a_pp.py 2>&1", 2, "measurement bound");
     expect_cmd("FP4LR_GEN_WATCHDOG_NS=1000 python3 tools/gen_sm90a.py --list 2>&1", 1, "a bound in nanoseconds");
     /* nothing was written: the committed files still match */
@@ -146,7 +151,7 @@ Test(watchdog, the_generators_refuse_to_commit_a_fault_or_a_measurement_bound)
 /* ---- GPU: planted hangs end in a trap ---- */
 
 struct hang {
-    const char *fault; /* FP4LR_GEN_FAULT */
+    const char *fault; /* FP4LR_GEN_FAULT (FP4LR_GEN_PP_FAULT for a ping-pong kernel) */
     const char *entry; /* the kernel the plan must pick */
     const char *args;  /* fp4lr-check's */
 };
@@ -158,7 +163,12 @@ static const struct hang HANGS[] = {
      "--mnk 2048x1024x1024 --dense --w-prep on --swap off --cluster 2"},
     {"norelease", "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4", "--mnk 2048x1024x1024:32 --w-prep inline --swap off"},
     {"nopublish", "fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s3_x4", "--mnk 2048x1024x1024:32 --w-prep inline --swap off"},
+    /* the ping-pong kernels' own generator; 128 tiles on 132 SMs: consumer 1 has no unit and
+     * goes straight to its end */
+    {"noleave", "fp4lr_sm90a_nvfp4_fused_m128n128k128_c1_s3_w8_pp", "--mnk 2048x1024x1024:32 --tile-n 128 --swap off"},
 };
+
+static int is_pp(const char *entry) { return strstr(entry, "_pp") != NULL; }
 
 static double now_s(void)
 {
@@ -175,12 +185,14 @@ static int run_hang(const char *dir, const char *fault, const char *ns, const ch
 {
     char cmd[4096], bdir[1024];
     tsupport_build_dir(bdir, sizeof bdir);
+    const int pp = is_pp(entry);
     snprintf(cmd, sizeof cmd,
              "rm -rf %s/sm90a %s/gen && mkdir -p %s/gen && cp -r '%s/ptx/sm90a' %s/sm90a && "
-             "FP4LR_GEN_FAULT=%s %s%s python3 tools/gen_sm90a.py --outdir %s/gen >/dev/null && "
+             "%s=%s %s%s python3 tools/%s --outdir %s/gen >/dev/null && "
              "grep -q 'FAULT %s' %s/gen/%s.ptx && "
              "sh tools/ptxas_gate.sh sm_90a %s/gen/%s.ptx %s/sm90a/%s.cubin 2>&1",
-             dir, dir, dir, bdir, dir, fault, *ns ? "FP4LR_GEN_WATCHDOG_NS=" : "", ns, dir, fault, dir,
+             dir, dir, dir, bdir, dir, pp ? "FP4LR_GEN_PP_FAULT" : "FP4LR_GEN_FAULT", fault,
+             *ns ? "FP4LR_GEN_WATCHDOG_NS=" : "", ns, pp ? "gen_sm90a_pp.py" : "gen_sm90a.py", dir, fault, dir,
              entry, dir, entry, dir, entry);
     int rc = tsupport_run_capture(cmd, out, cap);
     cr_assert_eq(rc, 0, "the %s kernel %s does not build: %s", fault, entry, out);

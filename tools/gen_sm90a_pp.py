@@ -22,9 +22,13 @@ kernels stay in the sm90a_dense_c1 / sm90a_fused_c1 ABI families) and ignored.
 
     tools/gen_sm90a_pp.py [--check] [--list] [--outdir DIR]
 
-FP4LR_GEN_PP_FAULT=noturn (a planted fault for tests/test_gemm_pp.c, never committed): the
-consumers skip the turn barrier, so a warpgroup that starts its unit while the slot's previous
-fill is still outstanding reads a stage that is not there yet (wrong results or a hang).  FP4LR_GEN_EXPERIMENT must be unset (its
+FP4LR_GEN_PP_FAULT plants a fault (never committed: the generator refuses to write one into
+ptx/sm90a/):
+  noturn   (tests/test_gemm_pp.c) the consumers skip the turn barrier, so a warpgroup that
+           starts its unit while the slot's previous fill is still outstanding reads a stage
+           that is not there yet (wrong results or a hang);
+  noleave  (tests/test_watchdog.c) each consumer waits at its end for `cdone`, which it has
+           not yet arrived on: neither ever leaves, and the watcher must trap.  FP4LR_GEN_EXPERIMENT must be unset (its
 flags change the shared producer code).
 """
 import os
@@ -46,11 +50,11 @@ from sm90a_ptx.wprepared import emit_wpre_producers, wparam_doc   # noqa: E402
 from sm90a_ptx.streamk import SK_PARAMS   # noqa: E402
 from sm90a_ptx.consumer import SFA_ROW_OFFSET, release_prev_slot   # noqa: E402
 from sm90a_ptx.flags import WATCHDOG   # noqa: E402
-from sm90a_ptx.watch import cdone_doc, cdone_init, cdone_map, consumers_leave, emit_watch   # noqa: E402
+from sm90a_ptx.watch import cdone_doc, cdone_init, cdone_map, cdone_off, consumers_leave, emit_watch   # noqa: E402
 import ptxgen           # noqa: E402
 from ptxgen import Emitter, advance   # noqa: E402
 
-FAULTS = {"noturn"}
+FAULTS = {"noturn", "noleave"}
 FAULT = os.environ.get("FP4LR_GEN_PP_FAULT", "")
 if FAULT and FAULT not in FAULTS:
     sys.exit(f"gen_sm90a_pp: unknown FP4LR_GEN_PP_FAULT '{FAULT}'; known: {', '.join(sorted(FAULTS))}")
@@ -512,6 +516,10 @@ L_c_done:
 \t// the last bulk stores must finish reading shared memory before the CTA exits
 \tsetp.eq.u32 %p0, %r43, 0;
 \t@%p0 cp.async.bulk.wait_group 0;""")
+    if FAULT == "noleave":
+        e(f"""\t// FAULT noleave (planted, never committed): wait for cdone before arriving on it
+\tadd.u32 %r11, %bar_full, {cdone_off(L)};""")
+        e.wait("%r11", "0", "fault_noleave")
     if WATCHDOG:
         consumers_leave(e, L)
     e("""L_exit:
@@ -713,6 +721,10 @@ def emit_kernel(fmt, family, stages, slots):
 
 
 def main():
+    if FAULT and not ptxgen.writes_elsewhere(sys.argv[1:], OUTDIR):
+        print(f"gen_sm90a_pp: FP4LR_GEN_PP_FAULT={FAULT} plants a fault: write it elsewhere (--outdir DIR), "
+              f"never into {os.path.relpath(OUTDIR)}", file=sys.stderr)
+        return 2
     return ptxgen.main("gen_sm90a_pp", __doc__, INSTANCES, lambda i: entry_name(*i),
                        lambda i: emit_kernel(*i), OUTDIR)
 
