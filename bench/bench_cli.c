@@ -28,6 +28,9 @@ void fp4lr_bench_usage(FILE *f)
             "  --no-peers        skip cuBLASLt (no ratios vs cuBLAS)\n"
             "  --iters N         timed launches per variant and round (default %d; at least %d unless --quick)\n"
             "  --warmup N        untimed launches before each round's (default %d)\n"
+            "  --preheat MS      0..%d: before a shape's first round its first row runs untimed for MS\n"
+            "                    milliseconds, so that no row is timed on a card that idled through the\n"
+            "                    shape's set-up and is not yet at its power cap (default %d; --quick 0)\n"
             "  --rounds N        1..%d: a shape's variants and peers take turns N times, forward then\n"
             "                    backward, and each is the median of its pooled launches; the table\n"
             "                    shows the spread of the per-round ratios (default %d; --quick 1)\n"
@@ -79,7 +82,7 @@ void fp4lr_bench_usage(FILE *f)
             "refuses, e.g. --pdl on for a plan that is not swapped; the other rows still run), 3 other\n"
             "errors.\n",
             FP4LR_BENCH_VALIDATE_ROWS, FP4LR_BENCH_ITERS_DEFAULT, FP4LR_BENCH_ITERS_MIN, FP4LR_BENCH_WARMUP_DEFAULT,
-            FP4LR_BENCH_MAX_ROUNDS, FP4LR_BENCH_ROUNDS_DEFAULT,
+            FP4LR_BENCH_PREHEAT_MS_MAX, FP4LR_BENCH_PREHEAT_MS_DEFAULT, FP4LR_BENCH_MAX_ROUNDS, FP4LR_BENCH_ROUNDS_DEFAULT,
             FP4LR_BENCH_QUICK_ITERS, FP4LR_BENCH_QUICK_WARMUP, FP4LR_SM90A_WPREP_MIN_M, FP4LR_SM90A_WPREP_MIN_M,
             FP4LR_RESULTS_DIR_DEFAULT);
 }
@@ -150,7 +153,7 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
     err[0] = '\0';
     fp4lr_shape req[FP4LR_BENCH_MAX_SHAPES];
     int custom[FP4LR_BENCH_MAX_SHAPES] = {0}; /* req[i] came from --mnk */
-    int nreq = 0, iters = -1, warmup = -1, rounds = -1, no_peers = 0;
+    int nreq = 0, iters = -1, warmup = -1, rounds = -1, preheat = -1, no_peers = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -219,6 +222,11 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
             if (parse_ll(v, 0, FP4LR_BENCH_ITERS_MAX, &x))
                 return bad(err, errlen, "--warmup %s: expected 0..%d", v, FP4LR_BENCH_ITERS_MAX);
             warmup = (int)x, i++;
+        } else if (!strcmp(a, "--preheat")) {
+            if (parse_ll(v, 0, FP4LR_BENCH_PREHEAT_MS_MAX, &x))
+                return bad(err, errlen, "--preheat %s: expected 0..%d milliseconds", v ? v : "(missing)",
+                           FP4LR_BENCH_PREHEAT_MS_MAX);
+            preheat = (int)x, i++;
         } else if (!strcmp(a, "--plant-fault")) {
             if (!v || strcmp(v, "timed"))
                 return bad(err, errlen, "--plant-fault %s: expected timed", v ? v : "(missing)");
@@ -312,6 +320,7 @@ int fp4lr_bench_opts_parse(int argc, char **argv, fp4lr_bench_opts *o, char *err
     o->iters = iters >= 0 ? iters : o->quick ? FP4LR_BENCH_QUICK_ITERS : FP4LR_BENCH_ITERS_DEFAULT;
     o->warmup = warmup >= 0 ? warmup : o->quick ? FP4LR_BENCH_QUICK_WARMUP : FP4LR_BENCH_WARMUP_DEFAULT;
     o->rounds = rounds >= 0 ? rounds : o->quick ? 1 : FP4LR_BENCH_ROUNDS_DEFAULT;
+    o->preheat_ms = preheat >= 0 ? preheat : o->quick ? 0 : FP4LR_BENCH_PREHEAT_MS_DEFAULT;
     if (o->plant_timed_fault)
         o->json = 0; /* a self-test is not a result */
     if (o->iters < FP4LR_BENCH_ITERS_MIN && !o->quick)

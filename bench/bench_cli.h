@@ -22,6 +22,8 @@
 #define FP4LR_BENCH_ITERS_MAX 1000
 #define FP4LR_BENCH_WARMUP_DEFAULT 5
 #define FP4LR_BENCH_ROUNDS_DEFAULT 3   /* --rounds (FP4LR_BENCH_MAX_ROUNDS in results.h) */
+#define FP4LR_BENCH_PREHEAT_MS_DEFAULT 300 /* --preheat: untimed load before a shape's first round */
+#define FP4LR_BENCH_PREHEAT_MS_MAX 10000
 #define FP4LR_BENCH_QUICK_ITERS 5
 #define FP4LR_BENCH_QUICK_WARMUP 2
 #define FP4LR_BENCH_VALIDATE_ROWS 128
@@ -51,6 +53,7 @@ typedef struct fp4lr_bench_opts {
     int formats;              /* bit (1 << fp4lr_format) per selected format */
     int variants;             /* FP4LR_BENCH_BIT(fp4lr_bench_variant) per selected variant */
     int iters, warmup, rounds, quick;
+    int preheat_ms;           /* --preheat MS: a shape's first row runs untimed this long before round 1 */
     int plant_timed_fault;         /* --plant-fault timed: the timed-output check's self-test */
     int json;                 /* append the record to results_dir (default 1) */
     const char *results_dir;

@@ -713,6 +713,7 @@ fp4lr_status fp4lr_results_write_record(FILE *f, const fp4lr_run_info *run, cons
     put_int(&set, "iters", run->iters);
     put_int(&set, "warmup", run->warmup);
     put_int(&set, "rounds", run->rounds);
+    put_int(&set, "preheat_ms", run->preheat_ms);
     put_int(&set, "seed", (long long)run->seed);
     put_int(&set, "force_stages", run->force_stages);
     put_int(&set, "force_transform_slots", run->force_transform_slots);

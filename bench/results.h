@@ -178,6 +178,7 @@ typedef struct fp4lr_run_info {
     char peer_status[512];       /* "ok", "disabled (--no-peers)" or why not */
     /* settings */
     int iters, warmup, rounds;   /* rounds: --rounds */
+    int preheat_ms;              /* --preheat: untimed milliseconds before a shape's first round */
     unsigned long long seed;
     int force_stages;            /* 0 = the solver's */
     int force_transform_slots;   /* --transform-slots, 0 = the solver's */

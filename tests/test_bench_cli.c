@@ -322,7 +322,7 @@ static void sample_make(sample *s)
     snprintf(s->run.device, sizeof s->run.device, "NVIDIA H200");
     s->run.sm_count = 132, s->run.cc_major = 9, s->run.driver_version = 13000;
     snprintf(s->run.peer_status, sizeof s->run.peer_status, "ok");
-    s->run.iters = 30, s->run.warmup = 5;
+    s->run.iters = 30, s->run.warmup = 5, s->run.preheat_ms = 300;
     snprintf(s->run.variants, sizeof s->run.variants, "dense,fused,peers");
     snprintf(s->run.arch, sizeof s->run.arch, "sm90a");
 
@@ -554,6 +554,8 @@ Test(bench_cli, opts_defaults)
     cr_assert_eq(parse(&o, err, 1, argv), 0, "%s", err);
     cr_expect_eq(o.iters, 30);
     cr_expect_eq(o.warmup, 5);
+    cr_expect_eq(o.preheat_ms, FP4LR_BENCH_PREHEAT_MS_DEFAULT);
+    cr_expect_eq(FP4LR_BENCH_PREHEAT_MS_DEFAULT, 300);
     cr_expect_eq(o.formats, 1 << FP4LR_NVFP4 | 1 << FP4LR_MXFP4);
     cr_expect_eq(o.variants, FP4LR_BENCH_VARIANTS_DEFAULT);
     cr_expect(o.json && !o.quick && !o.csv && !o.force_stages && !o.sweep_stages);
@@ -629,9 +631,19 @@ Test(bench_cli, opts_iteration_floor)
     cr_expect_eq(PARSE(&o, err, "--quick"), 0);
     cr_expect_eq(o.iters, FP4LR_BENCH_QUICK_ITERS);
     cr_expect_eq(o.warmup, FP4LR_BENCH_QUICK_WARMUP);
-    cr_expect_eq(PARSE(&o, err, "--iters", "20", "--warmup", "0"), 0);
+    cr_expect_eq(o.preheat_ms, 0, "--quick preheats nothing");
+    cr_expect_eq(PARSE(&o, err, "--quick", "--preheat", "50"), 0, "%s", err);
+    cr_expect_eq(o.preheat_ms, 50);
+    cr_expect_eq(PARSE(&o, err, "--iters", "20", "--warmup", "0", "--preheat", "0"), 0);
     cr_expect_eq(o.iters, 20);
     cr_expect_eq(o.warmup, 0);
+    cr_expect_eq(o.preheat_ms, 0);
+    cr_expect_eq(PARSE(&o, err, "--preheat", "10000"), 0, "%s", err);
+    cr_expect_eq(o.preheat_ms, 10000);
+    cr_expect_eq(PARSE(&o, err, "--preheat", "10001"), 2);
+    cr_expect(strstr(err, "--preheat 10001: expected 0..10000 milliseconds") != NULL, "%s", err);
+    cr_expect_eq(PARSE(&o, err, "--preheat", "-1"), 2);
+    cr_expect_eq(PARSE(&o, err, "--preheat", "1s"), 2);
     cr_expect_eq(PARSE(&o, err, "--iters", "1001"), 2);
     cr_expect_eq(PARSE(&o, err, "--iters", "30x"), 2);
 }
@@ -1181,7 +1193,7 @@ Test(bench_cli, record_fused_fields)
              "p[\"stages_main\"], p[\"stages_lora\"], p[\"lora_chunk\"], p[\"cluster\"], p[\"tile\"], p[\"policy\"], "
              "p[\"family\"], p[\"rank\"], p[\"smem_bytes\"] == p[\"budget\"][\"total_bytes\"], "
              "r[\"results\"][1][\"kind\"], r[\"settings\"][\"variants\"], r[\"settings\"][\"sweep_stages\"], "
-             "r[\"device\"][\"arch\"], [g[\"variant\"] for g in r[\"geomean_vs_dense\"]])' %s",
+             "r[\"device\"][\"arch\"], [g[\"variant\"] for g in r[\"geomean_vs_dense\"]], r[\"settings\"][\"preheat_ms\"])' %s",
              path);
     FILE *p = popen(cmd, "r");
     cr_assert_not_null(p);
@@ -1191,7 +1203,7 @@ Test(bench_cli, record_fused_fields)
     unlink(path);
     cr_expect_eq(rc, 0, "python3 failed to parse the record");
     cr_expect_str_eq(out, "fused 32 2 True 3 0.95 2 1 32 1 [128, 256, 128] split fused 32 True peers "
-                          "dense,fused,peers False sm90a ['fp4lr-nvfp4-fused']\n");
+                          "dense,fused,peers False sm90a ['fp4lr-nvfp4-fused'] 300\n");
 }
 
 /* ---- on a GPU: the peers' self-check, the rotation ring --------------------------------------- */

@@ -3,12 +3,13 @@
  * against cuBLAS bf16, the fused geomeans' exclusion of rank 0, the geomeans
  * over the M, N, K every variant shares, the table's spread and timed-output
  * cells, and --rounds; on a GPU, fp4lr-bench's rounds and its check of the timed
- * output, which fails on a planted fault. */
+ * output, which fails on a planted fault, and --preheat. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench_cli.h"
 #include "results.h"
@@ -274,4 +275,39 @@ Test(bench_rounds, gpu_rounds_and_the_timed_output_check, .timeout = 300)
     cr_expect_eq(rc, 1, "%s", out);
     cr_expect(strstr(out, "the output of the timed launches is WRONG") != NULL, "%s", out);
     cr_expect(strstr(out, "(timed output wrong)") != NULL, "%s", out);
+}
+
+static double wall_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* --preheat runs the shape's first row for the time asked before its first timed round: the
+ * same run takes that much longer (2 s against none; the rest of the run, CUDA's start
+ * included, is the same), says so in its method line, and its row is still checked. */
+Test(bench_rounds, gpu_preheat_runs_before_the_first_round, .timeout = 300)
+{
+    fp4lr_ctx *ctx = tsupport_gpu_ctx_or_skip();
+    fp4lr_ctx_destroy(ctx);
+    static char out[1 << 16];
+    const char *base = "--no-json --quick --rounds 1 --shape flux-out --format nvfp4 --variants dense --no-peers";
+    char args[512];
+    double took[2];
+    const int ms[2] = {0, 2000};
+    for (int i = 0; i < 2; i++) {
+        snprintf(args, sizeof args, "%s --preheat %d", base, ms[i]);
+        const double t0 = wall_s();
+        int rc = tsupport_run_bin("fp4lr-bench", args, out, sizeof out);
+        took[i] = wall_s() - t0;
+        cr_expect_eq(rc, 0, "%s", out);
+        char want[64];
+        snprintf(want, sizeof want, "after %d ms of the shape's first row untimed", ms[i]);
+        cr_expect(strstr(out, want) != NULL, "no '%s': %s", want, out);
+        cr_expect(strstr(out, "+timed") != NULL, "%s", out);
+    }
+    cr_expect(took[1] - took[0] >= 1.7 && took[1] - took[0] < 4.0,
+              "--preheat 2000 took %.2f s, --preheat 0 %.2f s: 2 s apart expected", took[1], took[0]);
+    fprintf(stderr, "bench preheat: %.2f s with 2000 ms, %.2f s without\n", took[1], took[0]);
 }

@@ -456,8 +456,38 @@ static void print_shape(bench *b, int first, int last)
         fflush(b->csv);
 }
 
+/* --preheat: the shape's first live row runs untimed, in batches of launches, until
+ * preheat_ms of wall time have passed.  A shape's set-up (inputs, the CPU reference,
+ * validation) leaves the card idle for a second or more; without this, the first rows of
+ * round 1 run at the clock of an idle card until the driver lowers it to the power cap
+ * (~100 ms: bench/README.md, "The power cap"), and the first row of every shape gains. */
+static void preheat(bench *b, int first, int n, job_state *js)
+{
+    const fp4lr_bench_jobs *J = &b->jobs;
+    int i = 0;
+    while (i < n && !js[i].live)
+        i++;
+    if (b->o->preheat_ms <= 0 || i == n)
+        return;
+    const fp4lr_bench_job *job = &J->job[first + i];
+    runtime_room(b);
+    fp4lr_ring_gemm g = {&b->rt, &job->plan, js[i].w ? &js[i].w->ring : NULL};
+    const int peer = job->variant == FP4LR_BENCH_PEERS;
+    const double end = fp4lr_samples_now() + 1e-3 * b->o->preheat_ms;
+    fp4lr_status st = fp4lr_ok();
+    for (int k = 0; st.code == FP4LR_OK && fp4lr_samples_now() < end;) {
+        for (int j = 0; j < 16 && st.code == FP4LR_OK; j++, k++)
+            st = peer ? fp4lr_peer_gemm_timed(&js[i].peer, k, b->stream) : fp4lr_ring_gemm_timed(&g, k, b->stream);
+        if (st.code == FP4LR_OK)
+            st = fp4lr_ctx_sync(b->ctx);
+    }
+    if (st.code != FP4LR_OK)
+        job_failed(b, &js[i], &J->row[first + i], st);
+}
+
 /* The jobs [first, last) of one shape: each is set up once (fp4lr: validated);
- * then, round after round, every live job is timed in turn - forward in even
+ * then the first live job preheats the card (--preheat); then, round after round, every
+ * live job is timed in turn - forward in even
  * rounds, backward in odd ones, so that no row always follows the same
  * neighbour -; then each row gets its pooled time, and the fp4lr rows the check
  * of their timed output.  Their problems and the peers' copies live until the
@@ -485,6 +515,7 @@ static void run_shape(bench *b, int first, int last, double *ms)
             peer_start(b, job->shape, (fp4lr_peer_kind)job->peer, row, &js[i]);
         }
     }
+    preheat(b, first, n, js);
     for (int round = 0; round < rounds; round++)
         for (int k = 0; k < n; k++) {
             const int i = round % 2 ? n - 1 - k : k;
@@ -630,10 +661,10 @@ static int dry_run(const fp4lr_bench_opts *o, fp4lr_status gpu)
     int runnable = 0;
     for (int i = 0; i < jobs.n; i++)
         runnable += jobs.job[i].runnable;
-    printf("would run %d jobs (%s plans, kernels from %s; %d round(s) of %d timed launches after %d warm-up, %d "
-           "validated rows; nothing is timed here):\n",
+    printf("would run %d jobs (%s plans, kernels from %s; %d round(s) of %d timed launches after %d warm-up, "
+           "%d ms preheat a shape, %d validated rows; nothing is timed here):\n",
            runnable, fp4lr_arch_name(o->arch), fp4lr_kernel_dir(NULL), o->rounds, o->iters, o->warmup,
-           FP4LR_BENCH_VALIDATE_ROWS);
+           o->preheat_ms, FP4LR_BENCH_VALIDATE_ROWS);
     print_notes(o, o->arch);
     fp4lr_results_table_header(stdout);
     int plan_errors = 0, refused = 0;
@@ -728,11 +759,12 @@ static int measure(const fp4lr_bench_opts *o, fp4lr_ctx *ctx, fp4lr_run_info *ru
     }
     peers_open(&b, run);
     b.steps = count_steps(&b);
-    printf("method: %d round(s) in which a shape's rows take turns, each %d warm-up + %d timed launches, CUDA "
+    printf("method: %d round(s) in which a shape's rows take turns, each %d warm-up + %d timed launches, after "
+           "%d ms of the shape's first row untimed (--preheat), CUDA "
            "events, median of the pooled launches; inputs rotated over copies > %dx L2 (at most %d); fp4lr "
            "validated on %d sampled rows before and on the last timed launch's output after; kernels from %s; "
            "%s stream\n",
-           o->rounds, o->warmup, o->iters, FP4LR_ROTATION_L2_FACTOR, FP4LR_ROTATION_MAX_COPIES,
+           o->rounds, o->warmup, o->iters, o->preheat_ms, FP4LR_ROTATION_L2_FACTOR, FP4LR_ROTATION_MAX_COPIES,
            FP4LR_BENCH_VALIDATE_ROWS, b.rt.kernel_dir, o->own_stream ? "a non-blocking" : "the legacy");
     print_notes(o, arch);
 
@@ -816,7 +848,7 @@ int main(int argc, char **argv)
     fp4lr_run_info run;
     memset(&run, 0, sizeof run);
     fp4lr_run_info_capture(&run, argc, argv);
-    run.iters = o.iters, run.warmup = o.warmup, run.rounds = o.rounds, run.seed = (unsigned long long)o.seed;
+    run.iters = o.iters, run.warmup = o.warmup, run.rounds = o.rounds, run.preheat_ms = o.preheat_ms, run.seed = (unsigned long long)o.seed;
     run.force_stages = o.force_stages, run.sweep_stages = o.sweep_stages;
     run.force_transform_slots = o.force_transform_slots;
     run.force_lora_chunk = o.force_lora_chunk, run.force_lora_slots = o.force_lora_slots;
