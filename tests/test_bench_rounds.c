@@ -285,8 +285,10 @@ static double wall_s(void)
 }
 
 /* --preheat runs the shape's first row for the time asked before its first timed round: the
- * same run takes that much longer (2 s against none; the rest of the run, CUDA's start
- * included, is the same), says so in its method line, and its row is still checked. */
+ * run takes that much longer than the same run without it (the runs without it go first and
+ * last, and the shorter counts: a process's first CUDA start on a machine is slower), never
+ * less than the preheat itself, says so in its method line, and its row is still checked.
+ * (An H100, a18dfc1: 2.55 s with 2000 ms, 0.80 s without, the latter the machine's first run.) */
 Test(bench_rounds, gpu_preheat_runs_before_the_first_round, .timeout = 300)
 {
     fp4lr_ctx *ctx = tsupport_gpu_ctx_or_skip();
@@ -294,9 +296,9 @@ Test(bench_rounds, gpu_preheat_runs_before_the_first_round, .timeout = 300)
     static char out[1 << 16];
     const char *base = "--no-json --quick --rounds 1 --shape flux-out --format nvfp4 --variants dense --no-peers";
     char args[512];
-    double took[2];
-    const int ms[2] = {0, 2000};
-    for (int i = 0; i < 2; i++) {
+    double took[3];
+    const int ms[3] = {0, 2000, 0};
+    for (int i = 0; i < 3; i++) {
         snprintf(args, sizeof args, "%s --preheat %d", base, ms[i]);
         const double t0 = wall_s();
         int rc = tsupport_run_bin("fp4lr-bench", args, out, sizeof out);
@@ -307,7 +309,9 @@ Test(bench_rounds, gpu_preheat_runs_before_the_first_round, .timeout = 300)
         cr_expect(strstr(out, want) != NULL, "no '%s': %s", want, out);
         cr_expect(strstr(out, "+timed") != NULL, "%s", out);
     }
-    cr_expect(took[1] - took[0] >= 1.7 && took[1] - took[0] < 4.0,
-              "--preheat 2000 took %.2f s, --preheat 0 %.2f s: 2 s apart expected", took[1], took[0]);
-    fprintf(stderr, "bench preheat: %.2f s with 2000 ms, %.2f s without\n", took[1], took[0]);
+    const double without = took[0] < took[2] ? took[0] : took[2];
+    cr_expect(took[1] >= 2.0, "--preheat 2000 took %.2f s", took[1]);
+    cr_expect(took[1] - without >= 1.8 && took[1] - without < 4.0,
+              "--preheat 2000 took %.2f s, --preheat 0 %.2f / %.2f s: 2 s apart expected", took[1], took[0], took[2]);
+    fprintf(stderr, "bench preheat: %.2f s with 2000 ms, %.2f / %.2f s without\n", took[1], took[0], took[2]);
 }
