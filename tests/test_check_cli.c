@@ -1,8 +1,10 @@
 /* build/bin/fp4lr-check's command line: --help, the rules of bad arguments, the CPU path
- * without a GPU, and on an sm_90a GPU --repeat (launches into a poisoned Y compared bit for
+ * without a GPU, a device that is there but broken (an error in every tool, not a dry run), and
+ * on an sm_90a GPU --repeat (launches into a poisoned Y compared bit for
  * bit with the validated one) on the transform and the W-prepared stream-K paths. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "support_cmd.h"
@@ -22,6 +24,46 @@ Test(check_cli, help_and_bad_arguments)
     cr_expect_eq(check("--mnk 0x8x8 --plan-only", out, sizeof out), 2, "%s", out);
     cr_expect_eq(check("--swap maybe --plan-only", out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "swap must be auto, on or off") != NULL, "%s", out);
+}
+
+/* A driver whose device exists but cannot give a context (tests/data/broken_libcuda.c, built
+ * here): every tool reports the driver's error and exits non-zero; only "no driver", "no
+ * device" and "driver too old" are a machine without a GPU (fp4lr-check ran its CPU-only part
+ * and exited 0 here until 2026-12-06).  The same tools without FP4LR_LIBCUDA on a machine
+ * without a GPU dry-run (the other tests). */
+Test(check_cli, a_broken_device_is_an_error_not_a_dry_run)
+{
+    char dir[] = "/tmp/fp4lr-broken-driver.XXXXXX", cmd[4096], bdir[1024];
+    static char out[16384];
+    if (tsupport_run_capture("command -v ${CC:-cc} >/dev/null 2>&1", out, sizeof out) != 0)
+        cr_skip_test("no C compiler here to build tests/data/broken_libcuda.c");
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "${CC:-cc} -shared -fPIC -o %s/libcuda.so.1 tests/data/broken_libcuda.c 2>&1", dir);
+    cr_assert_eq(tsupport_run_capture(cmd, out, sizeof out), 0, "the fake driver does not build: %s", out);
+    tsupport_build_dir(bdir, sizeof bdir);
+    static const struct {
+        const char *tool, *args;
+        int rc;
+    } runs[] = {
+        {"fp4lr-check", "--mnk 256x256x256", 3},
+        {"fp4lr-check", "--mnk 256x256x256:32 --iters 0", 3},
+        {"fp4lr-bench", "--shape flux-out --quick --no-json", 3},
+        {"fp4lr-info", "", 1},
+        {"raw_launch", "", 3},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        snprintf(cmd, sizeof cmd, "FP4LR_LIBCUDA=%s/libcuda.so.1 '%s/bin/%s' %s 2>&1", dir, bdir, runs[i].tool,
+                 runs[i].args);
+        int rc = tsupport_run_capture(cmd, out, sizeof out);
+        cr_expect_eq(rc, runs[i].rc, "%s %s: exit status %d, %d expected: %s", runs[i].tool, runs[i].args, rc,
+                     runs[i].rc, out);
+        cr_expect(strstr(out, "cuDevicePrimaryCtxRetain") != NULL || strstr(out, "a driver call failed") != NULL,
+                  "%s does not report the failing call: %s", runs[i].tool, out);
+        cr_expect(strstr(out, "no kernel was run") == NULL && strstr(out, "would run") == NULL,
+                  "%s fell back to its dry run: %s", runs[i].tool, out);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
 }
 
 /* --swap: the plan names the _yt kernel and says what it computes; the pair is refused by the

@@ -681,6 +681,13 @@ int main(int argc, char **argv)
     fp4lr_status gpu = fp4lr_ctx_create(0, &ctx);
     fp4lr_runtime rt;
     fp4lr_plan plan;
+    /* only a machine without a GPU to use runs the CPU-only part; a device that is there but
+     * fails (a context that cannot be made) is an error, not a dry run that exits 0 */
+    if (gpu.code != FP4LR_OK && gpu.code != FP4LR_E_NO_DRIVER && gpu.code != FP4LR_E_NO_DEVICE &&
+        gpu.code != FP4LR_E_DRIVER_TOO_OLD) {
+        release(&c);
+        return fail(gpu, 3);
+    }
     if (gpu.code == FP4LR_OK) {
         fp4lr_runtime_init(&rt, ctx, NULL);
         printf("device: %s (cc %d.%d, %d SMs, %d B shared memory per block, driver %d)\n", ctx->name,
