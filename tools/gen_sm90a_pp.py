@@ -226,7 +226,9 @@ LORA_ROLE = """
 //                       later one as soon as a chunk's wgmmas have freed a slot."""
 LORA_BARS = f"""//   lfull[i]  count 1  (a consumer's own ring) its thread 0 arrive.expect_tx(the chunk's L + U
 //                      bytes); TMA complete_tx.  Waited by that consumer after its affine.
-//   lempty[i] count 4  one arrive per warp of that consumer once its chunk's wgmmas completed.
+//   lempty[i] count 4  one arrive per warp of that consumer once its chunk's wgmmas completed;
+//                      every thread of the consumer waits on it before a load (thread 0 alone arms
+//                      lfull and copies, predicated: no branch, sm90a_ptx/flags.py LUNI).
 """
 
 

@@ -1,7 +1,7 @@
 """The header comment of every kernel: roles, barrier protocol, shared-memory map, and the
 words each variant adds to them."""
 from . import kstate as K
-from .flags import (WATCHDOG, ASSIST, BK, BM, CHUNK_K, CWG0, CWG1, FORMATS, LORA_SLOTS, PLACED, PRODROT, THREADS,
+from .flags import (WATCHDOG, LUNI, ASSIST, BK, BM, CHUNK_K, CWG0, CWG1, FORMATS, LORA_SLOTS, PLACED, PRODROT, THREADS,
     TRANSFORM_WARPS, TW8, XCONV_STAGE, XCONV_WARPS, XHEAD, XLOOK, XSELF_KB)
 from .instances import entry_name, prep_name
 from .layout import xdone_off
@@ -353,6 +353,12 @@ def fused_doc():
               "// Cost: the issuer's wait at a tile start now also waits for the peer's low-rank phase.") if K.CL == 2 else ""
     if not K.FUSED:
         return "// Family: dense (no low-rank, no affine)."
+    def lempty_wait_doc():
+        if not LUNI:
+            return f"//                      Thread 0 of {CWG0} waits on it before a load."
+        return ("//                      Every consumer thread waits on it before a load: all walk the issue, thread\n"
+                "//                      0's arrive and copies predicated (no branch that costs the K loop its\n"
+                "//                      uniform registers: flags.LUNI).")
     return f"""// Family: fused, the whole operator in OPERATOR.md section 1's order:
 //     Y = bf16_rne( wc[n] * (alpha * main) + beta[n] + L . U^T )
 // After the K loop each consumer thread applies alpha, wc and beta to its accumulators in
@@ -364,6 +370,7 @@ def fused_doc():
 // 32/64/128-byte swizzle.
 //   lfull[j]  count 1  thread 0 of {CWG0} arms it with the chunk's bytes; TMA complete_tx.
 //   lempty[j] count {8 * K.CL:<2d} one arrive per consumer warp after its low-rank wgmmas of the slot{pair_note}.
+{lempty_wait_doc()}
 {lora_stream_doc()}
 // wc and beta: when a unit starts a tile, each consumer WG copies {wc_what()} of
 // both into its own slice ({wc_who()}; cp.async, zero past {"M" if K.YT else "N"}; 1 and 0 written

@@ -16,7 +16,7 @@ KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfen
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
                      "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre", "epinostore", "epistg", "fillasync", "epinowait",
-                     "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl", "lrserial", "nowatchdog"}
+                     "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl", "lrserial", "nowatchdog", "noluni"}
 EXPERIMENTS = ptxgen.experiment_flags("gen_sm90a", "FP4LR_GEN_EXPERIMENT", KNOWN_EXPERIMENTS)
 # Every mbarrier wait outside the consumer warpgroups traps after a bound instead of spinning
 # forever, and the consumers (their mbarrier waits and the stream-K owner's wait for partial
@@ -113,6 +113,16 @@ MXONE = "mxtwo" not in EXPERIMENTS
 # 0.90x of dense against 0.96x at r = 32; the tail streams 6 of its 8 chunks one ring round
 # trip at a time, and deeper rings that cost a main stage lost (df63877: 0.85-0.88x).
 LPREFETCH = "lprefetch" in EXPERIMENTS
+# The low-rank loads without a branch on the issuing thread (since 2026-12-06; noluni: the branch, for
+# measurement): every consumer thread walks
+# the issue (the wait for the slot, the boxes, the cursors) and only the issuer's arrive and
+# copies are predicated.  Why: behind a branch that one thread takes, ptxas cannot prove the
+# consumer's warps converged, and keeps the K loop's wgmma descriptors, stage and slot cursors
+# out of the uniform registers (R2UR before every HGMMA): the fused _yt K loop ran 314 SASS
+# instructions an iteration against the dense kernel's 233 (ncu: 35 % more instructions in
+# the launch), the _x4 one 239 against 221; with it 240 and 230.  A/B (H100, 3 rounds of
+# 2 x 1000 launches, fused rows of 7 shapes): NVFP4 1.008 (sana-out 1.040), MXFP4 1.002.
+LUNI = "noluni" not in EXPERIMENTS
 # `tfull` split by column half (FP4LR_GEN_EXPERIMENT=notsplit: one tfull a slot; `tsplit`
 # also splits NVFP4's): transform warps 0-3 (W rows 0-127) arrive on tfull_lo[t], warps 4-7
 # (rows 128-255) on tfull_hi[t] (count 4 each); a consumer issues a chunk's four

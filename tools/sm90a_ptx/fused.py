@@ -4,7 +4,7 @@ import ptxgen
 from ptxgen import advance
 
 from . import kstate as K
-from .flags import CWG0, LORA_SLOTS, TW8
+from .flags import CWG0, LORA_SLOTS, LUNI, TW8
 from .layout import acc_list
 from .sync import arrive
 from .convert import alpha_mul, alpha_paths
@@ -141,11 +141,11 @@ def fused_consumer_setup(e):
 \tsetp.eq.u32 %plissue, %r40, 0;            // thread 0 of {CWG0} issues the low-rank loads""")
 
 
-def u_load(tag):
+def u_load(tag, pred=""):
     """The U box of a low-rank chunk: one CTA loads its own; in the pair rank 0 multicasts
     it to both CTAs (same slot offset; each CTA's lfull, armed by its own issuer with the
-    L + U bytes, receives them), like W."""
-    copy = "\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+    L + U bytes, receives them), like W.  `pred` ("" or "@%plissue ") predicates the copy."""
+    copy = f"\t{pred}cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
     if K.CL == 1:
         return f"{copy} [%r16], [%tmU, {{%r17, %n0}}], [%r13];\n"
     return (f"\t@!%prank0 bra L_lissue_nou_{tag};\n"
@@ -153,15 +153,15 @@ def u_load(tag):
             f"L_lissue_nou_{tag}:\n")
 
 
-def lowrank_boxes(chunk, box, label, m0, u_copy):
+def lowrank_boxes(chunk, box, label, m0, u_copy, pred=""):
     """The bulk copies of low-rank chunk `chunk`: its %lsub L boxes to %r15 and U boxes to
     %r16 on (U by `u_copy`, which uses %r16, %r17 and the barrier %r13), rows from `m0`, the
-    box counter in `box`; %r17 = the box's first rank."""
+    box counter in `box`; %r17 = the box's first rank.  `pred` predicates the L copy."""
     return f"""\tmul.lo.u32 %r17, {chunk}, %lsub;
 \tmul.lo.u32 %r17, %r17, %lwk;                 // first rank of the chunk
 \tmov.u32 {box}, 0;
 {label}:
-\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r15], [%tmL, {{%r17, {m0}}}], [%r13];
+\t{pred}cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r15], [%tmL, {{%r17, {m0}}}], [%r13];
 {u_copy}\tadd.u32 %r15, %r15, %lsub_l;
 \tadd.u32 %r16, %r16, %lsub_u;
 \tadd.u32 %r17, %r17, %lwk;
@@ -173,8 +173,16 @@ def lowrank_boxes(chunk, box, label, m0, u_copy):
 
 def lora_issue(e, tag):
     """Thread 0 of the first consumer WG loads chunk %li of this tile's L and U into ring slot %lis (after
-    both warpgroups released it), onto lfull with the chunk's byte count."""
-    e(f"""\t// ---- low-rank load ({tag}): chunk %li of the tile into slot %lis ----
+    both warpgroups released it), onto lfull with the chunk's byte count.  (luni) Every
+    consumer thread walks the issue, the issuer alone arrives and copies (flags.LUNI; noluni: the
+    issuer alone behind a branch)."""
+    pred = "@%plissue " if LUNI else ""
+    if LUNI:   # the default
+        e(f"""\t// ---- low-rank load ({tag}): chunk %li of the tile into slot %lis ----
+\t// every consumer thread walks it (a branch that one thread takes would cost the K loop its
+\t// uniform registers: flags.LUNI); thread 0 of {CWG0} alone arms lfull and copies""")
+    else:
+        e(f"""\t// ---- low-rank load ({tag}): chunk %li of the tile into slot %lis ----
 \t@!%plissue bra L_lissue_skip_{tag};""")
     lora_consts(e)
     e(f"""
@@ -186,16 +194,17 @@ def lora_issue(e, tag):
     e.wait("%r11", "%r12", "lempty")
     e(f"""\tadd.u32 %r13, %bar_lfull, %r10;
 \tadd.u32 %r14, %lbytes_l, %lbytes_u;
-\tmbarrier.arrive.expect_tx.shared::cta.b64 _, [%r13], %r14;
+\t{pred}mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r13], %r14;
 \tmad.lo.u32 %r15, %lis, %r14, %lbase;         // L slot; U follows it
 \tadd.u32 %r16, %r15, %lbytes_l;
-{lowrank_boxes("%li", "%r18", f"L_lissue_box_{tag}", "%m0", u_load(tag))}\tadd.u32 %li, %li, 1;
+{lowrank_boxes("%li", "%r18", f"L_lissue_box_{tag}", "%m0", u_load(tag, pred), pred)}\tadd.u32 %li, %li, 1;
 \tadd.u32 %lis, %lis, 1;
 \tsetp.eq.u32 %p5, %lis, %lslots;
 \t@%p5 mov.u32 %lis, 0;
 \t@%p5 xor.b32 %liph, %liph, 1;
-L_lissue_skip_{tag}:
-\t// the issuing lane may have waited alone: reconverge the warp before any .aligned op
+L_lissue_skip_{tag}:""")
+    if not LUNI:
+        e("""\t// the issuing lane may have waited alone: reconverge the warp before any .aligned op
 \tbar.warp.sync 0xffffffff;""")
 
 
