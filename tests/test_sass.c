@@ -1,5 +1,6 @@
 /* CPU suite: the SASS of every built kernel (tools/sass_check.py over nvdisasm): no local
- * memory, wgmma kept and pipelined on sm_90a (at most one WARPGROUP.ARRIVE for two HGMMA),
+ * memory, wgmma kept and pipelined on sm_90a (at most one WARPGROUP.ARRIVE for two HGMMA), the
+ * sm_90a K loop's wgmma descriptors in uniform registers (no R2UR in it),
  * tcgen05.mma kept on sm_100a / sm_100f.  The ptxas gate reads ptxas's report; this reads
  * what ptxas wrote, so a serialised wgmma that the report words differently is still caught.
  * Without nvdisasm (pip nvidia-cuda-nvdisasm; .ci/run installs it) the tests skip, unless
@@ -40,7 +41,8 @@ Test(sass, every_built_kernel_passes, .timeout = 300)
 
 /* The planted fault: the fused ping-pong kernel with its consumers at 216 registers, where
  * ptxas serialises every wgmma, assembled without the gate: the check must fail it (and pass
- * the committed one). */
+ * the committed one).  (The cubins keep `_pp` in their names: the K-loop check passes over
+ * the ping-pong kernels.) */
 Test(sass, serialised_wgmma_is_caught, .timeout = 120)
 {
     char out[4096];
@@ -48,12 +50,31 @@ Test(sass, serialised_wgmma_is_caught, .timeout = 120)
         "d=$(mktemp -d) && f=ptx/sm90a/fp4lr_sm90a_nvfp4_fused_m128n128k128_c1_s3_w8_pp.ptx && "
         "sed -e 's/setmaxnreg.dec.sync.aligned.u32 24;/setmaxnreg.dec.sync.aligned.u32 40;/' "
         "-e 's/setmaxnreg.inc.sync.aligned.u32 232;/setmaxnreg.inc.sync.aligned.u32 216;/' $f > $d/k.ptx && "
-        "ptxas -arch=sm_90a -o $d/k.cubin $d/k.ptx 2>/dev/null && ptxas -arch=sm_90a -o $d/ok.cubin $f && "
-        "python3 tools/sass_check.py $d/ok.cubin 2>&1; a=$?; python3 tools/sass_check.py $d/k.cubin 2>&1; b=$?; "
+        "ptxas -arch=sm_90a -o $d/k_pp.cubin $d/k.ptx 2>/dev/null && ptxas -arch=sm_90a -o $d/ok_pp.cubin $f && "
+        "python3 tools/sass_check.py $d/ok_pp.cubin 2>&1; a=$?; python3 tools/sass_check.py $d/k_pp.cubin 2>&1; b=$?; "
         "rm -rf $d; echo \"rc=$a,$b\"; [ $a -eq 3 ] && exit 3; exit 0",
         out, sizeof out);
     skip_without_nvdisasm(rc, out);
     cr_expect_eq(rc, 0, "%s", out);
     cr_expect(strstr(out, "rc=0,1") != NULL, "%s", out);
     cr_expect(strstr(out, "wgmma serialised: 30 WARPGROUP.ARRIVE for 30 HGMMA") != NULL, "%s", out);
+}
+
+/* The planted fault: a fused kernel built with the low-rank issue behind a branch that one
+ * consumer thread takes (FP4LR_GEN_EXPERIMENT=noluni, the kernels before 2026-12-06): ptxas
+ * moves the K loop's descriptors with R2UR before every HGMMA, and the check must fail it. */
+Test(sass, k_loop_out_of_uniform_registers_is_caught, .timeout = 120)
+{
+    char out[4096];
+    int rc = tsupport_run_capture(
+        "d=$(mktemp -d) && FP4LR_GEN_EXPERIMENT=noluni python3 tools/gen_sm90a.py --outdir $d >/dev/null && "
+        "ptxas -arch=sm_90a -o $d/k.cubin $d/fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_w4_yt.ptx && "
+        "ptxas -arch=sm_90a -o $d/ok.cubin ptx/sm90a/fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_w4_yt.ptx && "
+        "python3 tools/sass_check.py $d/ok.cubin 2>&1; a=$?; python3 tools/sass_check.py $d/k.cubin 2>&1; b=$?; "
+        "rm -rf $d; echo \"rc=$a,$b\"; [ $a -eq 3 ] && exit 3; exit 0",
+        out, sizeof out);
+    skip_without_nvdisasm(rc, out);
+    cr_expect_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "rc=0,1") != NULL, "%s", out);
+    cr_expect(strstr(out, "K loop not uniform: 32 R2UR") != NULL, "%s", out);
 }

@@ -10,6 +10,12 @@ Disassembles each cubin with nvdisasm and checks, per kernel:
     registers (warning C7511 / C7512): every HGMMA then gets its own arrive and a wait for zero
     groups, one in flight (the fused ping-pong kernels at 216 registers: 30 HGMMA, 30 arrives;
     committed, 30 and 5).
+  - sm_90a K loop uniform: in the shortest loop that holds 16 or more HGMMA (the consumers' K
+    loop) no R2UR: ptxas kept the wgmma descriptors and the ring cursors in uniform registers.
+    A branch that one consumer thread takes (the fused kernels' low-rank issue before
+    2026-12-06) makes ptxas keep them in vector registers and move them with R2UR before
+    every HGMMA (32 R2UR in a 314-instruction loop against 233 instructions and none).  The
+    ping-pong kernels (`_pp`) are not held to it: theirs holds 32 R2UR (noticed 2026-12-06).
   - sm_100a / sm_100f: a kernel whose PTX issues tcgen05.mma must hold a UTC*MMA instruction
     (UTCOMMA / UTCQMMA / UTCHMMA: the tensor-memory MMA) -- ptxas dropped none.
 A cubin without either passes the local-memory check alone (the W preparation kernels).
@@ -54,6 +60,33 @@ HGMMA = re.compile(r"\bHGMMA\b")
 UTCMMA = re.compile(r"\bUTC[A-Z]*MMA\b")
 ARRIVE = re.compile(r"\bWARPGROUP\.ARRIVE\b")
 LOCAL = re.compile(r"\b(LDL|STL)\b")
+LABEL = re.compile(r"^\s*(\.L_x_\d+):")
+BACK = re.compile(r"\bBRA\b.*`\((\.L_x_\d+)\)")
+
+
+def k_loop_r2ur(sass):
+    """The R2UR count of the shortest loop (a branch back to a label) holding >= 16 HGMMA, and
+    its length; None when there is no such loop."""
+    ins, labels = [], {}
+    for ln in sass.split("\n"):
+        m = LABEL.match(ln)
+        if m:
+            labels[m.group(1)] = len(ins)
+        elif "/*" in ln and ";" in ln:
+            ins.append(ln)
+    hg = [i for i, ln in enumerate(ins) if HGMMA.search(ln)]
+    best = None
+    for i, ln in enumerate(ins):
+        m = BACK.search(ln)
+        t = labels.get(m.group(1)) if m else None
+        if t is None or t > i or sum(1 for j in hg if t <= j <= i) < 16:
+            continue
+        if best is None or i - t < best[1] - best[0]:
+            best = (t, i)
+    if best is None:
+        return None
+    body = ins[best[0]:best[1] + 1]
+    return sum(1 for ln in body if "R2UR" in ln), len(body)
 
 
 def check(nvdisasm, path):
@@ -84,6 +117,10 @@ def check(nvdisasm, path):
         bad.append("its PTX issues tcgen05.mma but the SASS has no UTC*MMA")
     if h and 2 * a > h:
         bad.append(f"wgmma serialised: {a} WARPGROUP.ARRIVE for {h} HGMMA")
+    loop = k_loop_r2ur(sass) if h and "_pp." not in name else None
+    if loop and loop[0]:
+        bad.append(f"K loop not uniform: {loop[0]} R2UR in its {loop[1]} instructions (wgmma descriptors in "
+                   f"vector registers)")
     line = (f"{os.path.basename(path)}: HGMMA {h}, ARRIVE {a}, UTC*MMA {u}, LDL/STL {lo}: " +
             ("ok" if not bad else "; ".join(bad)))
     return line, not bad
