@@ -39,42 +39,44 @@ Test(sass, every_built_kernel_passes, .timeout = 300)
     cr_expect_eq(ok, n, "%s", out);
 }
 
-/* The planted fault: the fused ping-pong kernel with its consumers at 216 registers, where
- * ptxas serialises every wgmma, assembled without the gate: the check must fail it (and pass
- * the committed one).  (The cubins keep `_pp` in their names: the K-loop check passes over
- * the ping-pong kernels.) */
-Test(sass, serialised_wgmma_is_caught, .timeout = 120)
+/* A planted fault: `build` (shell, in a scratch directory $d) writes the committed kernel as
+ * $d/ok<sfx>.cubin and the faulty one as $d/k<sfx>.cubin; sass_check must pass the first, fail
+ * the second and say `want`. */
+static void expect_planted_caught(const char *build, const char *sfx, const char *want)
 {
-    char out[4096];
-    int rc = tsupport_run_capture(
-        "d=$(mktemp -d) && f=ptx/sm90a/fp4lr_sm90a_nvfp4_fused_m128n128k128_c1_s3_w8_pp.ptx && "
-        "sed -e 's/setmaxnreg.dec.sync.aligned.u32 24;/setmaxnreg.dec.sync.aligned.u32 40;/' "
-        "-e 's/setmaxnreg.inc.sync.aligned.u32 232;/setmaxnreg.inc.sync.aligned.u32 216;/' $f > $d/k.ptx && "
-        "ptxas -arch=sm_90a -o $d/k_pp.cubin $d/k.ptx 2>/dev/null && ptxas -arch=sm_90a -o $d/ok_pp.cubin $f && "
-        "python3 tools/sass_check.py $d/ok_pp.cubin 2>&1; a=$?; python3 tools/sass_check.py $d/k_pp.cubin 2>&1; b=$?; "
-        "rm -rf $d; echo \"rc=$a,$b\"; [ $a -eq 3 ] && exit 3; exit 0",
-        out, sizeof out);
+    char cmd[4096], out[4096];
+    snprintf(cmd, sizeof cmd,
+             "d=$(mktemp -d) && %s && python3 tools/sass_check.py $d/ok%s.cubin 2>&1; a=$?; "
+             "python3 tools/sass_check.py $d/k%s.cubin 2>&1; b=$?; rm -rf $d; echo \"rc=$a,$b\"; "
+             "[ $a -eq 3 ] && exit 3; exit 0",
+             build, sfx, sfx);
+    int rc = tsupport_run_capture(cmd, out, sizeof out);
     skip_without_nvdisasm(rc, out);
     cr_expect_eq(rc, 0, "%s", out);
     cr_expect(strstr(out, "rc=0,1") != NULL, "%s", out);
-    cr_expect(strstr(out, "wgmma serialised: 30 WARPGROUP.ARRIVE for 30 HGMMA") != NULL, "%s", out);
+    cr_expect(strstr(out, want) != NULL, "no '%s' in: %s", want, out);
 }
 
-/* The planted fault: a fused kernel built with the low-rank issue behind a branch that one
- * consumer thread takes (FP4LR_GEN_EXPERIMENT=noluni, the kernels before 2026-12-06): ptxas
- * moves the K loop's descriptors with R2UR before every HGMMA, and the check must fail it. */
+/* The fused ping-pong kernel with its consumers at 216 registers, where ptxas serialises every
+ * wgmma, assembled without the gate.  (The cubins keep `_pp` in their names: the K-loop check
+ * passes over the ping-pong kernels.) */
+Test(sass, serialised_wgmma_is_caught, .timeout = 120)
+{
+    expect_planted_caught("f=ptx/sm90a/fp4lr_sm90a_nvfp4_fused_m128n128k128_c1_s3_w8_pp.ptx && "
+                          "sed -e 's/setmaxnreg.dec.sync.aligned.u32 24;/setmaxnreg.dec.sync.aligned.u32 40;/' "
+                          "-e 's/setmaxnreg.inc.sync.aligned.u32 232;/setmaxnreg.inc.sync.aligned.u32 216;/' "
+                          "$f > $d/k.ptx && ptxas -arch=sm_90a -o $d/k_pp.cubin $d/k.ptx 2>/dev/null && "
+                          "ptxas -arch=sm_90a -o $d/ok_pp.cubin $f",
+                          "_pp", "wgmma serialised: 30 WARPGROUP.ARRIVE for 30 HGMMA");
+}
+
+/* A fused kernel built with the low-rank issue behind a branch that one consumer thread takes
+ * (FP4LR_GEN_EXPERIMENT=noluni, the kernels before 2026-12-06): ptxas moves the K loop's
+ * descriptors with R2UR before every HGMMA. */
 Test(sass, k_loop_out_of_uniform_registers_is_caught, .timeout = 120)
 {
-    char out[4096];
-    int rc = tsupport_run_capture(
-        "d=$(mktemp -d) && FP4LR_GEN_EXPERIMENT=noluni python3 tools/gen_sm90a.py --outdir $d >/dev/null && "
-        "ptxas -arch=sm_90a -o $d/k.cubin $d/fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_w4_yt.ptx && "
-        "ptxas -arch=sm_90a -o $d/ok.cubin ptx/sm90a/fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_w4_yt.ptx && "
-        "python3 tools/sass_check.py $d/ok.cubin 2>&1; a=$?; python3 tools/sass_check.py $d/k.cubin 2>&1; b=$?; "
-        "rm -rf $d; echo \"rc=$a,$b\"; [ $a -eq 3 ] && exit 3; exit 0",
-        out, sizeof out);
-    skip_without_nvdisasm(rc, out);
-    cr_expect_eq(rc, 0, "%s", out);
-    cr_expect(strstr(out, "rc=0,1") != NULL, "%s", out);
-    cr_expect(strstr(out, "K loop not uniform: 32 R2UR") != NULL, "%s", out);
+    expect_planted_caught("k=fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_w4_yt && "
+                          "FP4LR_GEN_EXPERIMENT=noluni python3 tools/gen_sm90a.py --outdir $d >/dev/null && "
+                          "ptxas -arch=sm_90a -o $d/k.cubin $d/$k.ptx && ptxas -arch=sm_90a -o $d/ok.cubin ptx/sm90a/$k.ptx",
+                          "", "K loop not uniform: 32 R2UR");
 }
