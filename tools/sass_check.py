@@ -19,7 +19,8 @@ Disassembles each cubin with nvdisasm and checks, per kernel:
   - sm_100a / sm_100f: a kernel whose PTX issues tcgen05.mma must hold a UTC*MMA instruction
     (UTCOMMA / UTCQMMA / UTCHMMA: the tensor-memory MMA) -- ptxas dropped none.
 A cubin without either passes the local-memory check alone (the W preparation kernels).
-It prints one line a cubin: HGMMA, WARPGROUP.ARRIVE, LDL/STL counts and ok or what failed.
+It prints one line a cubin: HGMMA, WARPGROUP.ARRIVE, LDL/STL counts, the sm_90a K loop's length in
+SASS instructions (a cheap measure of the consumers' per-iteration work) and ok or what failed.
 
 nvdisasm: $NVDISASM, else nvdisasm on PATH or beside ptxas, else the pip package
 nvidia-cuda-nvdisasm (`python3 -m pip install nvidia-cuda-nvdisasm`; .ci/run installs it).
@@ -121,7 +122,8 @@ def check(nvdisasm, path):
     if loop and loop[0]:
         bad.append(f"K loop not uniform: {loop[0]} R2UR in its {loop[1]} instructions (wgmma descriptors in "
                    f"vector registers)")
-    line = (f"{os.path.basename(path)}: HGMMA {h}, ARRIVE {a}, UTC*MMA {u}, LDL/STL {lo}: " +
+    kl = f", K loop {loop[1]} instructions" if loop else ""
+    line = (f"{os.path.basename(path)}: HGMMA {h}, ARRIVE {a}, UTC*MMA {u}, LDL/STL {lo}{kl}: " +
             ("ok" if not bad else "; ".join(bad)))
     return line, not bad
 
