@@ -28,8 +28,8 @@ ptx/sm90a/):
            starts its unit while the slot's previous fill is still outstanding reads a stage
            that is not there yet (wrong results or a hang);
   noleave  (tests/test_watchdog.c) each consumer waits at its end for `cdone`, which it has
-           not yet arrived on: neither ever leaves, and the watcher must trap.  FP4LR_GEN_EXPERIMENT must be unset (its
-flags change the shared producer code).
+           not yet arrived on: neither ever leaves, and the watcher must trap.
+FP4LR_GEN_EXPERIMENT must be unset (its flags change the shared producer code).
 """
 import os
 import sys

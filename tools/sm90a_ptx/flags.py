@@ -113,10 +113,9 @@ MXONE = "mxtwo" not in EXPERIMENTS
 # 0.90x of dense against 0.96x at r = 32; the tail streams 6 of its 8 chunks one ring round
 # trip at a time, and deeper rings that cost a main stage lost (df63877: 0.85-0.88x).
 LPREFETCH = "lprefetch" in EXPERIMENTS
-# The low-rank loads without a branch on the issuing thread (since 2026-12-06; noluni: the branch, for
-# measurement): every consumer thread walks
-# the issue (the wait for the slot, the boxes, the cursors) and only the issuer's arrive and
-# copies are predicated.  Why: behind a branch that one thread takes, ptxas cannot prove the
+# The low-rank loads without a branch on the issuing thread (since 2026-12-06; noluni: the
+# branch, for measurement): every consumer thread walks the issue (the wait for the slot, the
+# boxes, the cursors) and only the issuer's arrive and copies are predicated.  Why: behind a branch that one thread takes, ptxas cannot prove the
 # consumer's warps converged, and keeps the K loop's wgmma descriptors, stage and slot cursors
 # out of the uniform registers (R2UR before every HGMMA): the fused _yt K loop ran 314 SASS
 # instructions an iteration against the dense kernel's 233 (ncu: 35 % more instructions in
