@@ -83,6 +83,16 @@ fp4lr_status fp4lr_bench_row_timed_rounds(fp4lr_bench_row *row, const double *ms
     return fp4lr_ok();
 }
 
+int fp4lr_bench_row_host(fp4lr_bench_row *row, const double *host_ms, int rounds)
+{
+    double h = 0.0;
+    for (int k = 0; k < rounds && k < FP4LR_BENCH_MAX_ROUNDS; k++)
+        if (host_ms[k] > h && isfinite(host_ms[k]))
+            h = host_ms[k];
+    row->t.host_ms = h;
+    return h > 0 && row->t.median_ms > 0 && h >= FP4LR_BENCH_HOST_BOUND * row->t.median_ms;
+}
+
 double fp4lr_geomean(const double *v, int n, int *used)
 {
     double s = 0.0;
@@ -613,6 +623,7 @@ static void put_row(FILE *f, const fp4lr_bench_row *r)
         put_num(&t, "p10", r->t.p10_ms);
         put_num(&t, "p90", r->t.p90_ms);
         put_int(&t, "reps", r->t.reps);
+        put_num(&t, "host_per_launch", r->t.host_ms > 0 ? r->t.host_ms : NAN);
         put_int(&t, "rounds", r->rounds);
         key(&t, "round_medians");
         fputc('[', f);
@@ -857,7 +868,7 @@ fp4lr_status fp4lr_results_csv_header(FILE *f)
     fputs("shape,large,M,N,K,r,format,variant,kind,state,median_ms,min_ms,max_ms,p10_ms,p90_ms,reps,tflops,"
           "ratio_vs_cublas_bf16,ratio_vs_dense,rotation_copies,validated,pass,rows_checked,max_err,max_err_over_mag,"
           "tol_acc,entry,cluster,policy,stages_main,stages_solver,force_stages,sweep,stages_lora,lora_chunk,smem_bytes,"
-          "rounds,ratio_bf16_round_min,ratio_bf16_round_max,timed_output_pass,note\n",
+          "rounds,ratio_bf16_round_min,ratio_bf16_round_max,timed_output_pass,host_ms,note\n",
           f);
     return ferror(f) ? fp4lr_fail(FP4LR_E_IO, "WRITE", "writing the CSV header failed") : fp4lr_ok();
 }
@@ -920,6 +931,8 @@ fp4lr_status fp4lr_results_csv_row(FILE *f, const fp4lr_bench_row *r)
     if (r->timed_check >= 0)
         fprintf(f, "%d", r->timed_check);
     fputc(',', f);
+    csv_num(f, t && r->t.host_ms > 0 ? r->t.host_ms : NAN);
+    fputc(',', f);
     csv_text(f, r->note);
     fputc('\n', f);
     return ferror(f) ? fp4lr_fail(FP4LR_E_IO, "WRITE", "writing a CSV row failed") : fp4lr_ok();
@@ -927,12 +940,12 @@ fp4lr_status fp4lr_results_csv_row(FILE *f, const fp4lr_bench_row *r)
 
 /* ---- the terminal table ---------------------------------------------------------------------- */
 
-#define TABLE_FMT "%-16s %6s %6s %6s %5s  %-20s %10s %8s %8s %11s %8s %6s %6s %8s  %s\n"
+#define TABLE_FMT "%-16s %6s %6s %6s %5s  %-20s %10s %7s %8s %8s %11s %8s %6s %6s %8s  %s\n"
 
 void fp4lr_results_table_header(FILE *f)
 {
-    fprintf(f, TABLE_FMT, "shape", "M", "N", "K", "r", "variant", "median_ms", "TFLOP/s", "vs_bf16", "bf16_rounds",
-            "vs_dense", "stages", "lora", "smem_KiB", "validation");
+    fprintf(f, TABLE_FMT, "shape", "M", "N", "K", "r", "variant", "median_ms", "host_us", "TFLOP/s", "vs_bf16",
+            "bf16_rounds", "vs_dense", "stages", "lora", "smem_KiB", "validation");
 }
 
 /* A ratio cell: "0.950x", "invalid" for an invalid time, "-" when unknown. */
@@ -948,7 +961,7 @@ static void ratio_cell(char *out, size_t cap, const fp4lr_bench_row *r, double r
 
 void fp4lr_results_table_row(FILE *f, const fp4lr_bench_row *r)
 {
-    char m[24], n[24], k[24], rank[24], med[24] = "-", tf[24] = "-", vbf[24], vdn[24];
+    char m[24], n[24], k[24], rank[24], med[24] = "-", host[24] = "-", tf[24] = "-", vbf[24], vdn[24];
     char st[32] = "-", lora[32] = "-", smem[24] = "-", val[320] = "-", spread[32] = "-";
     snprintf(m, sizeof m, "%lld", (long long)r->M);
     snprintf(n, sizeof n, "%lld", (long long)r->N);
@@ -957,6 +970,8 @@ void fp4lr_results_table_row(FILE *f, const fp4lr_bench_row *r)
     if (timed(r)) {
         snprintf(med, sizeof med, "%.4f", r->t.median_ms);
         snprintf(tf, sizeof tf, "%.1f", r->tflops);
+        if (r->t.host_ms > 0) /* the host's time to enqueue one launch (timer.h) */
+            snprintf(host, sizeof host, "%.1f", r->t.host_ms * 1e3);
     }
     ratio_cell(vbf, sizeof vbf, r, r->ratio_bf16);
     ratio_cell(vdn, sizeof vdn, r, r->ratio_dense);
@@ -981,5 +996,5 @@ void fp4lr_results_table_row(FILE *f, const fp4lr_bench_row *r)
                  r->timed_check == 0 ? " (timed output wrong)" : r->timed_check == 1 ? " +timed" : "");
     else if (r->note[0])
         snprintf(val, sizeof val, "%s", r->note);
-    fprintf(f, TABLE_FMT, r->shape, m, n, k, rank, r->variant, med, tf, vbf, spread, vdn, st, lora, smem, val);
+    fprintf(f, TABLE_FMT, r->shape, m, n, k, rank, r->variant, med, host, tf, vbf, spread, vdn, st, lora, smem, val);
 }

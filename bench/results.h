@@ -100,6 +100,12 @@ void fp4lr_bench_row_timed(fp4lr_bench_row *row, const fp4lr_timing *t, int copi
  * round_median_ms each round's median.  FP4LR_E_INVALID (rule BENCH_ROUNDS) for a bad count. */
 fp4lr_status fp4lr_bench_row_timed_rounds(fp4lr_bench_row *row, const double *ms, int rounds, int per_round,
                                           int copies);
+/* Records the host's enqueue time per launch (fp4lr_timing.host_ms of each of `rounds`
+ * rounds; 0 = unknown): the greatest into row->t.host_ms.  Returns 1 when it reaches
+ * FP4LR_BENCH_HOST_BOUND of the row's median, i.e. the host may have paced the timed
+ * launches (the device waited for it), else 0. */
+#define FP4LR_BENCH_HOST_BOUND 0.9
+int fp4lr_bench_row_host(fp4lr_bench_row *row, const double *host_ms, int rounds);
 /* Records the plan: entry, main stages, shared memory, the budget. */
 void fp4lr_bench_row_plan(fp4lr_bench_row *row, const fp4lr_plan *plan);
 

@@ -326,7 +326,8 @@ static void sample_make(sample *s)
     snprintf(s->run.variants, sizeof s->run.variants, "dense,fused,peers");
     snprintf(s->run.arch, sizeof s->run.arch, "sm90a");
 
-    fp4lr_timing t = {.reps = 30, .median_ms = 0.5, .min_ms = 0.4, .max_ms = 0.7, .p10_ms = 0.45, .p90_ms = 0.6};
+    fp4lr_timing t = {.reps = 30, .median_ms = 0.5, .min_ms = 0.4, .max_ms = 0.7, .p10_ms = 0.45, .p90_ms = 0.6,
+                      .host_ms = 0.0125};
     fp4lr_bench_row *r = &s->rows[0];
     fp4lr_bench_row_init(r, "flux-qkv", 1, 4608, 9216, 3072, "nvfp4", "fp4lr-nvfp4");
     fp4lr_bench_row_timed(r, &t, 3);
@@ -485,7 +486,7 @@ Test(bench_cli, csv_rows_match_the_header)
     sample_make(&s);
     char *t = capture(write_rows, &(sample_form){&s, 1});
     int header = count_fields(t);
-    cr_expect_eq(header, 41);
+    cr_expect_eq(header, 42);
     /* Every row has the header's field count; the note with a quote and a newline is quoted. */
     const char *line = strchr(t, '\n') + 1;
     for (int i = 0; i < 2; i++) {
@@ -495,7 +496,7 @@ Test(bench_cli, csv_rows_match_the_header)
     cr_expect(strstr(line, "\"validation failed, a \"\"quote\"\"\n\"") != NULL, "%s", line);
     const char *first = "flux-qkv,1,4608,9216,3072,0,nvfp4,fp4lr-nvfp4,dense,ok,0.5,0.4,0.7,0.45,0.6,30,521.838526,1.25,"
                         "1,3,1,1,128,0.001,2e-07,2.4e-05,fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s3_w5,1,split,3,3,0,0,0,"
-                        "0,225280,1,,,,\n";
+                        "0,225280,1,,,,0.0125,\n";
     cr_expect(strncmp(strchr(t, '\n') + 1, first, strlen(first)) == 0, "%s", t);
     free(t);
 }
@@ -505,13 +506,14 @@ Test(bench_cli, table_lines)
     sample s;
     sample_make(&s);
     s.rows[1].note[0] = '\0';
+    s.rows[1].t.host_ms = 0; /* unknown: "-" */
     char *t = capture(write_rows, &(sample_form){&s, 0});
     char *l1 = strchr(t, '\n') + 1, *l2 = strchr(l1, '\n') + 1, *l3 = strchr(l2, '\n') + 1;
     *strchr(l1, '\n') = '\0';
     *strchr(l2, '\n') = '\0';
-    cr_expect_str_eq(l1, "flux-qkv           4608   9216   3072     0  fp4lr-nvfp4              0.5000 "
+    cr_expect_str_eq(l1, "flux-qkv           4608   9216   3072     0  fp4lr-nvfp4              0.5000    12.5 "
                          "   521.8   1.250x           -   1.000x      3      -    220.0  PASS 2e-07");
-    cr_expect_str_eq(l2, "flux-qkv           4608   9216   3072     0  cublas-bf16              0.6250 "
+    cr_expect_str_eq(l2, "flux-qkv           4608   9216   3072     0  cublas-bf16              0.6250       - "
                          "   417.5   1.000x           -        -      -      -        -  -");
     cr_expect(strstr(l3, "invalid") && strstr(l3, "FAIL 0.5"), "%s", l3);
     cr_expect(strncmp(t, "shape ", 6) == 0);

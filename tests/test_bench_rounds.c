@@ -81,6 +81,25 @@ Test(bench_rounds, pooled_time_and_round_medians)
     cr_expect_eq(fp4lr_bench_row_timed_rounds(&row, ms, 1, 0, 1).code, FP4LR_E_INVALID);
 }
 
+/* The host's time per launch: the greatest of the rounds' (0 = unknown, skipped), and
+ * "host-bound" from FP4LR_BENCH_HOST_BOUND of the median on. */
+Test(bench_rounds, host_time_per_launch_and_the_host_bound_flag)
+{
+    const double ms[] = {1, 1, 1, 1};
+    fp4lr_bench_row row;
+    fp4lr_bench_row_init(&row, "s", 1, 64, 64, 64, "nvfp4", "fp4lr-nvfp4");
+    cr_assert_eq(fp4lr_bench_row_timed_rounds(&row, ms, 2, 2, 1).code, FP4LR_OK);
+    cr_expect_float_eq(row.t.host_ms, 0.0, 0, "the pooled device times know no host time");
+    const double light[] = {0.2, 0.0}, heavy[] = {0.3, 0.95}, none[] = {0.0, 0.0}, edge[] = {0.9, NAN};
+    cr_expect_eq(fp4lr_bench_row_host(&row, light, 2), 0);
+    cr_expect_float_eq(row.t.host_ms, 0.2, 0);
+    cr_expect_eq(fp4lr_bench_row_host(&row, heavy, 2), 1, "0.95 of a 1 ms median");
+    cr_expect_float_eq(row.t.host_ms, 0.95, 0, "the greatest round");
+    cr_expect_eq(fp4lr_bench_row_host(&row, edge, 2), 1, "exactly the bound; a NaN round ignored");
+    cr_expect_eq(fp4lr_bench_row_host(&row, none, 2), 0, "unknown is not host-bound");
+    cr_expect_float_eq(row.t.host_ms, 0.0, 0);
+}
+
 Test(bench_rounds, per_round_ratio_spread)
 {
     const double peer[] = {1, 2, 1}, mine[] = {1, 1, 2}, two[] = {1, 1};
@@ -255,19 +274,21 @@ Test(bench_rounds, gpu_rounds_and_the_timed_output_check, .timeout = 300)
     cr_expect(strstr(out, "(round 2/2)") != NULL, "%s", out);
     cr_expect(strstr(out, "+timed") != NULL, "%s", out);
     cr_expect(strstr(out, "method: 2 round(s)") != NULL, "%s", out);
-    /* the table row: shape M N K r variant median TFLOP/s vs_bf16 lo-hi ... */
-    double lo = 0, hi = 0, ratio = 0;
+    /* the table row: shape M N K r variant median host_us TFLOP/s vs_bf16 lo-hi ... */
+    double lo = 0, hi = 0, ratio = 0, med = 0, host = 0;
     int found = 0;
     for (const char *line = out; line && *line && !found; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
         char shape[64], variant[64];
-        double med, tf;
+        double tf;
         long long m, n, k, r;
-        found = sscanf(line, "%63s %lld %lld %lld %lld %63s %lf %lf %lfx %lf-%lf", shape, &m, &n, &k, &r, variant, &med,
-                       &tf, &ratio, &lo, &hi) == 11 &&
+        found = sscanf(line, "%63s %lld %lld %lld %lld %63s %lf %lf %lf %lfx %lf-%lf", shape, &m, &n, &k, &r, variant,
+                       &med, &host, &tf, &ratio, &lo, &hi) == 12 &&
                 !strcmp(shape, "flux-out") && !strcmp(variant, "fp4lr-nvfp4");
     }
     cr_assert(found, "no fp4lr-nvfp4 row with a spread: %s", out);
     cr_expect(lo > 0 && lo <= hi && ratio > 0, "%g %g %g", ratio, lo, hi);
+    /* the host's enqueue time per launch (µs): measured, and below a second */
+    cr_expect(host > 0 && host < 1e6, "host %g us (median %g ms)", host, med);
 
     char planted[512];
     snprintf(planted, sizeof planted, "%s --plant-fault timed", args);

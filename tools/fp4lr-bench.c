@@ -65,6 +65,7 @@ typedef struct job_state {
     fp4lr_rotation rot;        /* peer jobs' rotation */
     double *ms;                /* rounds x iters launch times */
     double t0[FP4LR_BENCH_MAX_ROUNDS]; /* host wall clock at each round's first enqueue (--samples) */
+    double host_ms[FP4LR_BENCH_MAX_ROUNDS]; /* each round's host time per enqueued launch (warm-up) */
 } job_state;
 
 typedef struct bench {
@@ -320,6 +321,7 @@ static void fp4lr_round(bench *b, const fp4lr_bench_job *job, fp4lr_bench_row *r
         js->t0[round] = fp4lr_samples_now();
         st = fp4lr_time_samples(b->ctx, fp4lr_ring_gemm_timed, &g, b->o->warmup, b->o->iters, b->stream, &t,
                                 js->ms + (size_t)round * (size_t)b->o->iters);
+        js->host_ms[round] = t.host_ms;
     }
     if (st.code == FP4LR_OK)
         st = fp4lr_ctx_sync(b->ctx);
@@ -327,6 +329,18 @@ static void fp4lr_round(bench *b, const fp4lr_bench_job *job, fp4lr_bench_row *r
         st = timed_check(b, row, w);
     if (st.code != FP4LR_OK)
         job_failed(b, js, row, st);
+}
+
+/* The row's host time per launch (the rounds' warm-ups), and a note when the host may have
+ * paced the timed launches: then the median is the host's, not the kernel's. */
+static void host_note(const bench *b, fp4lr_bench_row *row, const job_state *js)
+{
+    if (!fp4lr_bench_row_host(row, js->host_ms, b->o->rounds))
+        return;
+    char t[128];
+    snprintf(t, sizeof t, "host-bound? enqueueing a launch took %.1f us, the median launch %.1f us",
+             row->t.host_ms * 1e3, row->t.median_ms * 1e3);
+    note_add(row, t);
 }
 
 /* After the rounds: the pooled timing; the time is invalid when either check failed. */
@@ -350,6 +364,7 @@ static void fp4lr_finish(bench *b, const fp4lr_bench_job *job, fp4lr_bench_row *
     }
     if (job->plan.pdl) /* the entry does not say how it was launched */
         note_add(row, "programmatic dependent of its preparation");
+    host_note(b, row, js);
 }
 
 /* ---- the cuBLASLt peers ---------------------------------------------------------------- */
@@ -374,6 +389,7 @@ static void peer_round(bench *b, fp4lr_bench_row *row, job_state *js, int round)
     js->t0[round] = fp4lr_samples_now();
     fp4lr_status st = fp4lr_time_samples(b->ctx, fp4lr_peer_gemm_timed, &js->peer, b->o->warmup, b->o->iters,
                                          b->stream, &t, js->ms + (size_t)round * (size_t)b->o->iters);
+    js->host_ms[round] = t.host_ms;
     if (st.code == FP4LR_OK)
         st = fp4lr_ctx_sync(b->ctx);
     if (st.code != FP4LR_OK)
@@ -390,6 +406,7 @@ static void peer_finish(bench *b, fp4lr_bench_row *row, job_state *js)
     snprintf(row->note, sizeof row->note, "timed only%s%s",
              js->rot.limit != FP4LR_ROTATION_BY_L2 ? "; rotation limited by " : "",
              js->rot.limit != FP4LR_ROTATION_BY_L2 ? fp4lr_rotation_limit_name(js->rot.limit) : "");
+    host_note(b, row, js);
 }
 
 /* Opens cuBLASLt and self-checks each kind; fills run->peer_*. */

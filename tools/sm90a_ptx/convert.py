@@ -1,7 +1,7 @@
 """e2m1 and scale conversion sequences (bit placement, byte-permute tables, ue4m3 / ue8m0
 scales) and the alpha folding of the f16 path."""
 from . import kstate as K
-from .flags import MXONE, PLACED
+from .flags import EXPERIMENTS, MXONE, PLACED
 
 
 def emit_lut_setup(e):
@@ -147,8 +147,9 @@ def unscale(i):
 # same fp32, so one multiply by it gives the same bits.  The epilogue and the affine test it
 # once (alpha_fold_begin) and take the two-multiply code otherwise (alpha >= 2^100, inf, NaN).
 def alpha_folds():
-    """Whether this kernel's accumulators carry 2^-28 (then the alpha fold applies)."""
-    return K.F16 and PLACED
+    """Whether this kernel's accumulators carry 2^-28 (then the alpha fold applies; nofold:
+    never, the two multiplies on one path without a branch, for measurement)."""
+    return K.F16 and PLACED and "nofold" not in EXPERIMENTS
 
 
 def alpha_fold_begin(e, tag):
