@@ -85,10 +85,14 @@ fp4lr_status fp4lr_bench_row_timed_rounds(fp4lr_bench_row *row, const double *ms
 
 int fp4lr_bench_row_host(fp4lr_bench_row *row, const double *host_ms, int rounds)
 {
-    double h = 0.0;
+    double known[FP4LR_BENCH_MAX_ROUNDS];
+    int n = 0;
     for (int k = 0; k < rounds && k < FP4LR_BENCH_MAX_ROUNDS; k++)
-        if (host_ms[k] > h && isfinite(host_ms[k]))
-            h = host_ms[k];
+        if (host_ms[k] > 0 && isfinite(host_ms[k]))
+            known[n++] = host_ms[k];
+    fp4lr_timing m;
+    fp4lr_timing_of(known, n, &m); /* n = 0: all zero */
+    const double h = m.median_ms;
     row->t.host_ms = h;
     return h > 0 && row->t.median_ms > 0 && h >= FP4LR_BENCH_HOST_BOUND * row->t.median_ms;
 }

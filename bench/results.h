@@ -101,7 +101,8 @@ void fp4lr_bench_row_timed(fp4lr_bench_row *row, const fp4lr_timing *t, int copi
 fp4lr_status fp4lr_bench_row_timed_rounds(fp4lr_bench_row *row, const double *ms, int rounds, int per_round,
                                           int copies);
 /* Records the host's enqueue time per launch (fp4lr_timing.host_ms of each of `rounds`
- * rounds; 0 = unknown): the greatest into row->t.host_ms.  Returns 1 when it reaches
+ * rounds; 0 = unknown): the median of the known ones into row->t.host_ms (the first round's
+ * warm-up also carries a plan's one-time work: its first launch).  Returns 1 when it reaches
  * FP4LR_BENCH_HOST_BOUND of the row's median, i.e. the host may have paced the timed
  * launches (the device waited for it), else 0. */
 #define FP4LR_BENCH_HOST_BOUND 0.9

@@ -81,8 +81,8 @@ Test(bench_rounds, pooled_time_and_round_medians)
     cr_expect_eq(fp4lr_bench_row_timed_rounds(&row, ms, 1, 0, 1).code, FP4LR_E_INVALID);
 }
 
-/* The host's time per launch: the greatest of the rounds' (0 = unknown, skipped), and
- * "host-bound" from FP4LR_BENCH_HOST_BOUND of the median on. */
+/* The host's time per launch: the median of the rounds' (0 or NaN = unknown, skipped), and
+ * "host-bound" from FP4LR_BENCH_HOST_BOUND of the median launch on. */
 Test(bench_rounds, host_time_per_launch_and_the_host_bound_flag)
 {
     const double ms[] = {1, 1, 1, 1};
@@ -90,12 +90,15 @@ Test(bench_rounds, host_time_per_launch_and_the_host_bound_flag)
     fp4lr_bench_row_init(&row, "s", 1, 64, 64, 64, "nvfp4", "fp4lr-nvfp4");
     cr_assert_eq(fp4lr_bench_row_timed_rounds(&row, ms, 2, 2, 1).code, FP4LR_OK);
     cr_expect_float_eq(row.t.host_ms, 0.0, 0, "the pooled device times know no host time");
-    const double light[] = {0.2, 0.0}, heavy[] = {0.3, 0.95}, none[] = {0.0, 0.0}, edge[] = {0.9, NAN};
+    const double light[] = {0.2, 0.0}, heavy[] = {0.95, 0.3, 0.92}, first[] = {3.0, 0.1, 0.1},
+                 none[] = {0.0, 0.0}, edge[] = {0.9, NAN};
     cr_expect_eq(fp4lr_bench_row_host(&row, light, 2), 0);
-    cr_expect_float_eq(row.t.host_ms, 0.2, 0);
-    cr_expect_eq(fp4lr_bench_row_host(&row, heavy, 2), 1, "0.95 of a 1 ms median");
-    cr_expect_float_eq(row.t.host_ms, 0.95, 0, "the greatest round");
-    cr_expect_eq(fp4lr_bench_row_host(&row, edge, 2), 1, "exactly the bound; a NaN round ignored");
+    cr_expect_float_eq(row.t.host_ms, 0.2, 0, "the unknown round skipped");
+    cr_expect_eq(fp4lr_bench_row_host(&row, heavy, 3), 1, "0.92 of a 1 ms median");
+    cr_expect_float_eq(row.t.host_ms, 0.92, 0, "the rounds' median");
+    cr_expect_eq(fp4lr_bench_row_host(&row, first, 3), 0, "one slow first round is not host-bound");
+    cr_expect_float_eq(row.t.host_ms, 0.1, 0);
+    cr_expect_eq(fp4lr_bench_row_host(&row, edge, 2), 1, "exactly the bound; a NaN round skipped");
     cr_expect_eq(fp4lr_bench_row_host(&row, none, 2), 0, "unknown is not host-bound");
     cr_expect_float_eq(row.t.host_ms, 0.0, 0);
 }
