@@ -195,6 +195,21 @@ static fp4lr_status wprep_run(fp4lr_runtime *rt, const fp4lr_plan *plan, const f
     }
     FP4LR_TRY(workspace_acquire(rt, &rt->wprep, fp4lr_sm90a_wprep_bytes(p), 0, stream));
     FP4LR_TRY(fp4lr_sm90a_wprep_tmap(rt->ctx, p, rt->wprep.ptr, (uint32_t)plan->tile_n, tmW));
+#ifdef FP4LR_MEASURE_NOPREP
+    /* -DFP4LR_MEASURE_NOPREP (measurement builds only, never the library's): what the
+     * preparation launch costs, bounded.  An operand shape is prepared once into this
+     * workspace; later calls launch the kernel alone on that stale operand (a wrong Y for
+     * new inputs, by design). */
+    static CUdeviceptr prepared_ptr;
+    static int64_t prepared_n, prepared_k;
+    static fp4lr_format prepared_fmt;
+    if (prepared_ptr == rt->wprep.ptr && prepared_n == p->N && prepared_k == p->K && prepared_fmt == p->format)
+        return plan->pdl ? fp4lr_ok() : workspace_used(rt, &rt->wprep, stream);
+    prepared_ptr = rt->wprep.ptr;
+    prepared_n = p->N;
+    prepared_k = p->K;
+    prepared_fmt = p->format;
+#endif
     FP4LR_TRY(fp4lr_sm90a_wprep_launch(rt->ctx, k->fn, p, dev, rt->wprep.ptr, stream));
     /* recorded now too, so that a launch after a failure below still waits for this one; not
      * for a programmatic dependent, which must follow the preparation directly on the stream

@@ -38,6 +38,22 @@ fp4lr_status fp4lr_sm90a_wprep_launch(const fp4lr_ctx *ctx, CUfunction f, const 
     const int64_t chunks = p->N * (p->K / WPREP_CHUNK);
     unsigned grid[3] = {(unsigned)((chunks + FP4LR_SM90A_WPREP_THREADS - 1) / FP4LR_SM90A_WPREP_THREADS), 1, 1};
     unsigned block[3] = {FP4LR_SM90A_WPREP_THREADS, 1, 1};
+#ifdef FP4LR_MEASURE_TINYPREP
+    /* -DFP4LR_MEASURE_TINYPREP (measurement builds only, never the library's): an operand
+     * shape's first preparation is whole; later ones are one CTA, the first 256 chunks, and
+     * the rest keep what the first wrote (a wrong Y for new inputs).  Against
+     * FP4LR_MEASURE_NOPREP (host/gemm.c): what a launch in between costs the kernel, apart
+     * from the preparation's work. */
+    static CUdeviceptr tiny_wp;
+    static int64_t tiny_n, tiny_k;
+    static fp4lr_format tiny_fmt;
+    if (tiny_wp == wp && tiny_n == p->N && tiny_k == p->K && tiny_fmt == p->format)
+        grid[0] = 1;
+    tiny_wp = wp;
+    tiny_n = p->N;
+    tiny_k = p->K;
+    tiny_fmt = p->format;
+#endif
     return fp4lr_launch(ctx, f, grid, block, 0, 1, stream, args);
 }
 

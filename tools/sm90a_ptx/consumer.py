@@ -254,6 +254,12 @@ L_consumer:
         assert not K.SPLIT
         e("\t// consumer assist: this thread converts W row (thread - 128), half 1, of every chunk")
         row_invariants(e, fmt, L, 0, "%r40", "%ca0")
+    if K.GDWAIT_ON and "lrgdwait" in EXPERIMENTS:
+        # lrgdwait (measurement): the consumers' first loads (wc / beta, L and U) wait for the
+        # preparation grid, so that they do not compete with its DRAM traffic.  H100, SANA,
+        # sustained A/B (2026-12-06): dense 1.001, fused 1.008: not kept
+        # (bench/results/experiments/README.md, "The preparation launch on SANA")
+        e("\tgriddepcontrol.wait;                        // lrgdwait: after the preparation grid")
     unit_first(e, CUR, "cfirst")
     if K.WALKPRE_ON:
         e("\t.reg .b32 %ntl, %nkb, %nke, %nm0, %nn0;   // walkpre: the next unit")

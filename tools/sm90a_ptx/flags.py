@@ -16,7 +16,7 @@ KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfen
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
                      "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre", "epinostore", "epistg", "fillasync", "epinowait",
-                     "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl", "lrserial", "nowatchdog", "noluni", "nofold"}
+                     "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl", "lrserial", "nowatchdog", "noluni", "nofold", "lrgdwait", "pgdwait"}
 EXPERIMENTS = ptxgen.experiment_flags("gen_sm90a", "FP4LR_GEN_EXPERIMENT", KNOWN_EXPERIMENTS)
 # Every mbarrier wait outside the consumer warpgroups traps after a bound instead of spinning
 # forever, and the consumers (their mbarrier waits and the stream-K owner's wait for partial

@@ -51,6 +51,12 @@ L_transform:
 \t// ---- thread 0: the main stages ----
 \tmov.u32 %ps, 0;
 \tmov.u32 %pph, 0;""")
+    if K.GDWAIT_ON and "pgdwait" in EXPERIMENTS:
+        # pgdwait (measurement): the A stages wait for the preparation grid too, so that none
+        # of this kernel's loads competes with its DRAM traffic.  H100, SANA, sustained A/B
+        # (2026-12-06): dense 0.977, fused 1.000: the A stages' overlap with the preparation
+        # pays (bench/results/experiments/README.md, "The preparation launch on SANA")
+        e("\tgriddepcontrol.wait;                        // pgdwait: after the preparation grid")
 
     def main_stage():
         e("""\tmul.lo.u32 %r10, %ps, 8;
