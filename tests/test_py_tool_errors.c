@@ -99,6 +99,23 @@ Test(py_tool_errors, results_table_refuses_what_is_not_json_lines)
     says("results_table: %s/empty.csv: no records");
 }
 
+/* Closed days' records are kept gzipped (bench/README.md): a .gz name is read through gzip, and
+ * one that is not gzip data, or is cut short, is refused like any unreadable file. */
+Test(py_tool_errors, results_table_reads_gzipped_records_and_refuses_broken_ones)
+{
+    sh("cp %s/good.jsonl %s/old.jsonl && gzip %s/old.jsonl");
+    cr_expect_eq(tool("results_table.py", "%s/old.jsonl.gz"), 0, "%s", out);
+    says("| stub-shape | 1 | 2 | 3 | 0 | fp4lr-nvfp4 | 1.0000 | 2.0 | 1.500 | - |");
+    cr_expect_eq(tool("plots.py", "--out %s/o --work %s/w --gnuplot %s/no-gnuplot %s/old.jsonl.gz"), 3, "%s", out);
+    cr_expect_null(strstr(out, "cannot read"), "plots did not read the .gz: %s", out);
+    sh("cp %s/good.jsonl %s/plain.jsonl.gz");
+    cr_expect_eq(tool("results_table.py", "%s/plain.jsonl.gz"), 2, "%s", out);
+    says("results_table: %s/plain.jsonl.gz: cannot read (Not a gzipped file");
+    sh("gzip -c %s/good.jsonl | head -c 40 > %s/cut.jsonl.gz");
+    cr_expect_eq(tool("results_table.py", "%s/cut.jsonl.gz"), 2, "%s", out);
+    says("results_table: %s/cut.jsonl.gz: a truncated gzip stream");
+}
+
 Test(py_tool_errors, results_table_refuses_an_index_out_of_range)
 {
     cr_expect_eq(tool("results_table.py", "%s/good.jsonl --index 0"), 0, "%s", out);

@@ -1,10 +1,12 @@
 """results_jsonl.py -- reading fp4lr-bench's JSON Lines results (bench/results/*.jsonl).
 
 One reader for the tools that take those files (results_table.py, plots.py): each record is a
-JSON object on its own line.  A file that cannot be read, or a line that is not such an
-object, raises ResultsError with a message naming the file and line; the tool prints it its own
-way and exits with its own status.
+JSON object on its own line.  A name ending in .gz is read through gzip (the records of days
+that are over are kept compressed: bench/README.md).  A file that cannot be read, or a line
+that is not such an object, raises ResultsError with a message naming the file and line; the
+tool prints it its own way and exits with its own status.
 """
+import gzip
 import json
 
 
@@ -15,12 +17,18 @@ class ResultsError(Exception):
 def read_records(path):
     """The file's records, in order (blank lines skipped)."""
     try:
-        with open(path) as f:
-            lines = f.read().splitlines()
+        if path.endswith(".gz"):
+            with gzip.open(path, "rt") as f:
+                lines = f.read().splitlines()
+        else:
+            with open(path) as f:
+                lines = f.read().splitlines()
     except OSError as e:
-        raise ResultsError(f"{path}: cannot read ({e.strerror})")
-    except UnicodeDecodeError:
-        raise ResultsError(f"{path}: not text (expected fp4lr-bench JSON Lines)")
+        # gzip's own errors (not gzip data, a truncated stream) are OSErrors without strerror
+        raise ResultsError(f"{path}: cannot read ({e.strerror or e})")
+    except (UnicodeDecodeError, EOFError) as e:
+        what = "not text" if isinstance(e, UnicodeDecodeError) else "a truncated gzip stream"
+        raise ResultsError(f"{path}: {what} (expected fp4lr-bench JSON Lines)")
     records = []
     for n, line in enumerate(lines, 1):
         if not line.strip():
