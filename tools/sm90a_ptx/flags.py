@@ -16,7 +16,7 @@ KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfen
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
                      "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre", "epinostore", "epistg", "fillasync", "epinowait",
-                     "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl", "lrserial", "nowatchdog", "noluni", "nofold", "lrgdwait", "pgdwait"}
+                     "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl", "lrserial", "nowatchdog", "noluni", "nofold", "lrgdwait", "pgdwait", "sknofix", "skfixc", "skfixo", "skrelax", "skb4"}
 EXPERIMENTS = ptxgen.experiment_flags("gen_sm90a", "FP4LR_GEN_EXPERIMENT", KNOWN_EXPERIMENTS)
 # Every mbarrier wait outside the consumer warpgroups traps after a bound instead of spinning
 # forever, and the consumers (their mbarrier waits and the stream-K owner's wait for partial
@@ -275,7 +275,9 @@ WALKPRE = "walkpre" in EXPERIMENTS
 # producer each stage's full without A and SFA: what the K loop costs without the copies.
 # Measured (H200 at 1980 MHz, 2026-12-04, NVFP4 _x4 dense flux-qkv): 813 TFLOP/s committed,
 # 847 wnocopy, 842 anocopy, 866 both (81 % of the 1070 TFLOP/s the clock gives).
-SK_BATCH = 2             # 16-byte partial loads in flight per owner thread
+# 16-byte partial loads in flight per owner thread (skb4: 4, measured 1.000-1.008 on an H100,
+# 2026-12-06: the owners' load depth is not what the fix-up costs)
+SK_BATCH = 4 if "skb4" in EXPERIMENTS else 2
 # FP4LR_GEN_EXPERIMENT=skbulk (the _x kernels): a stream-K owner brings each peer's 128 KiB
 # partial into the W ring with bulk copies (one thread, onto an mbarrier in the barrier area's
 # slack) and adds it from shared memory, instead of 32 16-byte global loads a thread with

@@ -1,6 +1,6 @@
 """Stream-K: a split tile's partial sums through the workspace, flags, and the owner's fix-up."""
 from . import kstate as K
-from .flags import SK_BATCH, SK_SLOT, TRANSFORM_THREADS
+from .flags import EXPERIMENTS, SK_BATCH, SK_SLOT, TRANSFORM_THREADS
 from .walk import CUR, sk_consts, unit_bounds
 
 
@@ -24,12 +24,22 @@ def emit_stream_k_fixup(e, L):
     16t + 4(i%4): coalesced), then G*CL u32 flags."""
     skph_init = ("\tmov.u32 %skph, 0;                           // skbulk: this is the CTA's last unit, so once "
                  "a launch\n" if K.SKBULK_ON else "")
+    # sknofix (timing only, wrong results by design): no partial is stored, waited for or added,
+    # to bound what the fix-up costs (sana-qkv 12-14 %, sana-mlp 6 %, flux-out 5 % on an H100:
+    # bench/results/experiments/README.md, "What the stream-K fix-up costs")
+    # skfixc: no hand-off, and the owner adds its peers' slots without waiting for their flags;
+    # skfixo: the hand-off alone, no fix-up; skrelax (below): the flag published relaxed
+    nofix_c = "sknofix" in EXPERIMENTS or "skfixc" in EXPERIMENTS
+    nofix_o = "sknofix" in EXPERIMENTS or "skfixo" in EXPERIMENTS
+    SKNOFIX_C = "\tbra L_c_next;                               // sknofix: no hand-off\n" if nofix_c else ""
+    SKNOFIX_O = "\tbra L_sk_done;                              // sknofix: no fix-up\n" if nofix_o else ""
+    SKNOWAIT = "\tbra L_sk_ready;                             // skfixc: no flag wait\n" if "skfixc" in EXPERIMENTS else ""
     e("\t// ---- stream-K: a unit that does not start its tile hands its sums to the tile's owner ----")
     sk_consts(e)
     unit_bounds(e, CUR)
     e(f"""\tsetp.eq.u32 %psk, %kb, 0;
 \t@%psk bra L_sk_owner;
-\tld.param.u32 %skep, [p_sk_epoch];
+{SKNOFIX_C}\tld.param.u32 %skep, [p_sk_epoch];
 \tmad.lo.u32 %r10, %tile0, {K.CL}, %crank;       // this cluster rank's slot
 \tsub.u32 %r11, %thr, {TRANSFORM_THREADS};                    // consumer thread 0..255
 \tmul.wide.u32 %rd6, %r10, {SK_SLOT};
@@ -46,10 +56,10 @@ def emit_stream_k_fixup(e, L):
 \tadd.s64 %rd8, %rd8, %skws;                  // flags follow the slots
 \tmul.wide.u32 %rd9, %r10, 4;
 \tadd.s64 %rd8, %rd8, %rd9;
-\t@%psk st.release.gpu.global.u32 [%rd8], %skep;
+\t@%psk {"st.relaxed.gpu" if "skrelax" in EXPERIMENTS else "st.release.gpu"}.global.u32 [%rd8], %skep;
 \tbra L_c_next;
 L_sk_owner:
-\tsetp.eq.u32 %psk, %ke, %nks;
+{SKNOFIX_O}\tsetp.eq.u32 %psk, %ke, %nks;
 \t@%psk bra L_sk_done;                        // the whole tile: nothing to add
 {skph_init}\tld.param.u32 %skep, [p_sk_epoch];
 \tsub.u32 %r12, %tile, %skdp;
@@ -76,7 +86,7 @@ L_sk_peer:
 \tmad.lo.u32 %r10, %r13, {K.CL}, %crank;
 \tmul.wide.u32 %rd8, %r10, 4;
 \tadd.s64 %rd8, %rd8, %rd10;
-L_sk_spin:
+{SKNOWAIT}L_sk_spin:
 \tld.acquire.gpu.global.u32 %r16, [%rd8];
 \tsetp.eq.u32 %psk, %r16, %skep;
 \t@%psk bra L_sk_ready;
