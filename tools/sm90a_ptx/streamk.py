@@ -31,15 +31,15 @@ def emit_stream_k_fixup(e, L):
     # skfixo: the hand-off alone, no fix-up; skrelax (below): the flag published relaxed
     nofix_c = "sknofix" in EXPERIMENTS or "skfixc" in EXPERIMENTS
     nofix_o = "sknofix" in EXPERIMENTS or "skfixo" in EXPERIMENTS
-    SKNOFIX_C = "\tbra L_c_next;                               // sknofix: no hand-off\n" if nofix_c else ""
-    SKNOFIX_O = "\tbra L_sk_done;                              // sknofix: no fix-up\n" if nofix_o else ""
-    SKNOWAIT = "\tbra L_sk_ready;                             // skfixc: no flag wait\n" if "skfixc" in EXPERIMENTS else ""
+    skip_handoff = "\tbra L_c_next;                               // sknofix: no hand-off\n" if nofix_c else ""
+    skip_fixup = "\tbra L_sk_done;                              // sknofix: no fix-up\n" if nofix_o else ""
+    skip_wait = "\tbra L_sk_ready;                             // skfixc: no flag wait\n" if "skfixc" in EXPERIMENTS else ""
     e("\t// ---- stream-K: a unit that does not start its tile hands its sums to the tile's owner ----")
     sk_consts(e)
     unit_bounds(e, CUR)
     e(f"""\tsetp.eq.u32 %psk, %kb, 0;
 \t@%psk bra L_sk_owner;
-{SKNOFIX_C}\tld.param.u32 %skep, [p_sk_epoch];
+{skip_handoff}\tld.param.u32 %skep, [p_sk_epoch];
 \tmad.lo.u32 %r10, %tile0, {K.CL}, %crank;       // this cluster rank's slot
 \tsub.u32 %r11, %thr, {TRANSFORM_THREADS};                    // consumer thread 0..255
 \tmul.wide.u32 %rd6, %r10, {SK_SLOT};
@@ -59,7 +59,7 @@ def emit_stream_k_fixup(e, L):
 \t@%psk {"st.relaxed.gpu" if "skrelax" in EXPERIMENTS else "st.release.gpu"}.global.u32 [%rd8], %skep;
 \tbra L_c_next;
 L_sk_owner:
-{SKNOFIX_O}\tsetp.eq.u32 %psk, %ke, %nks;
+{skip_fixup}\tsetp.eq.u32 %psk, %ke, %nks;
 \t@%psk bra L_sk_done;                        // the whole tile: nothing to add
 {skph_init}\tld.param.u32 %skep, [p_sk_epoch];
 \tsub.u32 %r12, %tile, %skdp;
@@ -86,7 +86,7 @@ L_sk_peer:
 \tmad.lo.u32 %r10, %r13, {K.CL}, %crank;
 \tmul.wide.u32 %rd8, %r10, 4;
 \tadd.s64 %rd8, %rd8, %rd10;
-{SKNOWAIT}L_sk_spin:
+{skip_wait}L_sk_spin:
 \tld.acquire.gpu.global.u32 %r16, [%rd8];
 \tsetp.eq.u32 %psk, %r16, %skep;
 \t@%psk bra L_sk_ready;
