@@ -116,6 +116,28 @@ Test(py_tool_errors, results_table_reads_gzipped_records_and_refuses_broken_ones
     says("results_table: %s/cut.jsonl.gz: a truncated gzip stream");
 }
 
+/* With no FILE, the newest results file is the one with the newest date in its name, .jsonl or
+ * a closed day's .jsonl.gz, whatever the files' modification times (a clone sets them all). */
+Test(py_tool_errors, results_table_takes_the_newest_date_not_the_newest_mtime)
+{
+    sh("mkdir -p %s/tools %s/bench/results && cp tools/results_table.py tools/results_jsonl.py %s/tools/");
+    sh("sed s/stub-shape/older-shape/ %s/good.jsonl > %s/bench/results/gpu-2026-01-01.jsonl");
+    sh("gzip -n %s/bench/results/gpu-2026-01-01.jsonl && touch -d 2026-01-09 %s/bench/results/gpu-2026-01-01.jsonl.gz");
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "python3 %s/tools/results_table.py 2>&1", dir);
+    cr_expect_eq(tsupport_run_capture(cmd, out, sizeof out), 0, "%s", out);
+    says("| older-shape |");
+    sh("sed s/stub-shape/newer-shape/ %s/good.jsonl > %s/bench/results/gpu-2026-01-02.jsonl");
+    sh("touch -d 2026-01-03 %s/bench/results/gpu-2026-01-02.jsonl");
+    cr_expect_eq(tsupport_run_capture(cmd, out, sizeof out), 0, "%s", out);
+    says("| newer-shape |");
+    says("gpu-2026-01-02.jsonl");
+    sh("sed s/stub-shape/stale-shape/ %s/good.jsonl > %s/bench/results/gpu-2025-12-31.jsonl");
+    sh("touch -d 2026-02-01 %s/bench/results/gpu-2025-12-31.jsonl");
+    cr_expect_eq(tsupport_run_capture(cmd, out, sizeof out), 0, "%s", out);
+    says("| newer-shape |");
+}
+
 Test(py_tool_errors, results_table_refuses_an_index_out_of_range)
 {
     cr_expect_eq(tool("results_table.py", "%s/good.jsonl --index 0"), 0, "%s", out);

@@ -13,7 +13,7 @@ stage sweep) and draws three SVGs into bench/results/plots/:
                       run) against the rank r, from the newest record with fused rows; skipped
                       (and said so) when there is none.
 
-    tools/plots.py                        newest bench/results/*.jsonl
+    tools/plots.py                        newest bench/results/*.jsonl[.gz] (by the date in its name)
     tools/plots.py FILE.jsonl             a given results file
     tools/plots.py --sweep FILE           the stage sweep from FILE (.jsonl, or fp4lr-bench --csv)
     tools/plots.py --update-readme        also rewrite the block between the plots markers of
@@ -27,10 +27,8 @@ cannot be written, README.md without the markers), 3 gnuplot missing or failed.
 """
 import argparse
 import csv
-import glob
 import math
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -76,14 +74,6 @@ def fail(msg, status=2):
 
 
 # ---- reading results ------------------------------------------------------------------------
-
-def results_files():
-    """bench/results/*.jsonl, oldest first: by the date in the name, then by modification time."""
-    def key(path):
-        m = re.search(r"(\d{4}-\d{2}-\d{2})\.jsonl$", path)
-        return (m.group(1) if m else "", os.path.getmtime(path))
-    return sorted(glob.glob(os.path.join(ROOT, "bench", "results", "*.jsonl")), key=key)
-
 
 def read_jsonl(path):
     """The file's records (results_jsonl.read_records); fails naming the file and line otherwise."""
@@ -444,7 +434,7 @@ def main():
     ap.add_argument("--update-readme", action="store_true", help="rewrite README.md's plots block")
     args = ap.parse_args()
 
-    files = results_files()
+    files = results_jsonl.results_files(ROOT)
     path = args.file or (files[-1] if files else None)
     if not path:
         print("plots: no bench/results/*.jsonl yet (run fp4lr-bench on a GPU)", file=sys.stderr)

@@ -6,8 +6,11 @@ that are over are kept compressed: bench/README.md).  A file that cannot be read
 that is not such an object, raises ResultsError with a message naming the file and line; the
 tool prints it its own way and exits with its own status.
 """
+import glob
 import gzip
 import json
+import os
+import re
 
 
 class ResultsError(Exception):
@@ -43,3 +46,14 @@ def read_records(path):
                                "fp4lr-bench JSON Lines, one record object a line")
         records.append(rec)
     return records
+
+
+def results_files(root):
+    """root/bench/results/<device>-<date>.jsonl and the closed days' .jsonl.gz, oldest first: by
+    the date in the name, then by modification time (a fresh clone gives every file about the
+    same time, so the name decides)."""
+    def key(path):
+        m = re.search(r"(\d{4}-\d{2}-\d{2})\.jsonl(\.gz)?$", path)
+        return (m.group(1) if m else "", os.path.getmtime(path))
+    where = os.path.join(root, "bench", "results")
+    return sorted(glob.glob(os.path.join(where, "*.jsonl")) + glob.glob(os.path.join(where, "*.jsonl.gz")), key=key)

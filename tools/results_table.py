@@ -6,7 +6,8 @@ newest record that compared against cuBLAS (or the record given with --index), a
 a Markdown table: one line per (shape, variant), TFLOP/s, the ratio against cuBLAS bf16
 measured in the same run, the plan's main stages and shared memory, and the validation.
 
-    tools/results_table.py                        newest bench/results/*.jsonl
+    tools/results_table.py                        newest bench/results/*.jsonl[.gz] (by the
+                                                  date in its name)
     tools/results_table.py FILE [--index N]       a given file / record
     tools/results_table.py --update-readme        rewrite the block between the
                                                   results markers of README.md
@@ -16,7 +17,6 @@ read or is not fp4lr-bench JSON Lines, no record compared against cuBLAS, --inde
 range, README.md without the results markers); the message names the file.
 """
 import argparse
-import glob
 import os
 import sys
 
@@ -34,7 +34,7 @@ def fail(msg):
 
 
 def newest_file():
-    files = sorted(glob.glob(os.path.join(ROOT, "bench", "results", "*.jsonl")), key=os.path.getmtime)
+    files = results_jsonl.results_files(ROOT)
     if not files:
         fail("no bench/results/*.jsonl yet (run fp4lr-bench on a GPU)")
     return files[-1]
