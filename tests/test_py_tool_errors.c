@@ -223,6 +223,30 @@ Test(py_tool_errors, tline_summary_names_missing_columns_and_empty_files)
     says("tline_summary: %s/cut.csv: line 3: not cta,event,us numbers");
 }
 
+/* --walk: a two-CTA walk with one split tile (CTA 0 owns it, CTA 1 contributes), so every
+ * per-role figure is known; cfirst moves CTA 1's piece first; a bad walk is refused. */
+Test(py_tool_errors, tline_summary_walk_gives_each_role_its_figures)
+{
+    put("w.csv", "cta,event,us\n"
+                 "0,2,1.0\n0,3,5.0\n0,4,5.0\n0,5,6.0\n0,6,6.5\n0,7,8.5\n0,8,10.0\n0,9,11.0\n"
+                 "1,2,1.0\n1,3,5.0\n1,4,5.0\n1,5,6.0\n1,6,6.25\n1,7,8.25\n1,9,10.25\n");
+    cr_expect_eq(tool("tline_summary.py", "--walk 2,2,2,0,4 %s/w.csv"), 0, "%s", out);
+    says("walk G=2 DP=2 q=2 r=0 K stages=4:");
+    says("whole        K loop per stage: median 1.000 us (2 units); gap before it: none");
+    says("owner        K loop per stage: median 1.000 us (1 units); gap before it: median 0.50, max 0.50 us (1 units)");
+    says("contributor hand-off (K loop done -> finished): median 2.00, max 2.00 us (1 units)");
+    says("owner fix-up (K loop done -> fix-up done): median 1.50, max 1.50 us (1 units)");
+    /* the same events read as the skorder walk: CTA 1's unit 0 is now its contributor piece */
+    cr_expect_eq(tool("tline_summary.py", "--walk 2,2,2,0,4,cfirst %s/w.csv"), 0, "%s", out);
+    says("contributor hand-off (K loop done -> finished): median 1.00, max 1.00 us (1 units)");
+    cr_expect_eq(tool("tline_summary.py", "--walk 2,2,2,0 %s/w.csv"), 2, "%s", out);
+    says("tline_summary: --walk '2,2,2,0': G,DP,Q,R,NKS (non-negative integers, G and NKS >= 1)");
+    cr_expect_eq(tool("tline_summary.py", "--walk 0,2,2,0,4 %s/w.csv"), 2, "%s", out);
+    cr_expect_eq(tool("tline_summary.py", "--walk 2,2,2,0,4,later %s/w.csv"), 2, "%s", out);
+    cr_expect_eq(tool("tline_summary.py", "--walk 2,2,2,0,4"), 2, "%s", out);
+    says("tline_summary: no FILE");
+}
+
 /* Label a's CSV is good; label b's is empty, header-only or cut mid-row in turn. */
 Test(py_tool_errors, ab_compare_refuses_an_empty_or_truncated_csv)
 {

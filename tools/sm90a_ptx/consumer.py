@@ -14,7 +14,7 @@ from .fused import (aff_fill, emit_affine_and_lowrank, fused_consumer_setup, lor
     lora_l2_prefetch)
 from .transform import ASSIST_REGS, row_invariants, transform_rows
 from .selffill import emit_self_fill
-from .streamk import emit_stream_k_fixup
+from .streamk import emit_stream_k_fixup, emit_stream_k_owner_init
 from .epilogue import emit_epilogue
 from .watch import consumers_leave
 
@@ -269,6 +269,8 @@ L_consumer:
     tile_coords(e)
     if K.WALKPRE_ON:
         e("L_c_tile2:")
+    if K.SKINIT_ON:
+        emit_stream_k_owner_init(e, L)
     if K.FUSED:
         e("\tmov.u32 %li, 0;")
         e("""\t// request this tile's first low-rank chunks now, so they land during the K loop
@@ -296,8 +298,9 @@ L_consumer:
     if ASSIST:
         assist_convert(e, fmt, 0, L)
     load_a_chunk(e, fmt, 0, xr, xq, L)
-    e("""\tsetp.ne.u32 %pacc, 0, 0;                    // first wgmma of the unit overwrites
-\tsub.u32 %ks, %ke, %kb;                      // stages of the unit (counted down)
+    if not K.SKINIT_ON:
+        e("\tsetp.ne.u32 %pacc, 0, 0;                    // first wgmma of the unit overwrites")
+    e("""\tsub.u32 %ks, %ke, %kb;                      // stages of the unit (counted down)
 L_c_k:""")
     for h in range(2):
         a_r, a_q = (xr, xq) if h == 0 else (yr, yq)

@@ -16,7 +16,7 @@ KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfen
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
                      "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre", "epinostore", "epistg", "fillasync", "epinowait",
-                     "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl", "lrserial", "nowatchdog", "noluni", "nofold", "lrgdwait", "pgdwait", "sknofix", "skfixc", "skfixo", "skrelax", "skb4"}
+                     "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl", "lrserial", "nowatchdog", "noluni", "nofold", "lrgdwait", "pgdwait", "sknofix", "skfixc", "skfixo", "skrelax", "skb4", "skorder", "skinit"}
 EXPERIMENTS = ptxgen.experiment_flags("gen_sm90a", "FP4LR_GEN_EXPERIMENT", KNOWN_EXPERIMENTS)
 # Every mbarrier wait outside the consumer warpgroups traps after a bound instead of spinning
 # forever, and the consumers (their mbarrier waits and the stream-K owner's wait for partial
@@ -286,6 +286,23 @@ SK_BATCH = 4 if "skb4" in EXPERIMENTS else 2
 # its CTA's range, so no W chunk is in flight or still to come.
 SKBULK = "skbulk" in EXPERIMENTS
 SK_SLOT = 256 * 128 * 4    # one cluster rank's partial: 256 consumer threads x 128 fp32
+# FP4LR_GEN_EXPERIMENT=skorder: a CTA whose split range starts inside a tile takes that piece
+# (it only contributes: kb > 0) before its data-parallel tiles instead of after them, so the
+# owners (whose piece is the last of their range) find every partial published long before
+# they need it: a three-way tile's owner no longer waits for the middle peer, which finished
+# together with it.  skinit (implies skorder): the owner adds its peers' partials at the
+# start of its piece (its accumulators start from them, the first wgmma accumulates) instead
+# of after its K loop, so the owners' reads are spread over the launch instead of all coming
+# at its end.  Not in the _x kernels: their converters convert W in the order the whole-tile
+# walk first needs it (host/sm90a_xorder.h), and a split piece first would wait for the last band.
+# Measured on an H100 (2026-12-06, a1fad22+1, NVFP4, SANA): slower, skorder 0.920-0.943 and
+# skinit 0.935-0.970 on sana-qkv / sana-mlp (correct: GPU suite clean but for the bitwise
+# inline-against-prepared checks, whose summation order it changes).  A partial read about
+# 25 us after it was written has left L2: the owners' reads took 3.8-5.1 us (skorder, at the
+# end) or 3-5 us (skinit, at the start) against 1.5 us when read about 5 us after the store
+# (bench/results/experiments/README.md, "Stream-K: the contributors first").
+SKORDER = "skorder" in EXPERIMENTS or "skinit" in EXPERIMENTS
+SKINIT = "skinit" in EXPERIMENTS
 
 
 # FP4LR_GEN_EXPERIMENT=epistg (the 256-wide non-swapped _x kernels): the epilogue stores Y

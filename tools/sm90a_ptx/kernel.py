@@ -6,7 +6,7 @@ from ptxgen import WATCHDOG_REGS, Emitter
 
 from . import kstate as K
 from .flags import (WATCHDOG, ASSIST, BK, BM, BN_NARROW, CHOIST, CSTAG_NS, EPISTG, EXPERIMENTS, FILLASYNC, FILLDEP,
-    FORMATS, LORA_SLOTS, MXONE, PRODROT, REG_NARROW, REG_WIDE, SKBULK, SK_SLOT, THREADS, TLINE,
+    FORMATS, LORA_SLOTS, MXONE, PRODROT, REG_NARROW, REG_WIDE, SKBULK, SKINIT, SKORDER, SK_SLOT, THREADS, TLINE,
     TLINE_CTAS, TLINE_EVENTS, TRANSFORM_WARPS, TSPLIT_FORCED, TW8, W3WB, WALKPRE, XCONV_WARPS,
     XPRE, XSELF, XSELF_KB)
 from .timeline import tline
@@ -97,6 +97,8 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     # where a tile's low-rank tail now lands: not both
     if K.LTAIL:
         K.SKBULK_ON = False
+    K.SKORDER_ON = SKORDER and not xconv
+    K.SKINIT_ON = SKINIT and K.SKORDER_ON and not K.SKBULK_ON
     # Only the 256-wide _yt kernels (SANA's): with it, on shapes whose K has no half block,
     # the narrow fused kernel ran 5 % slower (sana-out) and the non-swapped fused _x one 0.9 %
     # (flux-qkv, qwen-fc1; A/B at bb5a5e5+1: ptxas schedules the consumers at their register

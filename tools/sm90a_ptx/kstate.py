@@ -95,3 +95,5 @@ WHOLE_N = False   # set per kernel by emit_kernel
 WALKPRE_ON = False   # set per kernel by emit_kernel
 SKBULK_ON = False   # set per kernel by emit_kernel
 EPISTG_ON = False   # set per kernel by emit_kernel
+SKORDER_ON = False  # set per kernel by emit_kernel (flags.SKORDER)
+SKINIT_ON = False   # likewise (flags.SKINIT)

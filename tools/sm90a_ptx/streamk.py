@@ -33,7 +33,8 @@ def emit_stream_k_fixup(e, L):
     nofix_o = "sknofix" in EXPERIMENTS or "skfixo" in EXPERIMENTS
     skip_handoff = "\tbra L_c_next;                               // sknofix: no hand-off\n" if nofix_c else ""
     skip_fixup = "\tbra L_sk_done;                              // sknofix: no fix-up\n" if nofix_o else ""
-    skip_wait = "\tbra L_sk_ready;                             // skfixc: no flag wait\n" if "skfixc" in EXPERIMENTS else ""
+    init_skip = ("\tbra L_sk_done;                              // skinit: the owner added its peers' sums "
+                 "before its K loop\n" if K.SKINIT_ON else "")
     e("\t// ---- stream-K: a unit that does not start its tile hands its sums to the tile's owner ----")
     sk_consts(e)
     unit_bounds(e, CUR)
@@ -59,9 +60,49 @@ def emit_stream_k_fixup(e, L):
 \t@%psk {"st.relaxed.gpu" if "skrelax" in EXPERIMENTS else "st.release.gpu"}.global.u32 [%rd8], %skep;
 \tbra L_c_next;
 L_sk_owner:
-{skip_fixup}\tsetp.eq.u32 %psk, %ke, %nks;
-\t@%psk bra L_sk_done;                        // the whole tile: nothing to add
-{skph_init}\tld.param.u32 %skep, [p_sk_epoch];
+{skip_fixup}{init_skip}\tsetp.eq.u32 %psk, %ke, %nks;
+\t@%psk bra L_sk_done;                        // the whole tile: nothing to add""")
+    if not K.SKINIT_ON:
+        if skph_init:
+            e(skph_init.rstrip("\n"))
+        owner_adds(e, L, "")
+    e("""L_sk_done:
+\t// the flag waits may have split the warps: reconverge before the .aligned operations
+\tbar.warp.sync 0xffffffff;""")
+
+
+def emit_stream_k_owner_init(e, L):
+    """skinit (K.SKINIT_ON), at the start of a unit before its K loop: a unit that starts its
+    tile but does not reach its end (the owner) starts its accumulators from its peers'
+    partials and sets %pacc, so that its first wgmma accumulates onto them.  With skorder
+    those partials were published long before (each peer's piece came first in its range),
+    and the owners' reads fall at their pieces' starts, spread over the launch, instead of
+    all at its end."""
+    e("""\t// ---- skinit: a split tile's owner starts from its peers' partial sums ----
+\tsetp.ne.u32 %pacc, 0, 0;                    // first wgmma of the unit overwrites
+\tsetp.ne.u32 %psk, %kb, 0;
+\t@%psk bra L_sk_init_skip;                  // a contributor: from zero
+\tsetp.eq.u32 %psk, %ke, %nks;
+\t@%psk bra L_sk_init_skip;                  // a whole tile: from zero""")
+    sk_consts(e)
+    e("\tsetp.ge.u32 %psk, %tile, %skdp;\n\t@!%psk bra L_sk_init_skip;             // a data-parallel tile")
+    for i in range(K.BN // 2):
+        e(f"\tmov.f32 %acc{i}, 0f00000000;")
+    owner_adds(e, L, "_i")
+    e("""L_sk_done_i:
+\tbar.warp.sync 0xffffffff;                   // (the flag waits may have split the warps)
+\tsetp.eq.u32 %pacc, 0, 0;                    // the first wgmma accumulates onto the partials
+L_sk_init_skip:""")
+
+
+def owner_adds(e, L, x):
+    """A split tile's owner adds the partials of the clusters b+1, b+2, ... whose ranges start
+    inside its tile, in that order (deterministic), each once its flag carries the launch
+    epoch; then goes to L_sk_done{x}.  Labels end in x (the fix-up after the K loop: "",
+    skinit's before it: "_i").  Needs sk_consts and the unit's %tile."""
+    skip_wait = "\tbra L_sk_ready{x};                             // skfixc: no flag wait\n" if "skfixc" in EXPERIMENTS else ""
+    skip_wait = skip_wait.format(x=x)
+    e(f"""\tld.param.u32 %skep, [p_sk_epoch];
 \tsub.u32 %r12, %tile, %skdp;
 \tadd.u32 %r12, %r12, 1;
 \tmul.lo.u32 %r12, %r12, %nks;                // split iteration where the tile ends
@@ -73,26 +114,26 @@ L_sk_owner:
 \tmul.lo.u32 %r15, %tstride, {K.CL};
 \tmul.wide.u32 %rd10, %r15, {SK_SLOT};
 \tadd.s64 %rd10, %rd10, %skws;                // flags
-L_sk_peer:
+L_sk_peer{x}:
 \tsetp.ge.u32 %psk, %r13, %tstride;
-\t@%psk bra L_sk_done;
+\t@%psk bra L_sk_done{x};
 \tmin.u32 %r14, %r13, %r18;
 \tmad.lo.u32 %r14, %r13, %r17, %r14;          // where b' starts: b'*q + min(b', r)
 \tsetp.ge.u32 %psk, %r14, %r12;
-\t@%psk bra L_sk_done;                        // past the tile: no more partials
+\t@%psk bra L_sk_done{x};                        // past the tile: no more partials
 \tsetp.eq.u32 %psk, %r17, 0;
 \tsetp.ge.and.u32 %psk, %r13, %r18, %psk;
-\t@%psk bra L_sk_next_peer;                   // an empty range (q = 0): no partial
+\t@%psk bra L_sk_next_peer{x};                   // an empty range (q = 0): no partial
 \tmad.lo.u32 %r10, %r13, {K.CL}, %crank;
 \tmul.wide.u32 %rd8, %r10, 4;
 \tadd.s64 %rd8, %rd8, %rd10;
-{skip_wait}L_sk_spin:
+{skip_wait}L_sk_spin{x}:
 \tld.acquire.gpu.global.u32 %r16, [%rd8];
 \tsetp.eq.u32 %psk, %r16, %skep;
-\t@%psk bra L_sk_ready;
+\t@%psk bra L_sk_ready{x};
 \tnanosleep.u32 100;
-\tbra L_sk_spin;
-L_sk_ready:""")
+\tbra L_sk_spin{x};
+L_sk_ready{x}:""")
     if K.SKBULK_ON:
         nb = 4
         e(f"""\t// skbulk: the peer's partial comes by bulk copies into the W ring (idle: the last unit)
@@ -128,9 +169,6 @@ L_sk_ready:""")
                 e(f"\tld.global.v4.f32 {{%skf{4*j}, %skf{4*j+1}, %skf{4*j+2}, %skf{4*j+3}}}, [%rd6+{4096 * jj}];")
             for i in range(4 * SK_BATCH):
                 e(f"\tadd.f32 %acc{4*SK_BATCH*b+i}, %acc{4*SK_BATCH*b+i}, %skf{i};")
-    e("""L_sk_next_peer:
+    e(f"""L_sk_next_peer{x}:
 \tadd.u32 %r13, %r13, 1;
-\tbra L_sk_peer;
-L_sk_done:
-\t// the flag waits may have split the warps: reconverge before the .aligned operations
-\tbar.warp.sync 0xffffffff;""")
+\tbra L_sk_peer{x};""")

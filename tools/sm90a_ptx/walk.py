@@ -56,6 +56,16 @@ def unit_first(e, c, tag):
 \tmov.u32 {c['kb']}, 0;
 \tmov.u32 {c['ke']}, %nks;""")
     sk_consts(e)
+    if K.SKORDER_ON:
+        e(f"""\t// skorder: a split range that starts inside a tile takes that piece (a contributor's) first
+\tsetp.ge.u32 %psk, %skit0, %skit1;
+\t@%psk bra L_unit_plain_{tag};              // an empty range
+\trem.u32 %skit, %skit0, %nks;
+\tsetp.eq.u32 %psk, %skit, 0;
+\t@%psk bra L_unit_plain_{tag};              // the range starts at a tile's start
+\tmov.u32 %skit, %skit0;
+\tbra L_unit_sk_{tag};
+L_unit_plain_{tag}:""")
     e(f"""\tsetp.lt.u32 %psk, {c['tile']}, %skdp;
 \t@%psk bra L_unit_done_{tag};
 \tmov.u32 %skit, %skit0;
@@ -98,10 +108,27 @@ def unit_next(e, c, tag, bounds=False):
 \tadd.u32 {c['tile']}, {c['tile']}, %tstride;     // next data-parallel tile
 \tsetp.lt.u32 %psk, {c['tile']}, %skdp;
 \t@%psk bra L_unit_done_{tag};
-\tmov.u32 %skit, %skit0;                     // data-parallel tiles done: the split range
-\tbra L_unit_sk_{tag};
-L_unit_skadv_{tag}:
-\tsub.u32 %skit, {c['tile']}, %skdp;
+\tmov.u32 %skit, %skit0;                     // data-parallel tiles done: the split range""")
+    if K.SKORDER_ON:
+        e(f"""\trem.u32 %skit, %skit0, %nks;                // skorder: past the piece taken first, if any
+\tsetp.ne.u32 %psk, %skit, 0;
+\tsub.u32 %skit, %nks, %skit;
+\t@!%psk mov.u32 %skit, 0;
+\tadd.u32 %skit, %skit, %skit0;""")
+    e(f"""\tbra L_unit_sk_{tag};
+L_unit_skadv_{tag}:""")
+    if K.SKORDER_ON:
+        e(f"""\t// skorder: after the piece taken first (the only split unit with kb > 0), the
+\t// data-parallel tiles, if this cluster has any
+\tsetp.ne.u32 %psk, {c['kb']}, 0;
+\tsetp.lt.and.u32 %psk, %tile0, %skdp, %psk;
+\t@!%psk bra L_unit_skcont_{tag};
+\tmov.u32 {c['tile']}, %tile0;
+\tmov.u32 {c['kb']}, 0;
+\tmov.u32 {c['ke']}, %nks;
+\tbra L_unit_done_{tag};
+L_unit_skcont_{tag}:""")
+    e(f"""\tsub.u32 %skit, {c['tile']}, %skdp;
 \tmad.lo.u32 %skit, %skit, %nks, {c['ke']};""")
     unit_split(e, c, tag)
 
