@@ -54,6 +54,13 @@ fp4lr_status fp4lr_sm90a_wprep_launch(const fp4lr_ctx *ctx, CUfunction f, const 
     tiny_k = p->K;
     tiny_fmt = p->format;
 #endif
+#ifdef FP4LR_MEASURE_PREPPDL
+    /* -DFP4LR_MEASURE_PREPPDL (measurement builds only, never the library's): the preparation
+     * as the programmatic dependent of the kernel before it on the stream.  Safe only with
+     * FP4LR_GEN_EXPERIMENT=prepwait kernels (their _pdl preparation waits for that kernel
+     * before it touches memory, tools/sm90a_ptx/flags.py) and _pdl plans. */
+    return fp4lr_launch_dependent(ctx, f, grid, block, 0, 1, stream, args);
+#endif
     return fp4lr_launch(ctx, f, grid, block, 0, 1, stream, args);
 }
 

@@ -16,7 +16,7 @@ KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfen
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
                      "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre", "epinostore", "epistg", "fillasync", "epinowait",
-                     "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl", "lrserial", "nowatchdog", "noluni", "nofold", "lrgdwait", "pgdwait", "sknofix", "skfixc", "skfixo", "skrelax", "skb4", "skorder", "skinit"}
+                     "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl", "lrserial", "nowatchdog", "noluni", "nofold", "lrgdwait", "pgdwait", "sknofix", "skfixc", "skfixo", "skrelax", "skb4", "skorder", "skinit", "prepwait", "gtrig"}
 EXPERIMENTS = ptxgen.experiment_flags("gen_sm90a", "FP4LR_GEN_EXPERIMENT", KNOWN_EXPERIMENTS)
 # Every mbarrier wait outside the consumer warpgroups traps after a bound instead of spinning
 # forever, and the consumers (their mbarrier waits and the stream-K owner's wait for partial
@@ -302,6 +302,14 @@ SK_SLOT = 256 * 128 * 4    # one cluster rank's partial: 256 consumer threads x 
 # end) or 3-5 us (skinit, at the start) against 1.5 us when read about 5 us after the store
 # (bench/results/experiments/README.md, "Stream-K: the contributors first").
 SKORDER = "skorder" in EXPERIMENTS or "skinit" in EXPERIMENTS
+# FP4LR_GEN_EXPERIMENT=prepwait / gtrig (measurement, with a host built with
+# -DFP4LR_MEASURE_PREPPDL, which launches the _pdl preparation as the programmatic dependent
+# of whatever kernel precedes it on the stream): prepwait makes the _pdl preparation wait for
+# that kernel (griddepcontrol.wait) before it reads or writes anything, and only then release
+# its own dependent; gtrig makes the _w<n>_yt kernels release their dependent (the next
+# launch's preparation) at their start, so that it is scheduled as their CTAs leave.
+PREPWAIT = "prepwait" in EXPERIMENTS
+GTRIG = "gtrig" in EXPERIMENTS
 SKINIT = "skinit" in EXPERIMENTS
 
 

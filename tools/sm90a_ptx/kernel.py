@@ -5,7 +5,7 @@ import os
 from ptxgen import WATCHDOG_REGS, Emitter
 
 from . import kstate as K
-from .flags import (WATCHDOG, ASSIST, BK, BM, BN_NARROW, CHOIST, CSTAG_NS, EPISTG, EXPERIMENTS, FILLASYNC, FILLDEP,
+from .flags import (WATCHDOG, GTRIG, ASSIST, BK, BM, BN_NARROW, CHOIST, CSTAG_NS, EPISTG, EXPERIMENTS, FILLASYNC, FILLDEP,
     FORMATS, LORA_SLOTS, MXONE, PRODROT, REG_NARROW, REG_WIDE, SKBULK, SKINIT, SKORDER, SK_SLOT, THREADS, TLINE,
     TLINE_CTAS, TLINE_EVENTS, TRANSFORM_WARPS, TSPLIT_FORCED, TW8, W3WB, WALKPRE, XCONV_WARPS,
     XPRE, XSELF, XSELF_KB)
@@ -246,6 +246,8 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
 \tsetp.ne.u32 %p0, %thr, 0;
 \t@%p0 bra L_init_done;""")
     tline(e, 0, 0)
+    if GTRIG and K.GDWAIT_ON:
+        e("\tgriddepcontrol.launch_dependents;           // gtrig: the next launch's preparation may be scheduled")
     if K.SKBULK_ON:
         assert L['xstage'] >= L['bar'] + 8 * (L['nbar'] + 1) and K.TSLOTS * L['tslot'] == SK_SLOT
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_full+{8 * L['nbar']}], 1;   // skbulk: a peer's partial landed")

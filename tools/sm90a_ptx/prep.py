@@ -3,7 +3,7 @@ stage sequences it shares with the converters and the first fill."""
 from ptxgen import Emitter
 
 from . import kstate as K
-from .flags import EXPERIMENTS, FORMATS, MXONE, PREP_THREADS
+from .flags import EXPERIMENTS, FORMATS, MXONE, PREPWAIT, PREP_THREADS
 from .instances import prep_name
 from .convert import emit_lut_setup, mx_scales, scale_mx, scales_nv4
 from .transform import transform_rows
@@ -162,6 +162,8 @@ def emit_prep(fmt, pdl=False):
 \t.reg .b32 %lut0, %lut1, %luth0, %luth1, %bfx126{", %mxt, %mxt2" if mxone else ""};
 \t.reg .b32 %tw<16>, %wi<8>, %sc<4>, %cv<6>;
 \t.shared .align 1024 .b8 stage[{PREP_THREADS * 128}];   // one 4 KiB row block a warp""")
+    if pdl and PREPWAIT:
+        e("\tgriddepcontrol.wait;                        // prepwait: the kernel before this one complete")
     if pdl:
         e("\tgriddepcontrol.launch_dependents;           // the dependent kernel may be scheduled (header)")
     if pdl and "slowprep" in EXPERIMENTS:
