@@ -206,8 +206,10 @@ Test(gpu_session, sustained_step_logs_the_clock_and_joins_it, .init = clean_env)
     cr_expect(strstr(text, "--rounds 2 --iters 1000 --warmup 50") != NULL, "%s", text);
     cr_expect(strstr(text, "launches under the power cap: 6 of 12 (50 %)") != NULL, "the log was not joined: %s",
               text);
+    snprintf(path, sizeof path, "%s/o/sustained/smi.csv.gz", dir);
+    cr_expect_eq(access(path, R_OK), 0, "the clock log is kept, gzipped (as bench/results keeps it)");
     snprintf(path, sizeof path, "%s/o/sustained/smi.csv", dir);
-    cr_expect_eq(access(path, R_OK), 0, "the clock log is kept");
+    cr_expect_neq(access(path, F_OK), 0, "no unzipped copy of the clock log is left");
     snprintf(cmd, sizeof cmd, "sleep 0.2; kill -0 $(cat %s/stub/pid) 2>/dev/null", dir);
     cr_expect_neq(system(cmd), 0, "the clock log was not stopped");
 

@@ -16,7 +16,7 @@
 #   sweep     the stage sweep of bench/README.md (OUTDIR/stage-sweep.csv, its record)
 #   sustained the large shapes' dense, fused and peer rows with a second of launches a row (the
 #             card at its power cap: bench/README.md, "The power cap"), the clock logged beside
-#             it and joined by tools/samples_clock.py (OUTDIR/sustained/: CSV, samples, log, record)
+#             it and joined by tools/samples_clock.py (OUTDIR/sustained/: CSV, samples, the log gzipped as smi.csv.gz, record)
 # Limits in seconds: LIMIT_<STEP> (e.g. LIMIT_BENCH=400; defaults in the table below).
 # FP4LR_GIT_COMMIT names the build's commit in the records (the copy there has no .git).
 # --dry-run prints each step's command and runs nothing.
@@ -73,8 +73,9 @@ command_of() {
                     "--format=csv,nounits -lms 20 > '$d/smi.csv' 2>&1 & p=\$!; else p=; fi;" \
                     "build/bin/fp4lr-bench --variants dense,fused,peers --rounds 2 --iters 1000 --warmup 50" \
                     "--csv '$d/sustained.csv' --samples '$d/samples.csv' --results-dir '$d'; rc=\$?;" \
-                    "[ -n \"\$p\" ] && kill \$p; python3 tools/samples_clock.py '$d/samples.csv'" \
-                    "\$([ -n \"\$p\" ] && echo '$d/smi.csv'); exit \$rc; }";;
+                    "[ -n \"\$p\" ] && kill \$p && wait \$p 2>/dev/null; python3 tools/samples_clock.py '$d/samples.csv'" \
+                    "\$([ -n \"\$p\" ] && echo '$d/smi.csv'); [ -f '$d/smi.csv' ] && gzip -9 -n -f '$d/smi.csv';" \
+                    "exit \$rc; }";;
     esac
 }
 
