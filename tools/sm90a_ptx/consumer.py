@@ -4,7 +4,7 @@ from ptxgen import advance
 
 from . import kstate as K
 from .flags import (FAULT, WATCHDOG, ASSIST, CHOIST, CSTAG_NS, CSTAG_SETUP, CWG0, CWG1, EXPERIMENTS, FORMATS, LORA_SLOTS,
-    LPREFETCH, MXONE, TLINE, TRANSFORM_THREADS, TW8)
+    FPROLATE, LPREFETCH, MXONE, TLINE, TLPRO, TRANSFORM_THREADS, TW8)
 from .timeline import tline
 from .layout import acc_list, k_param
 from .sync import arrive, spin_ns
@@ -247,7 +247,7 @@ L_consumer:
     if K.XSELF_ON:
         e("\tmov.u32 %cself, 1;                          // xself: the first unit's first K blocks still to convert")
     if TLINE:
-        e("\t.reg .b32 %tlu, %tlf, %tl0;\n\tmov.u32 %tlu, 2;                           // tline: unit u's first event, 2 + 4u\n\tmov.u32 %tlf, 1;")
+        e(("\t.reg .b32 %tlpu;\n" if TLPRO else "") + "\t.reg .b32 %tlu, %tlf, %tl0;\n\tmov.u32 %tlu, 2;                           // tline: unit u's first event, 2 + 4u\n\tmov.u32 %tlf, 1;")
     if K.FUSED:
         fused_consumer_setup(e)
     if ASSIST:
@@ -269,16 +269,22 @@ L_consumer:
     tile_coords(e)
     if K.WALKPRE_ON:
         e("L_c_tile2:")
+    if TLPRO:
+        e("\tset.eq.u32.u32 %tlpu, %tlu, 6;              // tlpro: unit 1")
+        tline(e, 41, TRANSFORM_THREADS, "%tlpu")
     if K.SKINIT_ON:
         emit_stream_k_owner_init(e, L)
-    if K.FUSED:
-        e("\tmov.u32 %li, 0;")
+    def fused_prologue():
         e("""\t// request this tile's first low-rank chunks now, so they land during the K loop
 \t// (only a unit that starts the tile finishes it: a stream-K contributor skips them)
 \tsetp.ne.u32 %p5, %kb, 0;
 \t@%p5 bra L_lissue_pro_done;""")
         lora_consts(e)
+        if TLPRO:
+            tline(e, 34, TRANSFORM_THREADS, "%tlpu")
         aff_fill(e, L)
+        if TLPRO:
+            tline(e, 44, TRANSFORM_THREADS, "%tlpu")
         if LPREFETCH:
             lora_l2_prefetch(e)
         # The bound is the block number, not %li: only the issuing lane advances %li, and
@@ -287,8 +293,19 @@ L_consumer:
             e(f"\tsetp.le.u32 %p5, %lslots, {k};\n\t@%p5 bra L_lissue_pro_done;")
             lora_issue(e, f"pro{k}")
         e("L_lissue_pro_done:")
+
+    # fprolate (measurement): the fused prologue after the unit's first wgmmas are issued,
+    # under them, instead of before the unit's first A stage is waited for
+    prolate = FPROLATE and K.FUSED
+    assert not (prolate and K.SKINIT_ON), "fprolate keys on %pacc, which skinit sets"
+    if K.FUSED:
+        e("\tmov.u32 %li, 0;")
+        if not prolate:
+            fused_prologue()
     if K.XSELF_ON:
         emit_self_fill(e, fmt, L)
+    if TLPRO:
+        tline(e, 42, TRANSFORM_THREADS, "%tlpu")
     e("""\t// prologue: A chunk 0 of the first stage
 \tmul.lo.u32 %r10, %s, 8;
 \tadd.u32 %r11, %bar_full, %r10;""")
@@ -325,6 +342,10 @@ L_c_halfk_back:""")
             e(f"""\tmad.lo.u32 %r30, %t, {L['tslot']}, %sbase;
 \tadd.u32 %r30, %r30, {L['t']};""")
         wgmma_chunk(e, a_r, a_q, "%pacc" if h == 0 else "%ptrue")
+        if h == 0 and prolate:
+            e("\t@%pacc bra L_fpro_skip;                    // fprolate: the unit's first stage only")
+            fused_prologue()
+            e("L_fpro_skip:")
         if h == 0:
             e("\tsetp.eq.u32 %pacc, 0, 0;")
         e("\twgmma.wait_group.sync.aligned 1;")
@@ -410,6 +431,8 @@ L_c_halfk_back:""")
     tline(e, ("%tlu", 2), TRANSFORM_THREADS)
     if K.FUSED:
         emit_affine_and_lowrank(e, L)
+    if TLPRO:
+        tline(e, 43, TRANSFORM_THREADS, "%tlpu")
     # FP4LR_GEN_EXPERIMENT=noepi (measurement only: Y is never written): no epilogue, to time
     # what the tiles' epilogues cost (small-M shapes, where a CTA finishes few tiles).  Dense
     # kernels only: the fused s1 kernel fails the ptxas gate with it.

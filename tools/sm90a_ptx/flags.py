@@ -16,7 +16,7 @@ KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfen
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
                      "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre", "epinostore", "epistg", "fillasync", "epinowait",
-                     "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl", "lrserial", "nowatchdog", "noluni", "nofold", "lrgdwait", "pgdwait", "sknofix", "skfixc", "skfixo", "skrelax", "skb4", "skorder", "skinit", "prepwait", "gtrig"}
+                     "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl", "lrserial", "nowatchdog", "noluni", "nofold", "lrgdwait", "pgdwait", "sknofix", "skfixc", "skfixo", "skrelax", "skb4", "skorder", "skinit", "prepwait", "gtrig", "tlpro", "fprolate"}
 EXPERIMENTS = ptxgen.experiment_flags("gen_sm90a", "FP4LR_GEN_EXPERIMENT", KNOWN_EXPERIMENTS)
 # Every mbarrier wait outside the consumer warpgroups traps after a bound instead of spinning
 # forever, and the consumers (their mbarrier waits and the stream-K owner's wait for partial
@@ -144,6 +144,16 @@ CHOIST = "nochoist" not in EXPERIMENTS
 # (u64; `fp4lr-check --timeline FILE` zeroes it, runs one launch and writes it out,
 # tools/tline_summary.py reads it).  Unit u (0..5) of a consumer's walk has four events.
 TLINE = "tline" in EXPERIMENTS
+# FP4LR_GEN_EXPERIMENT=tline,tlpro (the W-prepared kernels, whose consumers have no first fill):
+# three more consumer stamps in unit 1, on the numbers of the first fill's events (41-43):
+# 41 the walk and the tile's coordinates done, 42 the fused prologue done (wc / beta copies and
+# the first low-rank issue; = 41 in the dense kernels), 43 the affine and low-rank term done
+# (the epilogue begins; = fix-up done in the dense kernels)
+TLPRO = TLINE and "tlpro" in EXPERIMENTS
+# FP4LR_GEN_EXPERIMENT=fprolate (the fused kernels): the fused prologue of a unit (the wc / beta
+# copies and the first low-rank issue) after the unit's first wgmmas are issued, so that it runs
+# under them, instead of before its first A stage is waited for
+FPROLATE = "fprolate" in EXPERIMENTS
 TLINE_EVENTS = 48
 TLINE_CTAS = 1024
 TLINE_NAMES = {0: "entry (thread 0)", 1: "consumer: first W slot full"}

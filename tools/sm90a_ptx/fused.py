@@ -4,7 +4,8 @@ import ptxgen
 from ptxgen import advance
 
 from . import kstate as K
-from .flags import CWG0, LORA_SLOTS, LUNI, TW8
+from .flags import CWG0, LORA_SLOTS, LUNI, TLPRO, TRANSFORM_THREADS, TW8
+from .timeline import tline
 from .layout import acc_list
 from .sync import arrive
 from .convert import alpha_mul, alpha_paths
@@ -280,6 +281,8 @@ def emit_affine_and_lowrank(e, L):
 \tld.shared.v2.f32 {{%f6, %f7}}, [%r50+{1024 + 32 * jj}];""")
                 affine_group(e, jj, folded)
         alpha_paths(e, "aff", cols_body)
+    if TLPRO:
+        tline(e, 35, TRANSFORM_THREADS, "%tlpu")
     e("""\t// ---- low-rank: acc += L . U^T, chunk by chunk through the ring ----
 \tmov.u32 %r53, 0;                          // chunk
 """ + ("""\tsetp.ne.u32 %plheld, 0, 0;                  // lrpipe: no chunk's slot held yet
