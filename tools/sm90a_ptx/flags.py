@@ -152,7 +152,11 @@ TLINE = "tline" in EXPERIMENTS
 TLPRO = TLINE and "tlpro" in EXPERIMENTS
 # FP4LR_GEN_EXPERIMENT=fprolate (the fused kernels): the fused prologue of a unit (the wc / beta
 # copies and the first low-rank issue) after the unit's first wgmmas are issued, so that it runs
-# under them, instead of before its first A stage is waited for
+# under them, instead of before its first A stage is waited for.  Built 2026-12-06 and not run:
+# every fused kernel but _s1 builds without spills, but tools/sass_check.py rejects the _yt
+# ones (256 R2UR in their K loops: the low-rank issue's copies in the loop body move the wgmma
+# descriptors to vector registers), and every K loop grows from 230-240 to 1296-1704
+# instructions (bench/results/experiments/README.md, "The fused unit's own time, stamped")
 FPROLATE = "fprolate" in EXPERIMENTS
 TLINE_EVENTS = 48
 TLINE_CTAS = 1024
