@@ -145,10 +145,11 @@ CHOIST = "nochoist" not in EXPERIMENTS
 # tools/tline_summary.py reads it).  Unit u (0..5) of a consumer's walk has four events.
 TLINE = "tline" in EXPERIMENTS
 # FP4LR_GEN_EXPERIMENT=tline,tlpro (the W-prepared kernels, whose consumers have no first fill):
-# three more consumer stamps in unit 1, on the numbers of the first fill's events (41-43):
-# 41 the walk and the tile's coordinates done, 42 the fused prologue done (wc / beta copies and
-# the first low-rank issue; = 41 in the dense kernels), 43 the affine and low-rank term done
-# (the epilogue begins; = fix-up done in the dense kernels)
+# more consumer stamps in unit 1, on the numbers of events these kernels never store: 41 the
+# walk and the tile's coordinates done, 42 the fused prologue done (wc / beta copies and the
+# first low-rank issue; = 41 in the dense kernels), 43 the affine and low-rank term done (the
+# epilogue begins; = fix-up done in the dense kernels); in the fused kernels also 34 / 44
+# before / after the wc / beta copies and 35 after the affine (before the low-rank term)
 TLPRO = TLINE and "tlpro" in EXPERIMENTS
 # FP4LR_GEN_EXPERIMENT=fprolate (the fused kernels): the fused prologue of a unit (the wc / beta
 # copies and the first low-rank issue) after the unit's first wgmmas are issued, so that it runs
