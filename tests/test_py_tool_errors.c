@@ -247,6 +247,20 @@ Test(py_tool_errors, tline_summary_walk_gives_each_role_its_figures)
     says("tline_summary: no FILE");
 }
 
+/* --span A,B: event B minus event A over the CTAs that stored both (mean, median, max). */
+Test(py_tool_errors, tline_summary_span_gives_the_mean_of_each_pair)
+{
+    put("s.csv", "cta,event,us\n0,7,8.5\n0,9,11.0\n0,8,10.0\n1,7,8.25\n1,9,10.25\n");
+    cr_expect_eq(tool("tline_summary.py", "--span 7,9 --span 7,8 --span 9,10 %s/s.csv"), 0, "%s", out);
+    says("span 7 -> 9 (unit 1: K loop done -> unit 1: finished): 2 CTAs, mean 2.250, median 2.25, max 2.50 us");
+    says("span 7 -> 8 (unit 1: K loop done -> unit 1: fixup done (owner / whole)): 1 CTAs, mean 1.500");
+    says("span 9 -> 10 (unit 1: finished -> unit 2: A stage 0 full): 0 CTAs, no CTA stored both");
+    cr_expect_eq(tool("tline_summary.py", "--span 7 %s/s.csv"), 2, "%s", out);
+    says("tline_summary: --span '7': two event numbers, A,B");
+    cr_expect_eq(tool("tline_summary.py", "--span 7,x %s/s.csv"), 2, "%s", out);
+    cr_expect_eq(tool("tline_summary.py", "%s/s.csv --span 7,9"), 2, "%s", out);
+}
+
 /* Label a's CSV is good; label b's is empty, header-only or cut mid-row in turn. */
 Test(py_tool_errors, ab_compare_refuses_an_empty_or_truncated_csv)
 {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tline_summary.py [--walk G,DP,Q,R,NKS[,cfirst]] FILE [FILE ...] -- what a launch's timeline says (fp4lr-check --timeline).
+"""tline_summary.py [--walk G,DP,Q,R,NKS[,cfirst]] [--span A,B ...] FILE [FILE ...] -- what a launch's timeline says (fp4lr-check --timeline).
 
 FILE: "cta,event,us" rows (microseconds after the launch's earliest entry), from a kernel
 built with FP4LR_GEN_EXPERIMENT=tline (tools/sm90a_ptx/flags.py names the events).  Prints, per
@@ -17,9 +17,15 @@ previous unit finished -> this one's A stage 0 full).  `cfirst` models the walk 
 FP4LR_GEN_EXPERIMENT=skorder (a contributor piece before the whole tiles).  Units past the
 events the kernel stores (six) are left out.
 
+--span A,B (repeatable): event B minus event A over the CTAs that stored both: their count,
+mean, median and maximum.  The mean, because %globaltimer moves in steps of about 0.26 us, so
+the median of a sub-microsecond span is one of a few values (how the stamps of
+FP4LR_GEN_EXPERIMENT=tline,tlpro are read: bench/results/experiments/README.md).
+
 Exit status: 0 ok; 2 bad arguments or unusable input (a FILE that cannot be read, lacks the
 cta,event,us header, holds a row that is not three numbers, or has no rows; a --walk that is
-not five non-negative integers with G, NKS >= 1 and an optional cfirst).
+not five non-negative integers with G, NKS >= 1 and an optional cfirst; a --span that is not
+two event numbers).
 """
 import csv
 import os
@@ -65,12 +71,39 @@ def cta_units(b, walk):
     return whole + split
 
 
-def roles(path, walk):
-    """Per-role figures of one timeline under `walk` (see --walk)."""
+def events_by_cta(path):
+    """{cta: {event: us}} of a timeline that summary() has read without complaint."""
     cta = {}
     with open(path) as f:
         for row in csv.DictReader(f):
             cta.setdefault(int(row["cta"]), {})[int(row["event"])] = float(row["us"])
+    return cta
+
+
+def parse_span(text):
+    """A,B -> (a, b); ValueError naming the rule."""
+    parts = text.split(",")
+    if len(parts) != 2 or not all(x.isdigit() for x in parts):
+        raise ValueError(f"--span '{text}': two event numbers, A,B")
+    return int(parts[0]), int(parts[1])
+
+
+def spans(path, pairs):
+    """Event B minus event A over the CTAs that stored both, for each (A, B) of `pairs`."""
+    cta = events_by_cta(path)
+    out = []
+    for a, b in pairs:
+        v = [ev[b] - ev[a] for ev in cta.values() if a in ev and b in ev]
+        fig = (f"mean {statistics.mean(v):.3f}, median {statistics.median(v):.2f}, max {max(v):.2f} us"
+               if v else "no CTA stored both")
+        out.append(f"span {a} -> {b} ({TLINE_NAMES.get(a, '?')} -> {TLINE_NAMES.get(b, '?')}): "
+                   f"{len(v)} CTAs, {fig}")
+    return "\n".join(out)
+
+
+def roles(path, walk):
+    """Per-role figures of one timeline under `walk` (see --walk)."""
+    cta = events_by_cta(path)
     per_stage, handoff, fixup, gap = {}, [], [], {}
     for b, ev in cta.items():
         for u, (role, kb, ke) in enumerate(cta_units(b, walk)[:6]):
@@ -133,12 +166,15 @@ def main(argv):
     if len(argv) < 2 or argv[1] in ("-h", "--help"):
         print(__doc__.strip())
         return 0 if len(argv) >= 2 else 2
-    args, walk = argv[1:], None
-    if args and args[0] == "--walk":
+    args, walk, pairs = argv[1:], None, []
+    while args and args[0] in ("--walk", "--span"):
         try:
             if len(args) < 2:
-                raise ValueError("--walk needs G,DP,Q,R,NKS[,cfirst]")
-            walk = parse_walk(args[1])
+                raise ValueError(f"{args[0]} needs " + ("G,DP,Q,R,NKS[,cfirst]" if args[0] == "--walk" else "A,B"))
+            if args[0] == "--walk":
+                walk = parse_walk(args[1])
+            else:
+                pairs.append(parse_span(args[1]))
         except ValueError as err:
             print(f"tline_summary: {err}", file=sys.stderr)
             return 2
@@ -151,6 +187,8 @@ def main(argv):
             print(summary(p))
             if walk:
                 print(roles(p, walk))
+            if pairs:
+                print(spans(p, pairs))
         except (OSError, ValueError, csv.Error) as err:
             why = f"cannot read ({err.strerror})" if isinstance(err, OSError) else err
             print(f"tline_summary: {p}: {why}", file=sys.stderr)

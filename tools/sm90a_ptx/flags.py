@@ -169,12 +169,15 @@ TLINE_NAMES.update({26: "consumer: all units done", 27: "consumer: last store dr
                     28: "W producer: first item ready", 29: "W producer: all converted seen",
                     30: "converter warp 0: first unit published", 31: "converter warp 0: last unit published",
                     32: "converter warp 0: order entry read", 33: "converter warp 0: pass 0 converted",
-                    34: "converter warp 0: pass 1 converted", 35: "converter warp 0: unit stored",
+                    34: "converter warp 0: pass 1 converted / tlpro: wc, beta copies begun",
+                    35: "converter warp 0: unit stored / tlpro: affine done",
                     36: "unit 0 epilogue: chunk 0 begun", 37: "unit 0 epilogue: chunk 1 begun",
                     38: "unit 0 epilogue: chunk 2 begun", 39: "unit 0 epilogue: chunk 3 begun",
                     40: "unit 0 epilogue: chunk 3 store issued",
-                    41: "consumer fill: begun", 42: "consumer fill: first loads landed",
-                    43: "consumer fill: converted", 44: "consumer fill: handed off",
+                    41: "consumer fill: begun / tlpro: unit 1 walk done",
+                    42: "consumer fill: first loads landed / tlpro: unit 1 fused prologue done",
+                    43: "consumer fill: converted / tlpro: unit 1 affine and low rank done",
+                    44: "consumer fill: handed off / tlpro: wc, beta copies issued",
                     45: "main producer: unit 0's stage 8 issued", 46: "consumer: unit 0's stage 8 full",
                     47: "main producer: unit 1's first stage issued"})
 
