@@ -275,7 +275,11 @@ L_consumer:
     if K.SKINIT_ON:
         emit_stream_k_owner_init(e, L)
     def fused_prologue():
-        e("""\t// request this tile's first low-rank chunks now, so they land during the K loop
+        if K.LRAFF_ON:   # warp 2 copies wc / beta and loads the low-rank ring: nothing here
+            return
+        what = ("this tile's wc / beta copies (lrprod: thread 64 loads the low-rank ring)" if K.LRPROD_ON else
+                "request this tile's first low-rank chunks now, so they land during the K loop")
+        e(f"""\t// {what}
 \t// (only a unit that starts the tile finishes it: a stream-K contributor skips them)
 \tsetp.ne.u32 %p5, %kb, 0;
 \t@%p5 bra L_lissue_pro_done;""")
@@ -285,6 +289,9 @@ L_consumer:
         aff_fill(e, L)
         if TLPRO:
             tline(e, 44, TRANSFORM_THREADS, "%tlpu")
+        if K.LRPROD_ON:   # thread 64 loads the low-rank ring (wprepared.emit_lowrank_producer)
+            e("L_lissue_pro_done:")
+            return
         if LPREFETCH:
             lora_l2_prefetch(e)
         # The bound is the block number, not %li: only the issuing lane advances %li, and

@@ -263,7 +263,7 @@ def prepared_roles_doc():
 //                       producer's copies and the consumers' first A stages overlap its end.""" if K.GDWAIT_ON else ""
     return f"""//                       W was converted once per launch by {prep}
 //                       values, order and scaling the transform warps of the _t kernels write), so no
-//                       thread converts W here.  Every other thread of WG0 and WG1 exits.{wait}
+//                       thread converts W here.  {lrprod_role()}Every other thread of WG0 and WG1 exits.{wait}
 """
 
 
@@ -354,6 +354,8 @@ def fused_doc():
     if not K.FUSED:
         return "// Family: dense (no low-rank, no affine)."
     def lempty_wait_doc():
+        if K.LRPROD_ON:
+            return "//                      Thread 64 (lrprod) waits on it before it reloads the slot."
         if not LUNI:
             return f"//                      Thread 0 of {CWG0} waits on it before a load."
         return ("//                      Every consumer thread waits on it before a load: all walk the issue, thread\n"
@@ -368,7 +370,7 @@ def fused_doc():
 // run time from the rank chunk rc): slot = L box(es) 128 x rc bf16, then U {K.BN} x rc bf16,
 // one box per chunk (the host caps rc at 64), 2*rc-byte rows with the matching
 // 32/64/128-byte swizzle.
-//   lfull[j]  count 1  thread 0 of {CWG0} arms it with the chunk's bytes; TMA complete_tx.
+//   lfull[j]  count 1  {lissuer()} arms it with the chunk's bytes; TMA complete_tx.
 //   lempty[j] count {8 * K.CL:<2d} one arrive per consumer warp after its low-rank wgmmas of the slot{pair_note}.
 {lempty_wait_doc()}
 {lora_stream_doc()}
@@ -383,20 +385,39 @@ def fused_doc():
 def lora_stream_doc():
     """fused_doc: where the chunks past the low-rank ring come from."""
     if K.LTAIL:
-        return """// Thread 0 of {0} requests a tile's first chunks (those the ring holds) when the tile
+        return """// {0} requests a tile's first chunks (those the ring holds) when the tile
 // starts; they land during the K loop.  The chunks past the ring come through the W ring
 // (ltail): the W producer (thread 32), after the last W chunk of a unit that starts its tile,
 // loads each into the next W slot (L boxes, U boxes after them; tfull armed with the chunk's
 // bytes), so they land while the K loop ends; the consumers read them after the ring's
 // chunks and free each slot on tempty, like a W chunk.  Producer and consumers agree on the
-// count: chunks lslots .. lchunks-1 of every unit with kb = 0 (the one that finishes its tile).""".format(CWG0) + (
+// count: chunks lslots .. lchunks-1 of every unit with kb = 0 (the one that finishes its tile).""".format(lissuer_cap()) + (
             """
 // lrpipe: a consumer warp frees a chunk's slot (lempty or tempty) only after the next chunk's
 // wgmmas are issued (wait_group 1), and the last chunk's after wait_group 0; every chunk of a
 // tile has its own slot, so holding one never keeps the next from landing, and the chunks'
 // wgmmas run back to back.""" if K.LRPIPE else "")
-    return f"""// Thread 0 of {CWG0} requests a tile's first chunks when the tile starts (they land during the
+    return f"""// {lissuer_cap()} requests a tile's first chunks when the tile starts (they land during the
 // K loop) and each later chunk as soon as a slot frees (ranks beyond the ring stream)."""
+
+
+def lissuer():
+    """Who loads the low-rank ring: thread 64 under lrprod, else the first consumer WG's thread 0."""
+    return "thread 64 (lrprod)" if K.LRPROD_ON else f"thread 0 of {CWG0}"
+
+
+def lissuer_cap():
+    s = lissuer()
+    return s[0].upper() + s[1:]
+
+
+def lrprod_role():
+    """lrprod: thread 64's role, in the W producer's note of the header's warp roles."""
+    if not K.LRPROD_ON:
+        return ""
+    return """Thread 64 (lrprod) loads the
+//                       low-rank ring: per unit that starts its tile, each chunk after `lempty`
+//                       (Family, below).  """
 
 
 def cluster_doc():

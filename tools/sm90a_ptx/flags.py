@@ -16,7 +16,7 @@ KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfen
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
                      "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre", "epinostore", "epistg", "fillasync", "epinowait",
-                     "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl", "lrserial", "nowatchdog", "noluni", "nofold", "lrgdwait", "pgdwait", "sknofix", "skfixc", "skfixo", "skrelax", "skb4", "skorder", "skinit", "prepwait", "gtrig", "tlpro", "fprolate"}
+                     "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl", "lrserial", "nowatchdog", "noluni", "nofold", "lrgdwait", "pgdwait", "sknofix", "skfixc", "skfixo", "skrelax", "skb4", "skorder", "skinit", "prepwait", "gtrig", "tlpro", "fprolate", "lrprod", "lraff"}
 EXPERIMENTS = ptxgen.experiment_flags("gen_sm90a", "FP4LR_GEN_EXPERIMENT", KNOWN_EXPERIMENTS)
 # Every mbarrier wait outside the consumer warpgroups traps after a bound instead of spinning
 # forever, and the consumers (their mbarrier waits and the stream-K owner's wait for partial
@@ -329,6 +329,18 @@ SKORDER = "skorder" in EXPERIMENTS or "skinit" in EXPERIMENTS
 PREPWAIT = "prepwait" in EXPERIMENTS
 GTRIG = "gtrig" in EXPERIMENTS
 SKINIT = "skinit" in EXPERIMENTS
+# FP4LR_GEN_EXPERIMENT=lrprod (the fused one-CTA W-prepared kernels without converters: _w,
+# _w_yt): a producer thread of its own (thread 64, warp 2, idle there) issues every low-rank
+# chunk the ring carries (waits `lempty`, arms `lfull`, the L and U bulk copies), walking the
+# same work units, instead of thread 0 of the first consumer WG at the tile's start (and, in
+# the _yt kernels, after each chunk): the stamped fused prologue took 0.6 us a tile against
+# 0.03 in the dense kernel (bench/results/experiments/README.md, "The fused unit's own time").
+# lraff (implies lrprod; the _w_yt kernels): the whole of warp 2 is that producer, and before a
+# unit's low-rank chunks its lanes also copy the tile's wc / beta into the consumer WGs' slices
+# (cp.async, onto mbarrier `afull`; refilled after `aempty`: every consumer warp has read its
+# slice), so a fused unit's prologue holds nothing the dense one does not.
+LRAFF = "lraff" in EXPERIMENTS
+LRPROD = "lrprod" in EXPERIMENTS or LRAFF
 
 
 # FP4LR_GEN_EXPERIMENT=epistg (the 256-wide non-swapped _x kernels): the epilogue stores Y

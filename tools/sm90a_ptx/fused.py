@@ -35,6 +35,81 @@ def fused_setup(L, stages):
 """
 
 
+def lraff_offs(L):
+    """lraff: `afull` and `aempty` at %bar_full + these, the first two of the barrier area's
+    spare words (skbulk's and xdone's, which only the _x kernels use)."""
+    assert not K.SKBULK_ON and not K.XDBUF and not K.XCONV
+    return 8 * L['nbar'], 8 * (L['nbar'] + 1)
+
+
+def lraff_init(L):
+    """lraff: thread 0's init of afull (32: one arrive per producer lane, each after its
+    copies were put under the barrier's watch) and aempty (8: one per consumer warp)."""
+    full, empty = lraff_offs(L)
+    return (f"\tmbarrier.init.shared::cta.b64 [%bar_full+{full}], 32;   // lraff: afull\n"
+            f"\tmbarrier.init.shared::cta.b64 [%bar_full+{empty}], 8;    // lraff: aempty")
+
+
+def lraff_copies(e, L):
+    """lraff, every lane of warp 2 for a unit that starts its tile: after `aempty` (parity
+    %lph ^ 1: the consumers read the previous tile's values; the first lap passes), lane l
+    copies wc / beta of tile rows l, l + 32, l + 64, l + 96 (row i into slice i / 64 at
+    4 (i % 64), beta at +1024: the layout aff_fill_rows writes) with cp.async, zero past
+    p_N, sources clamped; 1 and 0 stored when absent.  Then cp.async.mbarrier.arrive (the
+    phase waits for its copies) and one arrive (release: orders the stores) on `afull`."""
+    full, empty = lraff_offs(L)
+    e(f"""\t// ---- lraff: this tile's wc / beta into the consumer WGs' slices ----
+\tadd.u32 %r11, %bar_full, {empty};
+\txor.b32 %r12, %lph, 1;                     // first lap passes""")
+    e.wait("%r11", "%r12", "aempty")
+    e(f"\tsub.u32 %r21, %ncols, 1;")
+    for j in range(4):
+        g = j // 2
+        e(f"""\tadd.u32 %r22, %lane, {32 * j};                // tile row i
+\tadd.u32 %r23, %pcm0, %r22;                 // kernel row m = m0 + i
+\tsetp.lt.u32 %p2, %r23, %ncols;
+\tselp.u32 %r24, 4, 0, %p2;                   // bytes read (0: zero fill)
+\tmin.u32 %r23, %r23, %r21;                   // source clamped inside the arrays
+\tmul.wide.u32 %rd2, %r23, 4;
+\tand.b32 %r22, %r22, 63;
+\tshl.b32 %r22, %r22, 2;
+\tadd.u32 %r22, %r22, %sbase;
+\tadd.u32 %r22, %r22, {L['aff'] + g * K.AFF_SLICE};           // slice {g}, row i % 64""")
+        for name, ptr, pred, absent, off in (("wc", "%wcp", "%pwc", "0f3F800000", 0),
+                                             ("beta", "%betap", "%pbeta", "0f00000000", 1024)):
+            e(f"""\t@!{pred} bra L_lraff_{name}_absent{j};
+\tadd.s64 %rd4, {ptr}, %rd2;
+\tcp.async.ca.shared.global [%r22+{off}], [%rd4], 4, %r24;
+\tbra L_lraff_{name}_done{j};
+L_lraff_{name}_absent{j}:
+\tmov.f32 %f4, {absent};
+\tst.shared.f32 [%r22+{off}], %f4;
+L_lraff_{name}_done{j}:""")
+    e(f"""\tadd.u32 %r11, %bar_full, {full};
+\tcp.async.mbarrier.arrive.shared::cta.b64 [%r11];   // afull: its phase waits for these copies
+\tmbarrier.arrive.shared::cta.b64 _, [%r11];
+\txor.b32 %lph, %lph, 1;""")
+
+
+def lraff_consumer_wait(e, L):
+    """lraff, a consumer thread before the affine: wait for `afull` (parity %liph, flipped
+    per tile: the consumers issue no low-rank loads, so the issue cursor's phase is free)."""
+    full, _ = lraff_offs(L)
+    e(f"""\t// lraff: warp 2 copied this tile's wc / beta (afull)
+\tadd.u32 %r46, %bar_full, {full};""")
+    e.wait("%r46", "%liph", "afull")
+
+
+def lraff_consumer_release(e, L):
+    """lraff, after the thread read its wc / beta: one arrive per warp on `aempty`, after
+    every lane's loads (bar.warp.sync), and the next tile's afull parity."""
+    _, empty = lraff_offs(L)
+    e(f"""\tbar.warp.sync 0xffffffff;
+\tadd.u32 %r46, %bar_full, {empty};
+\t@%p1 mbarrier.arrive.shared::cta.b64 _, [%r46];   // lraff: aempty, the slice read
+\txor.b32 %liph, %liph, 1;""")
+
+
 def lora_consts(e):
     """The low-rank ring geometry and the affine operands, read from the parameters where
     they are used (after a K loop, at a low-rank load) so that none of them is live
@@ -248,12 +323,17 @@ def emit_affine_and_lowrank(e, L):
     (absent wc = 1, beta = 0; columns past N hold 0), then acc += L . U^T over the tile's low-rank
     chunks with SS wgmma (L rows of this warpgroup from the slot, U all 256 rows)."""
     lora_consts(e)
-    e(f"""\t// ---- affine: acc = wc[n] * (alpha * acc) + beta[n], wc / beta from this WG's slice ----
-\t// (the copies this thread issued at the tile start, then every thread's of the WG)
-\tcp.async.wait_group 0;
+    if K.LRAFF_ON:
+        lraff_consumer_wait(e, L)
+    aff_wait = "" if K.LRAFF_ON else """\tcp.async.wait_group 0;
 \tadd.u32 %r46, %r42, 1;                      // named barrier id 1 / 2
 \tbar.sync %r46, 128;
-\tmad.lo.u32 %r50, %r42, {K.AFF_SLICE}, %sbase;""")
+"""
+    aff_src = ("warp 2's copies, waited for above" if K.LRAFF_ON else
+               "the copies this thread issued at the tile start, then every thread's of the WG")
+    e(f"""\t// ---- affine: acc = wc[n] * (alpha * acc) + beta[n], wc / beta from this WG's slice ----
+\t// ({aff_src})
+{aff_wait}\tmad.lo.u32 %r50, %r42, {K.AFF_SLICE}, %sbase;""")
     if K.YT:
         # _yt: wc / beta of the thread's two rows (Y's columns) apply to all its accumulators
         e(f"""\tand.b32 %r51, %r20, 63;
@@ -264,6 +344,8 @@ def emit_affine_and_lowrank(e, L):
 \tld.shared.f32 %f5, [%r50+32];
 \tld.shared.f32 %f6, [%r50+1024];
 \tld.shared.f32 %f7, [%r50+1056];""")
+        if K.LRAFF_ON:
+            lraff_consumer_release(e, L)
 
         def rows_body(folded):
             for i in range(K.BN // 2):
@@ -354,7 +436,7 @@ L_lr_ring_free:""")
     if K.LTAIL:
         # the ring carries chunks 0 .. lslots-1 only, all requested when the tile starts
         e("L_lr_next:")
-    else:
+    elif not K.LRPROD_ON:   # lrprod: thread 64 refills the slot (wprepared.emit_lowrank_producer)
         lora_issue(e, "stream")
     e("""\tadd.u32 %r53, %r53, 1;
 \tbra L_lr_chunk;

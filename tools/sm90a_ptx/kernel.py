@@ -6,7 +6,7 @@ from ptxgen import WATCHDOG_REGS, Emitter
 
 from . import kstate as K
 from .flags import (WATCHDOG, GTRIG, ASSIST, BK, BM, BN_NARROW, CHOIST, CSTAG_NS, EPISTG, EXPERIMENTS, FILLASYNC, FILLDEP,
-    FORMATS, LORA_SLOTS, MXONE, PRODROT, REG_NARROW, REG_WIDE, SKBULK, SKINIT, SKORDER, SK_SLOT, THREADS, TLINE,
+    FORMATS, LORA_SLOTS, LRAFF, LRPROD, MXONE, PRODROT, REG_NARROW, REG_WIDE, SKBULK, SKINIT, SKORDER, SK_SLOT, THREADS, TLINE,
     TLINE_CTAS, TLINE_EVENTS, TRANSFORM_WARPS, TSPLIT_FORCED, TW8, W3WB, WALKPRE, XCONV_WARPS,
     XPRE, XSELF, XSELF_KB)
 from .timeline import tline
@@ -14,7 +14,7 @@ from .instances import entry_name
 from .layout import WYT_PARAMS, cluster_setup, layout, setup_addresses, tsplit_setup, xdone_off
 from .convert import alpha_folds
 from .walk import emit_tile_coords_doc
-from .fused import fused_params, fused_setup
+from .fused import fused_params, fused_setup, lraff_init
 from .transform import emit_transform
 from .xconv import x_params
 from .docs import header
@@ -99,6 +99,10 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
         K.SKBULK_ON = False
     K.SKORDER_ON = SKORDER and not xconv
     K.SKINIT_ON = SKINIT and K.SKORDER_ON and not K.SKBULK_ON
+    # lrprod (measurement): a producer thread of its own issues the low-rank ring (flags.LRPROD);
+    # warp 2 is idle only where no converter runs, and the pair's U multicast stays with rank 0's issuer
+    K.LRPROD_ON = LRPROD and K.FUSED and wpre and not xconv and cluster == 1
+    K.LRAFF_ON = LRAFF and K.LRPROD_ON and yt
     # Only the 256-wide _yt kernels (SANA's): with it, on shapes whose K has no half block,
     # the narrow fused kernel ran 5 % slower (sana-out) and the non-swapped fused _x one 0.9 %
     # (flux-qkv, qwen-fc1; A/B at bb5a5e5+1: ptxas schedules the consumers at their register
@@ -268,6 +272,8 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_tempty+{8*i}], {(2 if K.SPLIT or K.WPAIR else 1) * 8};")
     if K.XDBUF:
         e(f"\tmbarrier.init.shared::cta.b64 [%bar_full+{xdone_off(L)}], {XCONV_WARPS};   // xdone: the converters left")
+    if K.LRAFF_ON:
+        e(lraff_init(L))
     if WATCHDOG:
         e(cdone_init(L))
     sync = ("""\tbarrier.cluster.arrive.release.aligned;      // both CTAs' barriers initialised

@@ -97,3 +97,5 @@ SKBULK_ON = False   # set per kernel by emit_kernel
 EPISTG_ON = False   # set per kernel by emit_kernel
 SKORDER_ON = False  # set per kernel by emit_kernel (flags.SKORDER)
 SKINIT_ON = False   # likewise (flags.SKINIT)
+LRPROD_ON = False   # likewise (flags.LRPROD): thread 64 issues the low-rank ring's chunks
+LRAFF_ON = False    # likewise (flags.LRAFF): warp 2 also copies wc / beta (afull / aempty)

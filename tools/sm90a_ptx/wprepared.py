@@ -8,8 +8,8 @@ from .flags import WATCHDOG, APREFETCH, BK, BM, EXPERIMENTS, FORMATS, TLINE, XSE
 from .timeline import tline
 from .instances import prep_name
 from .layout import k_param
-from .walk import PCUR, producer_unit_start, producer_walk, tile_coords, unit_next
-from .fused import lora_consts, lowrank_boxes
+from .walk import PCUR, producer_unit_start, producer_walk, tile_coords, unit_first, unit_next
+from .fused import lora_consts, lowrank_boxes, lraff_copies
 from .selffill import self_fill_has_half
 from .xconv import emit_xconv, xconv_branch, xconv_wait
 from .watch import WATCH
@@ -46,7 +46,7 @@ L_transform:
 \t@%pthr0 prefetch.tensormap [%tmA];
 \t@%pthr0 prefetch.tensormap [%tmSFA];
 \t@%p0 prefetch.tensormap [%tmW];
-\t@%p0 bra L_wprod;{xconv_branch()}
+\t@%p0 bra L_wprod;{xconv_branch()}{lrprod_branch()}
 \t@!%pthr0 bra L_exit;                        // nothing else to do in WG0 and WG1
 \t// ---- thread 0: the main stages ----
 \tmov.u32 %ps, 0;
@@ -222,8 +222,79 @@ L_wprod:
                   skip_first=skip_self_filled if K.XSELF_ON else None,
                   unit_end=(lambda: ltail_issue(e, L)) if K.LTAIL else None)
     e("")
+    if K.LRPROD_ON:
+        emit_lowrank_producer(e, L)
     if K.XCONV:
         emit_xconv(e, fmt, L)
+
+
+def lrprod_branch():
+    """lrprod: thread 64 (warp 2, idle in these kernels) to the low-rank producer; lraff: all
+    of warp 2."""
+    who = "%warp, 2" if K.LRAFF_ON else "%thr, 64"
+    return f"""
+\tsetp.eq.u32 %p1, {who};
+\t@%p1 bra L_lprod;                          // lrprod: the low-rank ring's producer""" if K.LRPROD_ON else ""
+
+
+def emit_lowrank_producer(e, L):
+    """lrprod (flags.LRPROD), thread 64: walks the work units on its own cursor (PCUR, as the
+    other producers); for a unit that starts its tile (kb = 0: the unit that finishes it) it
+    loads the tile's low-rank chunks into the ring in order, each after `lempty` frees its
+    slot: chunks 0 .. min(lslots, lchunks)-1 where the rest come through the W ring (LTAIL),
+    every chunk otherwise (the ring streams: a slot is refilled as soon as both consumer
+    WGs have read it).  The consumers read the chunks in the same order on their own cursor."""
+    who = "warp 2 (lraff): wc / beta and" if K.LRAFF_ON else "thread 64 (lrprod):"
+    e(f"""\t// ---- {who} the low-rank ring ----
+L_lprod:""")
+    lora_consts(e)
+    pred = "@%plissue " if K.LRAFF_ON else ""
+    e(f"""\tsetp.eq.u32 %plissue, %lane, 0;            // the lane that arms and copies
+\t{pred}prefetch.tensormap [%tmL];
+\t{pred}prefetch.tensormap [%tmU];
+\tmov.u32 %lis, 0;
+\tmov.u32 %liph, 0;
+\tmov.u32 %lph, 0;""")
+    unit_first(e, PCUR, "lfirst")
+    bound = ("\tmin.u32 %r19, %lslots, %lchunks;           // ltail: the ring's chunks only" if K.LTAIL
+             else "\tmov.u32 %r19, %lchunks;                    // the ring streams every chunk")
+    leave = "L_lprod_exit" if K.LRAFF_ON else "L_exit"
+    e(f"""L_lprod_unit:
+\tsetp.ge.u32 %p5, %ptile, %ntiles;
+\t@%p5 bra {leave};
+\tsetp.ne.u32 %p5, %pkb, 0;
+\t@%p5 bra L_lprod_next;                    // a stream-K contributor: the owner applies the low rank""")
+    tile_coords(e, "%ptile", "%pcm0", "%pcn0")
+    if K.LRAFF_ON:
+        lraff_copies(e, L)
+    e(f"""{bound}
+\tmov.u32 %r18, 0;
+L_lprod_chunk:
+\tsetp.ge.u32 %p5, %r18, %r19;
+\t@%p5 bra L_lprod_next;
+\tmul.lo.u32 %r10, %lis, 8;
+\tadd.u32 %r11, %bar_lempty, %r10;
+\txor.b32 %r12, %liph, 1;                    // first lap passes""")
+    e.wait("%r11", "%r12", "lempty_p")
+    u_copy = (f"\t{pred}cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+              "[%r16], [%tmU, {%r17, %pcn0}], [%r13];\n")
+    boxes = lowrank_boxes("%r18", "%r20", "L_lprod_box", "%pcm0", u_copy, pred).rstrip("\n")
+    e(f"""\tadd.u32 %r13, %bar_lfull, %r10;
+\tadd.u32 %r14, %lbytes_l, %lbytes_u;
+\t{pred}mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r13], %r14;
+\tmad.lo.u32 %r15, %lis, %r14, %lbase;         // L slot; U follows it
+\tadd.u32 %r16, %r15, %lbytes_l;
+{boxes}""")
+    advance(e, "%lis", "%liph", "%lslots")
+    e("""\tadd.u32 %r18, %r18, 1;
+\tbra L_lprod_chunk;
+L_lprod_next:""")
+    unit_next(e, PCUR, "lnext")
+    e("\tbra L_lprod_unit;")
+    if K.LRAFF_ON:
+        e("""L_lprod_exit:
+\tcp.async.wait_all;                          // lraff: the last wc / beta copies landed before the warp leaves
+\tbra L_exit;""")
 
 
 def ltail_issue(e, L):
