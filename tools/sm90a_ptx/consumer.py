@@ -306,7 +306,8 @@ L_consumer:
     prolate = FPROLATE and K.FUSED
     assert not (prolate and K.SKINIT_ON), "fprolate keys on %pacc, which skinit sets"
     if K.FUSED:
-        e("\tmov.u32 %li, 0;")
+        if not K.LRPROD_ON:   # lrprod: the consumers issue no low-rank loads
+            e("\tmov.u32 %li, 0;")
         if not prolate:
             fused_prologue()
     if K.XSELF_ON:

@@ -52,7 +52,7 @@ def header(e, fmt, family, cluster, stages, L):
 {wpre_roles_doc() if K.WPRE else transform_roles_doc(optype)}//                       the K loop: alpha in fp32, bf16, swizzled staging, bulk tensor store.
 //
 {cluster_doc()}
-{fused_doc()}
+{fused_doc(L)}
 // Work units (every role walks the same sequence; unit_first / unit_next): with
 // p_sk_ws = 0 each cluster takes whole tiles %tile0, +G, ...  With a workspace (stream-K),
 // tiles below p_sk_dp_tiles are walked so, and the remaining tiles' K stages are dealt out
@@ -199,7 +199,7 @@ def wpre_protocol_doc(L, stages):
 //   [{L['sfa']:6d} + s*{L['stage']}]  SFA       {FORMATS["nvfp4" if K.F16 else "mxfp4"][1]} atom(s) x 1 row block           ({L['sfa_bytes']} B)
 //   [{L['t']:6d} + t*{L['tslot']}]  W ring, {K.TSLOTS} slots of {K.BN} x 64 prepared {"f16" if K.F16 else "bf16"}, TMA swizzle 128B
 {wb_doc(L)}
-//   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{K.TSLOTS}], tempty[{K.TSLOTS}]{f", lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}]" if K.FUSED else ""}{cdone_map(L)}{aff_doc(L)}{xconv_map_doc(L)}
+//   [{L['bar']:6d}]  mbarriers: full[{stages}], empty[{stages}], tfull[{K.TSLOTS}], tempty[{K.TSLOTS}]{f", lfull[{LORA_SLOTS}], lempty[{LORA_SLOTS}]" if K.FUSED else ""}{lraff_map(L)}{cdone_map(L)}{aff_doc(L)}{xconv_map_doc(L)}
 """
 
 
@@ -340,7 +340,7 @@ def wc_who():
     return "lane 0 of each row's four threads: rows r and r + 8" if K.YT else "thread t: columns 2t, 2t+1"
 
 
-def fused_doc():
+def fused_doc(L):
     pair_note = (" (both CTAs'\n//                      warps arrive on both CTAs' lempty, as for `empty`)" if K.CL == 2 and not K.WPAIR
                  else " (both CTAs'\n//                      warps arrive on both CTAs' lempty, as on `tempty`)" if K.WPAIR else "")
     pair_u = ("\n// Pair: each CTA loads its own L rows; rank 0 multicasts the U box to both CTAs (each\n"
@@ -355,7 +355,7 @@ def fused_doc():
         return "// Family: dense (no low-rank, no affine)."
     def lempty_wait_doc():
         if K.LRPROD_ON:
-            return "//                      Thread 64 (lrprod) waits on it before it reloads the slot."
+            return f"//                      {lissuer_cap()} waits on it before it reloads the slot."
         if not LUNI:
             return f"//                      Thread 0 of {CWG0} waits on it before a load."
         return ("//                      Every consumer thread waits on it before a load: all walk the issue, thread\n"
@@ -374,12 +374,29 @@ def fused_doc():
 //   lempty[j] count {8 * K.CL:<2d} one arrive per consumer warp after its low-rank wgmmas of the slot{pair_note}.
 {lempty_wait_doc()}
 {lora_stream_doc()}
-// wc and beta: when a unit starts a tile, each consumer WG copies {wc_what()} of
+{aff_copy_doc(L)}{pair_u}"""
+
+
+def aff_copy_doc(L):
+    """fused_doc: who copies wc / beta into the slices, and how the affine waits for them."""
+    if K.LRAFF_ON:
+        from .fused import lraff_offs
+        full, empty = lraff_offs(L)
+        return f"""// wc and beta (lraff): for each unit that starts a tile, warp 2 (the low-rank producer) first
+// copies the tile's 128 rows of both into the consumer WGs' slices (lane l: rows l + 32j, row i
+// into slice i / 64; cp.async, zero past M; 1 and 0 written when absent), so a fused unit's
+// prologue holds nothing a dense one does not:
+//   afull     count 32 (at mbarriers + {full}) per lane cp.async.mbarrier.arrive (the phase waits
+//                      for its copies), then a release arrive (orders the absent case's stores).
+//                      Waited by the consumers before the affine (parity flipped per tile).
+//   aempty    count 8  (at mbarriers + {empty}) one arrive per consumer warp once it has loaded its
+//                      values.  Waited by warp 2 before the next tile's copies."""
+    return f"""// wc and beta: when a unit starts a tile, each consumer WG copies {wc_what()} of
 // both into its own slice ({wc_who()}; cp.async, zero past {"M" if K.YT else "N"}; 1 and 0 written
 // when absent), so the affine after the K loop reads shared memory (cp.async.wait_group, then
 // the WG's named barrier) instead of waiting on global loads at the tile's end (measured:
 // those loads cost the fused kernel 5 % at K = 3072).  The epilogue's first WG barrier
-// orders the last read before the next tile's copy.{pair_u}"""
+// orders the last read before the next tile's copy."""
 
 
 def lora_stream_doc():
@@ -401,8 +418,19 @@ def lora_stream_doc():
 // K loop) and each later chunk as soon as a slot frees (ranks beyond the ring stream)."""
 
 
+def lraff_map(L):
+    """lraff: afull and aempty in the header's shared-memory map (after the ring barriers)."""
+    if not K.LRAFF_ON:
+        return ""
+    from .fused import lraff_offs
+    full, empty = lraff_offs(L)
+    return f", afull (+{full}), aempty (+{empty})"
+
+
 def lissuer():
     """Who loads the low-rank ring: thread 64 under lrprod, else the first consumer WG's thread 0."""
+    if K.LRAFF_ON:
+        return "lane 0 of warp 2 (lraff)"
     return "thread 64 (lrprod)" if K.LRPROD_ON else f"thread 0 of {CWG0}"
 
 
@@ -415,6 +443,10 @@ def lrprod_role():
     """lrprod: thread 64's role, in the W producer's note of the header's warp roles."""
     if not K.LRPROD_ON:
         return ""
+    if K.LRAFF_ON:
+        return """Warp 2 (lraff) copies a tile's
+//                       wc / beta and loads its low-rank ring: per unit that starts its tile
+//                       (Family, below).  """
     return """Thread 64 (lrprod) loads the
 //                       low-rank ring: per unit that starts its tile, each chunk after `lempty`
 //                       (Family, below).  """

@@ -213,8 +213,8 @@ def fused_consumer_setup(e):
 \tmov.u32 %ls, 0;
 \tmov.u32 %lph, 0;
 \tmov.u32 %lis, 0;
-\tmov.u32 %liph, 0;
-\tsetp.eq.u32 %plissue, %r40, 0;            // thread 0 of {CWG0} issues the low-rank loads""")
+\tmov.u32 %liph, 0;""" + ("" if K.LRPROD_ON else f"""
+\tsetp.eq.u32 %plissue, %r40, 0;            // thread 0 of {CWG0} issues the low-rank loads"""))
 
 
 def u_load(tag, pred=""):

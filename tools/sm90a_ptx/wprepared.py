@@ -276,6 +276,10 @@ L_lprod_chunk:
 \tadd.u32 %r11, %bar_lempty, %r10;
 \txor.b32 %r12, %liph, 1;                    // first lap passes""")
     e.wait("%r11", "%r12", "lempty_p")
+    if K.LRAFF_ON:
+        # every lane polls, lane 0 alone arms lfull: reconverge, so that no lane can fall a
+        # whole phase behind the one that drives the ring
+        e("\tbar.warp.sync 0xffffffff;")
     u_copy = (f"\t{pred}cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
               "[%r16], [%tmU, {%r17, %pcn0}], [%r13];\n")
     boxes = lowrank_boxes("%r18", "%r20", "L_lprod_box", "%pcm0", u_copy, pred).rstrip("\n")
