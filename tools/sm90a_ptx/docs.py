@@ -355,7 +355,8 @@ def fused_doc(L):
         return "// Family: dense (no low-rank, no affine)."
     def lempty_wait_doc():
         if K.LRPROD_ON:
-            return f"//                      {lissuer_cap()} waits on it before it reloads the slot."
+            who = "Warp 2 (lraff; lane 0 arms and copies)" if K.LRAFF_ON else lissuer_cap()
+            return f"//                      {who} waits on it before it reloads the slot."
         if not LUNI:
             return f"//                      Thread 0 of {CWG0} waits on it before a load."
         return ("//                      Every consumer thread waits on it before a load: all walk the issue, thread\n"
@@ -384,11 +385,11 @@ def aff_copy_doc(L):
         full, empty = lraff_offs(L)
         return f"""// wc and beta (lraff): for each unit that starts a tile, warp 2 (the low-rank producer) first
 // copies the tile's 128 rows of both into the consumer WGs' slices (lane l: rows l + 32j, row i
-// into slice i / 64; cp.async, zero past M; 1 and 0 written when absent), so a fused unit's
-// prologue holds nothing a dense one does not:
-//   afull     count 32 (at mbarriers + {full}) per lane cp.async.mbarrier.arrive (the phase waits
-//                      for its copies), then a release arrive (orders the absent case's stores).
-//                      Waited by the consumers before the affine (parity flipped per tile).
+// into slice i / 64; cp.async, zero past M; nothing when absent: the consumers then take 1
+// and 0), so a fused unit's prologue holds nothing a dense one does not:
+//   afull     count 32 (at mbarriers + {full}) one cp.async.mbarrier.arrive.noinc per lane, counted
+//                      once its copies have landed.  Waited by the consumers before the affine
+//                      (parity flipped per tile).
 //   aempty    count 8  (at mbarriers + {empty}) one arrive per consumer warp once it has loaded its
 //                      values.  Waited by warp 2 before the next tile's copies."""
     return f"""// wc and beta: when a unit starts a tile, each consumer WG copies {wc_what()} of

@@ -43,8 +43,8 @@ def lraff_offs(L):
 
 
 def lraff_init(L):
-    """lraff: thread 0's init of afull (32: one arrive per producer lane, each after its
-    copies were put under the barrier's watch) and aempty (8: one per consumer warp)."""
+    """lraff: thread 0's init of afull (32: one arrive per producer lane, when its copies
+    have landed) and aempty (8: one per consumer warp)."""
     full, empty = lraff_offs(L)
     return (f"\tmbarrier.init.shared::cta.b64 [%bar_full+{full}], 32;   // lraff: afull\n"
             f"\tmbarrier.init.shared::cta.b64 [%bar_full+{empty}], 8;    // lraff: aempty")
@@ -55,8 +55,10 @@ def lraff_copies(e, L):
     %lph ^ 1: the consumers read the previous tile's values; the first lap passes), lane l
     copies wc / beta of tile rows l, l + 32, l + 64, l + 96 (row i into slice i / 64 at
     4 (i % 64), beta at +1024: the layout aff_fill_rows writes) with cp.async, zero past
-    p_N, sources clamped; 1 and 0 stored when absent.  Then cp.async.mbarrier.arrive (the
-    phase waits for its copies) and one arrive (release: orders the stores) on `afull`."""
+    p_N, sources clamped; nothing where wc / beta are absent (the consumers take 1 and 0 then:
+    lraff_consumer_release).  Then its one arrive on `afull`, cp.async.mbarrier.arrive.noinc:
+    counted when its copies have landed (one arrive per lane and phase: synccheck reports a
+    lane's second arrive in a phase, e.g. a plain arrive after the non-noinc form)."""
     full, empty = lraff_offs(L)
     e(f"""\t// ---- lraff: this tile's wc / beta into the consumer WGs' slices ----
 \tadd.u32 %r11, %bar_full, {empty};
@@ -75,19 +77,11 @@ def lraff_copies(e, L):
 \tshl.b32 %r22, %r22, 2;
 \tadd.u32 %r22, %r22, %sbase;
 \tadd.u32 %r22, %r22, {L['aff'] + g * K.AFF_SLICE};           // slice {g}, row i % 64""")
-        for name, ptr, pred, absent, off in (("wc", "%wcp", "%pwc", "0f3F800000", 0),
-                                             ("beta", "%betap", "%pbeta", "0f00000000", 1024)):
-            e(f"""\t@!{pred} bra L_lraff_{name}_absent{j};
-\tadd.s64 %rd4, {ptr}, %rd2;
-\tcp.async.ca.shared.global [%r22+{off}], [%rd4], 4, %r24;
-\tbra L_lraff_{name}_done{j};
-L_lraff_{name}_absent{j}:
-\tmov.f32 %f4, {absent};
-\tst.shared.f32 [%r22+{off}], %f4;
-L_lraff_{name}_done{j}:""")
+        for ptr, pred, off in (("%wcp", "%pwc", 0), ("%betap", "%pbeta", 1024)):
+            e(f"""\tadd.s64 %rd4, {ptr}, %rd2;
+\t@{pred} cp.async.ca.shared.global [%r22+{off}], [%rd4], 4, %r24;""")
     e(f"""\tadd.u32 %r11, %bar_full, {full};
-\tcp.async.mbarrier.arrive.shared::cta.b64 [%r11];   // afull: its phase waits for these copies
-\tmbarrier.arrive.shared::cta.b64 _, [%r11];
+\tcp.async.mbarrier.arrive.noinc.shared::cta.b64 [%r11];   // afull: counted once these copies landed
 \txor.b32 %lph, %lph, 1;""")
 
 
@@ -101,10 +95,15 @@ def lraff_consumer_wait(e, L):
 
 
 def lraff_consumer_release(e, L):
-    """lraff, after the thread read its wc / beta: one arrive per warp on `aempty`, after
-    every lane's loads (bar.warp.sync), and the next tile's afull parity."""
+    """lraff, after the thread read its wc / beta: 1 and 0 where they are absent (warp 2
+    copied nothing then), one arrive per warp on `aempty`, after every lane's loads
+    (bar.warp.sync), and the next tile's afull parity."""
     _, empty = lraff_offs(L)
-    e(f"""\tbar.warp.sync 0xffffffff;
+    e(f"""\t@!%pwc mov.f32 %f4, 0f3F800000;            // wc absent: 1
+\t@!%pwc mov.f32 %f5, 0f3F800000;
+\t@!%pbeta mov.f32 %f6, 0f00000000;           // beta absent: 0
+\t@!%pbeta mov.f32 %f7, 0f00000000;
+\tbar.warp.sync 0xffffffff;
 \tadd.u32 %r46, %bar_full, {empty};
 \t@%p1 mbarrier.arrive.shared::cta.b64 _, [%r46];   // lraff: aempty, the slice read
 \txor.b32 %liph, %liph, 1;""")
