@@ -262,17 +262,9 @@ def lora_issue(e, tag):
     lora_consts(e)
     e(f"""
 \tsetp.ge.u32 %p5, %li, %lchunks;
-\t@%p5 bra L_lissue_skip_{tag};
-\tmul.lo.u32 %r10, %lis, 8;
-\tadd.u32 %r11, %bar_lempty, %r10;
-\txor.b32 %r12, %liph, 1;""")
-    e.wait("%r11", "%r12", "lempty")
-    e(f"""\tadd.u32 %r13, %bar_lfull, %r10;
-\tadd.u32 %r14, %lbytes_l, %lbytes_u;
-\t{pred}mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r13], %r14;
-\tmad.lo.u32 %r15, %lis, %r14, %lbase;         // L slot; U follows it
-\tadd.u32 %r16, %r15, %lbytes_l;
-{lowrank_boxes("%li", "%r18", f"L_lissue_box_{tag}", "%m0", u_load(tag, pred), pred)}\tadd.u32 %li, %li, 1;
+\t@%p5 bra L_lissue_skip_{tag};""")
+    lora_slot_load(e, "%li", "%r18", f"L_lissue_box_{tag}", "%m0", u_load(tag, pred), pred, "lempty")
+    e(f"""\tadd.u32 %li, %li, 1;
 \tadd.u32 %lis, %lis, 1;
 \tsetp.eq.u32 %p5, %lis, %lslots;
 \t@%p5 mov.u32 %lis, 0;
@@ -281,6 +273,27 @@ L_lissue_skip_{tag}:""")
     if not LUNI:
         e("""\t// the issuing lane may have waited alone: reconverge the warp before any .aligned op
 \tbar.warp.sync 0xffffffff;""")
+
+
+def lora_slot_load(e, chunk, box, label, m0, u_copy, pred, wait_tag, reconverge=False):
+    """Low-rank chunk `chunk` into ring slot %lis: wait for `lempty` (parity %liph ^ 1: the
+    first lap passes), arm `lfull` with the chunk's bytes and issue its boxes (lowrank_boxes:
+    L rows from `m0`, U by `u_copy`); `pred` predicates the arm and the copies, `reconverge`
+    reconverges the warp after the wait (every lane polls, one arms).  The cursor (%lis, %liph)
+    is the caller's to advance.  The consumer issuer (lora_issue) and the low-rank producer
+    (wprepared.emit_lowrank_producer) both load through it."""
+    e("""\tmul.lo.u32 %r10, %lis, 8;
+\tadd.u32 %r11, %bar_lempty, %r10;
+\txor.b32 %r12, %liph, 1;""")
+    e.wait("%r11", "%r12", wait_tag)
+    if reconverge:
+        e("\tbar.warp.sync 0xffffffff;")
+    e(f"""\tadd.u32 %r13, %bar_lfull, %r10;
+\tadd.u32 %r14, %lbytes_l, %lbytes_u;
+\t{pred}mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r13], %r14;
+\tmad.lo.u32 %r15, %lis, %r14, %lbase;         // L slot; U follows it
+\tadd.u32 %r16, %r15, %lbytes_l;
+{lowrank_boxes(chunk, box, label, m0, u_copy, pred).rstrip(chr(10))}""")
 
 
 def lora_l2_prefetch(e):

@@ -9,7 +9,7 @@ from .timeline import tline
 from .instances import prep_name
 from .layout import k_param
 from .walk import PCUR, producer_unit_start, producer_walk, tile_coords, unit_first, unit_next
-from .fused import lora_consts, lowrank_boxes, lraff_copies
+from .fused import lora_consts, lora_slot_load, lowrank_boxes, lraff_copies
 from .selffill import self_fill_has_half
 from .xconv import emit_xconv, xconv_branch, xconv_wait
 from .watch import WATCH
@@ -271,24 +271,12 @@ L_lprod:""")
 \tmov.u32 %r18, 0;
 L_lprod_chunk:
 \tsetp.ge.u32 %p5, %r18, %r19;
-\t@%p5 bra L_lprod_next;
-\tmul.lo.u32 %r10, %lis, 8;
-\tadd.u32 %r11, %bar_lempty, %r10;
-\txor.b32 %r12, %liph, 1;                    // first lap passes""")
-    e.wait("%r11", "%r12", "lempty_p")
-    if K.LRAFF_ON:
-        # every lane polls, lane 0 alone arms lfull: reconverge, so that no lane can fall a
-        # whole phase behind the one that drives the ring
-        e("\tbar.warp.sync 0xffffffff;")
+\t@%p5 bra L_lprod_next;""")
     u_copy = (f"\t{pred}cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
               "[%r16], [%tmU, {%r17, %pcn0}], [%r13];\n")
-    boxes = lowrank_boxes("%r18", "%r20", "L_lprod_box", "%pcm0", u_copy, pred).rstrip("\n")
-    e(f"""\tadd.u32 %r13, %bar_lfull, %r10;
-\tadd.u32 %r14, %lbytes_l, %lbytes_u;
-\t{pred}mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r13], %r14;
-\tmad.lo.u32 %r15, %lis, %r14, %lbase;         // L slot; U follows it
-\tadd.u32 %r16, %r15, %lbytes_l;
-{boxes}""")
+    # lraff: every lane polls `lempty`, lane 0 alone arms lfull: reconverge after the wait, so
+    # that no lane can fall a whole phase behind the one that drives the ring
+    lora_slot_load(e, "%r18", "%r20", "L_lprod_box", "%pcm0", u_copy, pred, "lempty_p", reconverge=K.LRAFF_ON)
     advance(e, "%lis", "%liph", "%lslots")
     e("""\tadd.u32 %r18, %r18, 1;
 \tbra L_lprod_chunk;
