@@ -71,13 +71,13 @@ Test(sass, serialised_wgmma_is_caught, .timeout = 120)
 }
 
 /* A fused kernel built with the low-rank issue behind a branch that one consumer thread takes
- * (FP4LR_GEN_EXPERIMENT=noluni, the kernels before 2026-12-06; not with lrprod, whose _w_yt
- * consumers issue no low-rank loads at all): ptxas moves the K loop's descriptors with R2UR
- * before every HGMMA. */
+ * (FP4LR_GEN_EXPERIMENT=noluni,nolrprod: the issue of the kernels before 2026-12-06; the _w_yt
+ * consumers of the default kernels issue no low-rank loads at all): ptxas moves the K loop's
+ * descriptors with R2UR before every HGMMA. */
 Test(sass, k_loop_out_of_uniform_registers_is_caught, .timeout = 120)
 {
     expect_planted_caught("k=fp4lr_sm90a_nvfp4_fused_m128n256k128_c1_s4_w4_yt && "
-                          "FP4LR_GEN_EXPERIMENT=noluni python3 tools/gen_sm90a.py --outdir $d >/dev/null && "
+                          "FP4LR_GEN_EXPERIMENT=noluni,nolrprod python3 tools/gen_sm90a.py --outdir $d >/dev/null && "
                           "ptxas -arch=sm_90a -o $d/k.cubin $d/$k.ptx && ptxas -arch=sm_90a -o $d/ok.cubin ptx/sm90a/$k.ptx",
                           "", "K loop not uniform: 32 R2UR");
 }

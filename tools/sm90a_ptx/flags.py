@@ -16,7 +16,7 @@ KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfen
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
                      "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre", "epinostore", "epistg", "fillasync", "epinowait",
-                     "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl", "lrserial", "nowatchdog", "noluni", "nofold", "lrgdwait", "pgdwait", "sknofix", "skfixc", "skfixo", "skrelax", "skb4", "skorder", "skinit", "prepwait", "gtrig", "tlpro", "fprolate", "lrprod", "lraff"}
+                     "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl", "lrserial", "nowatchdog", "noluni", "nofold", "lrgdwait", "pgdwait", "sknofix", "skfixc", "skfixo", "skrelax", "skb4", "skorder", "skinit", "prepwait", "gtrig", "tlpro", "fprolate", "nolrprod", "nolraff"}
 EXPERIMENTS = ptxgen.experiment_flags("gen_sm90a", "FP4LR_GEN_EXPERIMENT", KNOWN_EXPERIMENTS)
 # Every mbarrier wait outside the consumer warpgroups traps after a bound instead of spinning
 # forever, and the consumers (their mbarrier waits and the stream-K owner's wait for partial
@@ -329,27 +329,26 @@ SKORDER = "skorder" in EXPERIMENTS or "skinit" in EXPERIMENTS
 PREPWAIT = "prepwait" in EXPERIMENTS
 GTRIG = "gtrig" in EXPERIMENTS
 SKINIT = "skinit" in EXPERIMENTS
-# FP4LR_GEN_EXPERIMENT=lrprod / lraff (measurement; opt-in until the three sanitizers pass on
-# them): in the fused one-CTA W-prepared kernels without converters (_w, _w_yt) a producer of its
-# own, walking the same work units as the other roles, issues every low-rank chunk the ring
-# carries (waits `lempty`, arms `lfull`, the L and U bulk copies): thread 64, idle there (lrprod);
-# with lraff (implies lrprod; the _w_yt kernels) all of warp 2, whose lanes first copy the tile's
-# wc / beta into the consumer WGs' slices (cp.async onto mbarrier `afull`, one
-# cp.async.mbarrier.arrive.noinc a lane; refilled after `aempty`: every consumer warp has read
-# its slice; absent wc / beta are taken as 1 / 0 by the consumers).  In the committed kernels
-# thread 0 of the first consumer WG issues the chunks and every consumer thread its wc / beta
-# copies at the tile's start: that fused prologue takes 0.59-0.62 us of a sana-mlp tile (0.18
-# the copies, 0.37-0.39 the low-rank issue) against 0.05 in the dense kernel; with lraff
-# 0.045-0.054.  Measured on an H100 (2026-12-06, 72c7d14, NVFP4): fp4lr-check (L2-warm, stamped
-# builds) sana-mlp fused 658.8 -> 672.9 TFLOP/s (dense 679.9), sana-qkv 582.9 -> 587.8 (dense
-# 601.9); tools/ab_kernels.sh, 3 sustained rounds, lraff / committed: fused sana-qkv 1.012,
-# sana-mlp 1.014, sana-out 0.994 (the unchanged dense kernels 1.002 / 1.009 / 1.007: the noise).
-# GPU suite 687 / 687, racecheck and memcheck clean (31 cases); synccheck reported 832 "missing
-# wait" errors on the first lraff case: each lane arrived twice a phase on `afull` (the non-noinc
-# cp.async.mbarrier.arrive, then a plain arrive).  One noinc arrive a lane since: not yet run
-# (bench/results/experiments/README.md, "A producer of its own for the low-rank ring").
-LRAFF = "lraff" in EXPERIMENTS
-LRPROD = "lrprod" in EXPERIMENTS or LRAFF
+# The low-rank producer (the default since 2026-12-06; FP4LR_GEN_EXPERIMENT=nolrprod emits the
+# kernels before it, nolraff keeps it but leaves wc / beta to the consumers), in the fused
+# one-CTA W-prepared kernels without converters (_w, _w_yt): a producer of its own, walking the
+# same work units as the other roles, issues every low-rank chunk the ring carries (waits
+# `lempty`, arms `lfull`, the L and U bulk copies): thread 64, idle there; in the _w_yt kernels
+# (lraff) all of warp 2, whose lanes first copy the tile's wc / beta into the consumer WGs'
+# slices (cp.async onto mbarrier `afull`, one cp.async.mbarrier.arrive.noinc a lane; refilled
+# after `aempty`: every consumer warp has read its slice; absent wc / beta are taken as 1 / 0 by
+# the consumers).  Before, thread 0 of the first consumer WG issued the chunks and every
+# consumer thread its wc / beta copies at the tile's start: that fused prologue took 0.59-0.62 us
+# of a sana-mlp tile (0.18 the copies, 0.37-0.39 the low-rank issue) against 0.05 in the dense
+# kernel; with lraff 0.045-0.054.  Measured on an H100 (2026-12-06, 72c7d14, NVFP4): fp4lr-check
+# (L2-warm, stamped builds) sana-mlp fused 658.8 -> 672.9 TFLOP/s (dense 679.9), sana-qkv
+# 582.9 -> 587.8 (dense 601.9); tools/ab_kernels.sh, 3 sustained rounds, lraff / before: fused
+# sana-qkv 1.012, sana-mlp 1.014, sana-out 0.994 (the unchanged dense kernels 1.002 / 1.009 /
+# 1.007: the noise).  The first lraff build arrived twice a lane and phase on `afull` (synccheck:
+# 832 "missing wait" errors); the GPU verdict on the fixed one is in
+# bench/results/experiments/README.md, "A producer of its own for the low-rank ring".
+LRPROD = "nolrprod" not in EXPERIMENTS
+LRAFF = LRPROD and "nolraff" not in EXPERIMENTS
 
 
 # FP4LR_GEN_EXPERIMENT=epistg (the 256-wide non-swapped _x kernels): the epilogue stores Y
