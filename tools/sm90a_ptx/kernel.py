@@ -99,7 +99,7 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
         K.SKBULK_ON = False
     K.SKORDER_ON = SKORDER and not xconv
     K.SKINIT_ON = SKINIT and K.SKORDER_ON and not K.SKBULK_ON
-    # lrprod (measurement): a producer thread of its own issues the low-rank ring (flags.LRPROD);
+    # lrprod (the default since 08028d7): a producer thread of its own issues the low-rank ring (flags.LRPROD);
     # warp 2 is idle only where no converter runs, and the pair's U multicast stays with rank 0's issuer
     K.LRPROD_ON = LRPROD and K.FUSED and wpre and not xconv and cluster == 1
     K.LRAFF_ON = LRAFF and K.LRPROD_ON and yt
