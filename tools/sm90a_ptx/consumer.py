@@ -277,7 +277,9 @@ L_consumer:
     def fused_prologue():
         if K.LRAFF_ON:   # warp 2 copies wc / beta and loads the low-rank ring: nothing here
             return
-        what = ("this tile's wc / beta copies (lrprod: thread 64 loads the low-rank ring)" if K.LRPROD_ON else
+        what = ("this tile's wc / beta copies (lrprod: thread 64 loads the low-rank ring)" if K.LRP64_ON else
+                "this tile's wc / beta copies; the low-rank issue below is predicated off for every\n"
+                "\t// consumer thread (lrw: the W producer loads the ring after the unit's last W chunk)" if K.LRW_ON else
                 "request this tile's first low-rank chunks now, so they land during the K loop")
         e(f"""\t// {what}
 \t// (only a unit that starts the tile finishes it: a stream-K contributor skips them)
@@ -289,7 +291,7 @@ L_consumer:
         aff_fill(e, L)
         if TLPRO:
             tline(e, 44, TRANSFORM_THREADS, "%tlpu")
-        if K.LRPROD_ON:   # thread 64 loads the low-rank ring (wprepared.emit_lowrank_producer)
+        if K.LRP64_ON:   # thread 64 loads the low-rank ring (wprepared.emit_lowrank_producer)
             e("L_lissue_pro_done:")
             return
         if LPREFETCH:
@@ -306,7 +308,7 @@ L_consumer:
     prolate = FPROLATE and K.FUSED
     assert not (prolate and K.SKINIT_ON), "fprolate keys on %pacc, which skinit sets"
     if K.FUSED:
-        if not K.LRPROD_ON:   # lrprod: the consumers issue no low-rank loads
+        if not K.LRP64_ON:   # lrprod: the consumers issue no low-rank loads
             e("\tmov.u32 %li, 0;")
         if not prolate:
             fused_prologue()

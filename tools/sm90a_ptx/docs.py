@@ -309,7 +309,7 @@ def wpre_roles_doc():
 //                       with the stage's bytes and issues the A and SFA bulk tensor copies.
 //   WG0 thread 32       producer of the W ring: per chunk, waits `tempty[t]`, arms
 //                       `tfull[t]` with {K.BN * CHUNK_K * 2} bytes and issues one bulk tensor copy of
-//                       the prepared W chunk ({K.BN} rows x 64 {"f16" if K.F16 else "bf16"}, 128-byte swizzle) into slot t{PAIR_WCOPY if K.WPAIR else ""}.{halfk_doc()}
+//                       the prepared W chunk ({K.BN} rows x 64 {"f16" if K.F16 else "bf16"}, 128-byte swizzle) into slot t{PAIR_WCOPY if K.WPAIR else ""}.{halfk_doc()}{LRW_ROLE if K.LRW_ON else ""}
 {xconv_roles_doc() if K.XCONV else prepared_roles_doc()}//   {CWG0}, {CWG1}            consumers ({K.REG_CONSUMER} regs): {CWG0} owns tile rows 0-63, {CWG1} rows 64-127.
 //                       Each thread loads its A bytes, dequantizes them into the wgmma A
 //                       fragment registers and issues {f"one m64n{K.BN}k16" if K.WHOLE_N else f"two m64n{K.BN // 2}k16 (columns 0-{K.BN // 2 - 1}, {K.BN // 2}-{K.BN - 1})"} RS wgmma on the slot; after
@@ -402,6 +402,20 @@ def aff_copy_doc(L):
 
 def lora_stream_doc():
     """fused_doc: where the chunks past the low-rank ring come from."""
+    if K.LRW_ON:
+        return """// lrw: the W producer (thread 32) loads all of a tile's chunks, after the last W chunk of a
+// unit that starts its tile: first those the ring holds, each after `lempty` (the consumers
+// are inside that unit by then, so the last tile's chunks have left their slots), then the
+// chunks past the ring through the W ring (ltail), each into the next W slot (L boxes, U
+// boxes after them; tfull armed with the chunk's bytes).  Both land while the consumers
+// finish the K loop; they read the ring's chunks, then the tail's, and free each tail slot on
+// tempty, like a W chunk.  Producer and consumers agree on the count: every chunk of every
+// unit with kb = 0 (the one that finishes its tile).""" + (
+            """
+// lrpipe: a consumer warp frees a chunk's slot (lempty or tempty) only after the next chunk's
+// wgmmas are issued (wait_group 1), and the last chunk's after wait_group 0; every chunk of a
+// tile has its own slot, so holding one never keeps the next from landing, and the chunks'
+// wgmmas run back to back.""" if K.LRPIPE else "")
     if K.LTAIL:
         return """// {0} requests a tile's first chunks (those the ring holds) when the tile
 // starts; they land during the K loop.  The chunks past the ring come through the W ring
@@ -428,10 +442,18 @@ def lraff_map(L):
     return f", afull (+{full}), aempty (+{empty})"
 
 
+LRW_ROLE = """
+//                       lrw: it also loads a tile's low-rank chunks, the ring's and the tail's,
+//                       after the last W chunk of a unit that starts its tile (Family, below)."""
+
+
 def lissuer():
-    """Who loads the low-rank ring: thread 64 under lrprod, else the first consumer WG's thread 0."""
+    """Who loads the low-rank ring: thread 64 under lrprod (warp 2 under lraff), the W producer
+    under lrw, else the first consumer WG's thread 0."""
     if K.LRAFF_ON:
         return "lane 0 of warp 2 (lraff)"
+    if K.LRW_ON:
+        return "the W producer (thread 32; lrw)"
     return "thread 64 (lrprod)" if K.LRPROD_ON else f"thread 0 of {CWG0}"
 
 

@@ -16,7 +16,7 @@ KNOWN_EXPERIMENTS = {"skip_transform", "consumer_assist", "bf16", "lut", "notfen
                      "prodfix", "notprefetch", "mxtwo", "lprefetch", "tsplit", "notsplit", "nochoist", "noepi",
                      "xnowait", "xnoconv", "tline", "noxself", "xself1", "xpre", "xnofence",
                      "skbulk", "xstag", "xstagl", "cstag", "cstagl", "noxdbuf", "nohalfk", "n160one", "tlineself", "filldep", "aprefetch", "wnocopy", "anocopy", "walkpre", "epinostore", "epistg", "fillasync", "epinowait",
-                     "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl", "lrserial", "nowatchdog", "noluni", "nofold", "lrgdwait", "pgdwait", "sknofix", "skfixc", "skfixo", "skrelax", "skb4", "skorder", "skinit", "prepwait", "gtrig", "tlpro", "fprolate", "nolrprod", "nolraff"}
+                     "nogdwait", "w3wb", "slowprep", "noltail", "tpaircl", "lrserial", "nowatchdog", "noluni", "nofold", "lrgdwait", "pgdwait", "sknofix", "skfixc", "skfixo", "skrelax", "skb4", "skorder", "skinit", "prepwait", "gtrig", "tlpro", "fprolate", "nolrprod", "nolraff", "lrw"}
 EXPERIMENTS = ptxgen.experiment_flags("gen_sm90a", "FP4LR_GEN_EXPERIMENT", KNOWN_EXPERIMENTS)
 # Every mbarrier wait outside the consumer warpgroups traps after a bound instead of spinning
 # forever, and the consumers (their mbarrier waits and the stream-K owner's wait for partial
@@ -350,6 +350,16 @@ SKINIT = "skinit" in EXPERIMENTS
 # producer of its own for the low-rank ring").
 LRPROD = "nolrprod" not in EXPERIMENTS
 LRAFF = LRPROD and "nolraff" not in EXPERIMENTS
+# FP4LR_GEN_EXPERIMENT=lrw (measurement): the same for the fused one-CTA _x kernels (not swapped,
+# 256 wide: the ones with the low-rank tail, LTAIL), where warp 2 converts W and no thread is
+# idle: their W producer (thread 32), which already loads a tile's chunks past the ring into the
+# W ring after the unit's last W chunk, loads the ring's chunks there too, just before them
+# (waits `lempty`, arms `lfull`); the consumers issue nothing.  At that point the W producer is
+# at most the W ring's depth ahead of the consumers, which are inside the unit, so the previous
+# tile's low-rank slots are free and the wait passes; the chunks land while the consumers finish
+# the K loop's last two K blocks, as the tail chunks do.  The wc / beta copies stay with the
+# consumers (0.18 of the fused prologue's 0.6 us on SANA; the low-rank issue was 0.37-0.39).
+LRW = LRPROD and "lrw" in EXPERIMENTS
 
 
 # FP4LR_GEN_EXPERIMENT=epistg (the 256-wide non-swapped _x kernels): the epilogue stores Y

@@ -212,8 +212,12 @@ def fused_consumer_setup(e):
 \tmov.u32 %ls, 0;
 \tmov.u32 %lph, 0;
 \tmov.u32 %lis, 0;
-\tmov.u32 %liph, 0;""" + ("" if K.LRPROD_ON else f"""
-\tsetp.eq.u32 %plissue, %r40, 0;            // thread 0 of {CWG0} issues the low-rank loads"""))
+\tmov.u32 %liph, 0;""" + ("" if K.LRP64_ON else f"""
+\tsetp.eq.u32 %plissue, %r40, 0;            // thread 0 of {CWG0} issues the low-rank loads""" if not K.LRW_ON else """
+\t// lrw: the W producer loads the low-rank ring; the consumers keep the issue code with its
+\t// arrive and copies predicated off for every thread (no consumer is thread 2^32 - 1 of its
+\t// WGs): without that code ptxas spills 4-8 bytes in the consumers of the 256-wide _x kernels
+\tsetp.eq.u32 %plissue, %r40, 0xffffffff;"""))
 
 
 def u_load(tag, pred=""):
@@ -252,7 +256,9 @@ def lora_issue(e, tag):
     consumer thread walks the issue, the issuer alone arrives and copies (flags.LUNI; noluni: the
     issuer alone behind a branch)."""
     pred = "@%plissue " if LUNI else ""
-    if LUNI:   # the default
+    if K.LRW_ON:   # the code, for the register allocator only (fused_consumer_setup)
+        e(f"""\t// ---- low-rank load ({tag}), predicated off for every thread (lrw): no wait, no copy ----""")
+    elif LUNI:   # the default
         e(f"""\t// ---- low-rank load ({tag}): chunk %li of the tile into slot %lis ----
 \t// every consumer thread walks it (a branch that one thread takes would cost the K loop its
 \t// uniform registers: flags.LUNI); thread 0 of {CWG0} alone arms lfull and copies""")
@@ -263,7 +269,8 @@ def lora_issue(e, tag):
     e(f"""
 \tsetp.ge.u32 %p5, %li, %lchunks;
 \t@%p5 bra L_lissue_skip_{tag};""")
-    lora_slot_load(e, "%li", "%r18", f"L_lissue_box_{tag}", "%m0", u_load(tag, pred), pred, "lempty")
+    lora_slot_load(e, "%li", "%r18", f"L_lissue_box_{tag}", "%m0", u_load(tag, pred), pred, "lempty",
+                   wait=not K.LRW_ON)
     e(f"""\tadd.u32 %li, %li, 1;
 \tadd.u32 %lis, %lis, 1;
 \tsetp.eq.u32 %p5, %lis, %lslots;
@@ -275,7 +282,7 @@ L_lissue_skip_{tag}:""")
 \tbar.warp.sync 0xffffffff;""")
 
 
-def lora_slot_load(e, chunk, box, label, m0, u_copy, pred, wait_tag, reconverge=False):
+def lora_slot_load(e, chunk, box, label, m0, u_copy, pred, wait_tag, reconverge=False, wait=True):
     """Low-rank chunk `chunk` into ring slot %lis: wait for `lempty` (parity %liph ^ 1: the
     first lap passes), arm `lfull` with the chunk's bytes and issue its boxes (lowrank_boxes:
     L rows from `m0`, U by `u_copy`); `pred` predicates the arm and the copies, `reconverge`
@@ -285,7 +292,8 @@ def lora_slot_load(e, chunk, box, label, m0, u_copy, pred, wait_tag, reconverge=
     e("""\tmul.lo.u32 %r10, %lis, 8;
 \tadd.u32 %r11, %bar_lempty, %r10;
 \txor.b32 %r12, %liph, 1;""")
-    e.wait("%r11", "%r12", wait_tag)
+    if wait:
+        e.wait("%r11", "%r12", wait_tag)
     if reconverge:
         e("\tbar.warp.sync 0xffffffff;")
     e(f"""\tadd.u32 %r13, %bar_lfull, %r10;

@@ -6,7 +6,7 @@ from ptxgen import WATCHDOG_REGS, Emitter
 
 from . import kstate as K
 from .flags import (WATCHDOG, GTRIG, ASSIST, BK, BM, BN_NARROW, CHOIST, CSTAG_NS, EPISTG, EXPERIMENTS, FILLASYNC, FILLDEP,
-    FORMATS, LORA_SLOTS, LRAFF, LRPROD, MXONE, PRODROT, REG_NARROW, REG_WIDE, SKBULK, SKINIT, SKORDER, SK_SLOT, THREADS, TLINE,
+    FORMATS, LORA_SLOTS, LRAFF, LRPROD, LRW, MXONE, PRODROT, REG_NARROW, REG_WIDE, SKBULK, SKINIT, SKORDER, SK_SLOT, THREADS, TLINE,
     TLINE_CTAS, TLINE_EVENTS, TRANSFORM_WARPS, TSPLIT_FORCED, TW8, W3WB, WALKPRE, XCONV_WARPS,
     XPRE, XSELF, XSELF_KB)
 from .timeline import tline
@@ -101,8 +101,11 @@ def emit_kernel(fmt, family, cluster, stages, tslots=2, wpre=False, xconv=False,
     K.SKINIT_ON = SKINIT and K.SKORDER_ON and not K.SKBULK_ON
     # lrprod (the default since 08028d7): a producer thread of its own issues the low-rank ring (flags.LRPROD);
     # warp 2 is idle only where no converter runs, and the pair's U multicast stays with rank 0's issuer
-    K.LRPROD_ON = LRPROD and K.FUSED and wpre and not xconv and cluster == 1
-    K.LRAFF_ON = LRAFF and K.LRPROD_ON and yt
+    K.LRP64_ON = LRPROD and K.FUSED and wpre and not xconv and cluster == 1
+    K.LRAFF_ON = LRAFF and K.LRP64_ON and yt
+    # lrw (flags.LRW): in the _x kernels with the low-rank tail, the W producer issues the ring too
+    K.LRW_ON = LRW and K.FUSED and xconv and K.LTAIL
+    K.LRPROD_ON = K.LRP64_ON or K.LRW_ON
     # Only the 256-wide _yt kernels (SANA's): with it, on shapes whose K has no half block,
     # the narrow fused kernel ran 5 % slower (sana-out) and the non-swapped fused _x one 0.9 %
     # (flux-qkv, qwen-fc1; A/B at bb5a5e5+1: ptxas schedules the consumers at their register

@@ -172,6 +172,11 @@ L_transform:
 L_wprod:
 \tmov.u32 %t, 0;
 \tmov.u32 %tph, 0;""")
+    if K.LRW_ON:
+        e("""\tmov.u32 %lis, 0;                           // lrw: this thread loads the low-rank ring too
+\tmov.u32 %liph, 0;
+\tprefetch.tensormap [%tmL];
+\tprefetch.tensormap [%tmU];""")
     if K.GDWAIT_ON:
         e("""\t// _w_yt: Wp is written by this launch's preparation kernel, of which the host launches
 \t// this kernel as the programmatic dependent: wait until that grid has completed and its
@@ -222,7 +227,7 @@ L_wprod:
                   skip_first=skip_self_filled if K.XSELF_ON else None,
                   unit_end=(lambda: ltail_issue(e, L)) if K.LTAIL else None)
     e("")
-    if K.LRPROD_ON:
+    if K.LRP64_ON:
         emit_lowrank_producer(e, L)
     if K.XCONV:
         emit_xconv(e, fmt, L)
@@ -234,7 +239,7 @@ def lrprod_branch():
     who = "%warp, 2" if K.LRAFF_ON else "%thr, 64"
     return f"""
 \tsetp.eq.u32 %p1, {who};
-\t@%p1 bra L_lprod;                          // lrprod: the low-rank ring's producer""" if K.LRPROD_ON else ""
+\t@%p1 bra L_lprod;                          // lrprod: the low-rank ring's producer""" if K.LRP64_ON else ""
 
 
 def emit_lowrank_producer(e, L):
@@ -293,12 +298,15 @@ def ltail_issue(e, L):
     """LTAIL, thread 32 after a unit's last W chunk: when the unit starts its tile (kb = 0:
     the unit that finishes it), the tile's low-rank chunks %lslots .. %lchunks-1, each into the
     next W slot (L boxes, then U boxes, as in a low-rank slot), onto tfull with the chunk's
-    bytes.  The consumers read them after the ring's chunks, in the same order."""
+    bytes.  The consumers read them after the ring's chunks, in the same order.  With lrw
+    (K.LRW_ON) the ring's chunks 0 .. min(lslots, lchunks)-1 first (lrw_ring_issue)."""
     chunk, done, box = e.label("wtail_chunk"), e.label("wtail_done"), e.label("wtail_box")
     e(f"""\t// ---- ltail: the tile's low-rank chunks past the ring, into the next W slots ----
 \tsetp.ne.u32 %p5, %pkb, 0;
 \t@%p5 bra {done};                     // a stream-K contributor: the owner applies the low rank""")
     lora_consts(e)
+    if K.LRW_ON:
+        lrw_ring_issue(e)
     e(f"""\tmov.u32 %r18, %lslots;                     // the first chunk the ring does not carry
 {chunk}:
 \tsetp.ge.u32 %p5, %r18, %lchunks;
@@ -320,3 +328,25 @@ def ltail_issue(e, L):
     e(f"""\tadd.u32 %r18, %r18, 1;
 \tbra {chunk};
 {done}:""")
+
+
+def lrw_ring_issue(e):
+    """lrw (K.LRW_ON), in ltail_issue after the owner check and lora_consts: the tile's ring
+    chunks 0 .. min(lslots, lchunks)-1 into the low-rank ring, each after `lempty` frees its
+    slot (the consumers are inside this unit, so the last tile's slots are free), on this
+    thread's cursor (%lis, %liph); the consumers read them on theirs, then the tail's."""
+    chunk, done = e.label("lrw_chunk"), e.label("lrw_done")
+    e(f"""\t// lrw: the ring's chunks first (the consumers issue none)
+\tmin.u32 %r19, %lslots, %lchunks;
+\tmov.u32 %r18, 0;
+{chunk}:
+\tsetp.ge.u32 %p5, %r18, %r19;
+\t@%p5 bra {done};""")
+    u_copy = ("\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+              "[%r16], [%tmU, {%r17, %pcn0}], [%r13];\n")
+    lora_slot_load(e, "%r18", "%r20", e.label("lrw_box"), "%pcm0", u_copy, "", "lempty_w")
+    advance(e, "%lis", "%liph", "%lslots")
+    e(f"""\tadd.u32 %r18, %r18, 1;
+\tbra {chunk};
+{done}:""")
+
