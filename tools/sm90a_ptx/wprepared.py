@@ -173,6 +173,7 @@ L_wprod:
 \tmov.u32 %t, 0;
 \tmov.u32 %tph, 0;""")
     if K.LRW_ON:
+        lora_consts(e)   # %tmL / %tmU for the prefetches (ltail_issue reads the rest again)
         e("""\tmov.u32 %lis, 0;                           // lrw: this thread loads the low-rank ring too
 \tmov.u32 %liph, 0;
 \tprefetch.tensormap [%tmL];
