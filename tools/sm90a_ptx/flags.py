@@ -359,6 +359,12 @@ LRAFF = LRPROD and "nolraff" not in EXPERIMENTS
 # tile's low-rank slots are free and the wait passes; the chunks land while the consumers finish
 # the K loop's last two K blocks, as the tail chunks do.  The wc / beta copies stay with the
 # consumers (0.18 of the fused prologue's 0.6 us on SANA; the low-rank issue was 0.37-0.39).
+# The consumers keep the issue code with a predicate no thread has (fused_consumer_setup:
+# without it ptxas spills 4-8 bytes in them).  Measured on an H100 (2026-12-06, 7e3754c): GPU
+# suite 691 / 691 and the three sanitizers clean with it; sustained A/B, lrw / committed, fused
+# 0.999 / 0.999 (NVFP4 / MXFP4; flux-qkv, qwen-fc1-r32, qwen-qkv-r128; dense 0.998): no gain, so
+# not the default (bench/results/experiments/README.md, "The W producer loads the low-rank
+# ring of the _x kernels").
 LRW = LRPROD and "lrw" in EXPERIMENTS
 
 
