@@ -286,9 +286,11 @@ def lora_slot_load(e, chunk, box, label, m0, u_copy, pred, wait_tag, reconverge=
     """Low-rank chunk `chunk` into ring slot %lis: wait for `lempty` (parity %liph ^ 1: the
     first lap passes), arm `lfull` with the chunk's bytes and issue its boxes (lowrank_boxes:
     L rows from `m0`, U by `u_copy`); `pred` predicates the arm and the copies, `reconverge`
-    reconverges the warp after the wait (every lane polls, one arms).  The cursor (%lis, %liph)
-    is the caller's to advance.  The consumer issuer (lora_issue) and the low-rank producer
-    (wprepared.emit_lowrank_producer) both load through it."""
+    reconverges the warp after the wait (every lane polls, one arms); `wait` False leaves the
+    wait out (lrw: the consumers' issue, predicated off, kept only for ptxas).  The cursor
+    (%lis, %liph) is the caller's to advance.  The consumer issuer (lora_issue), the low-rank
+    producer (wprepared.emit_lowrank_producer) and lrw's W producer (wprepared.lrw_ring_issue)
+    load through it."""
     e("""\tmul.lo.u32 %r10, %lis, 8;
 \tadd.u32 %r11, %bar_lempty, %r10;
 \txor.b32 %r12, %liph, 1;""")
