@@ -243,6 +243,14 @@ def lrprod_branch():
 \t@%p1 bra L_lprod;                          // lrprod: the low-rank ring's producer""" if K.LRP64_ON else ""
 
 
+def producer_u_copy(pred=""):
+    """The U box copy of a low-rank chunk issued by a producer (lowrank_boxes' `u_copy`): U rows
+    from the producer's tile origin %pcn0, into %r16 on the barrier at %r13; `pred` predicates
+    it ("" or "@%plissue ")."""
+    return (f"\t{pred}cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+            "[%r16], [%tmU, {%r17, %pcn0}], [%r13];\n")
+
+
 def emit_lowrank_producer(e, L):
     """lrprod (flags.LRPROD), thread 64: walks the work units on its own cursor (PCUR, as the
     other producers); for a unit that starts its tile (kb = 0: the unit that finishes it) it
@@ -278,8 +286,7 @@ L_lprod:""")
 L_lprod_chunk:
 \tsetp.ge.u32 %p5, %r18, %r19;
 \t@%p5 bra L_lprod_next;""")
-    u_copy = (f"\t{pred}cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
-              "[%r16], [%tmU, {%r17, %pcn0}], [%r13];\n")
+    u_copy = producer_u_copy(pred)
     # lraff: every lane polls `lempty`, lane 0 alone arms lfull: reconverge after the wait, so
     # that no lane can fall a whole phase behind the one that drives the ring
     lora_slot_load(e, "%r18", "%r20", "L_lprod_box", "%pcm0", u_copy, pred, "lempty_p", reconverge=K.LRAFF_ON)
@@ -322,8 +329,7 @@ def ltail_issue(e, L):
 \tmad.lo.u32 %r15, %t, {L['tslot']}, %sbase;
 \tadd.u32 %r15, %r15, {L['t']};              // the slot: L boxes
 \tadd.u32 %r16, %r15, %lbytes_l;             // U boxes after them""")
-    u_copy = ("\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
-              "[%r16], [%tmU, {%r17, %pcn0}], [%r13];\n")
+    u_copy = producer_u_copy()
     e(lowrank_boxes("%r18", "%r19", box, "%pcm0", u_copy).rstrip("\n"))
     advance(e, "%t", "%tph", K.TSLOTS)
     e(f"""\tadd.u32 %r18, %r18, 1;
@@ -343,8 +349,7 @@ def lrw_ring_issue(e):
 {chunk}:
 \tsetp.ge.u32 %p5, %r18, %r19;
 \t@%p5 bra {done};""")
-    u_copy = ("\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
-              "[%r16], [%tmU, {%r17, %pcn0}], [%r13];\n")
+    u_copy = producer_u_copy()
     lora_slot_load(e, "%r18", "%r20", e.label("lrw_box"), "%pcm0", u_copy, "", "lempty_w")
     advance(e, "%lis", "%liph", "%lslots")
     e(f"""\tadd.u32 %r18, %r18, 1;
