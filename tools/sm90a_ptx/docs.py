@@ -400,6 +400,13 @@ def aff_copy_doc(L):
 // orders the last read before the next tile's copy."""
 
 
+LRPIPE_DOC = """
+// lrpipe: a consumer warp frees a chunk's slot (lempty or tempty) only after the next chunk's
+// wgmmas are issued (wait_group 1), and the last chunk's after wait_group 0; every chunk of a
+// tile has its own slot, so holding one never keeps the next from landing, and the chunks'
+// wgmmas run back to back."""
+
+
 def lora_stream_doc():
     """fused_doc: where the chunks past the low-rank ring come from."""
     if K.LRW_ON:
@@ -410,12 +417,7 @@ def lora_stream_doc():
 // boxes after them; tfull armed with the chunk's bytes).  Both land while the consumers
 // finish the K loop; they read the ring's chunks, then the tail's, and free each tail slot on
 // tempty, like a W chunk.  Producer and consumers agree on the count: every chunk of every
-// unit with kb = 0 (the one that finishes its tile).""" + (
-            """
-// lrpipe: a consumer warp frees a chunk's slot (lempty or tempty) only after the next chunk's
-// wgmmas are issued (wait_group 1), and the last chunk's after wait_group 0; every chunk of a
-// tile has its own slot, so holding one never keeps the next from landing, and the chunks'
-// wgmmas run back to back.""" if K.LRPIPE else "")
+// unit with kb = 0 (the one that finishes its tile).""" + (LRPIPE_DOC if K.LRPIPE else "")
     if K.LTAIL:
         return """// {0} requests a tile's first chunks (those the ring holds) when the tile
 // starts; they land during the K loop.  The chunks past the ring come through the W ring
@@ -424,11 +426,7 @@ def lora_stream_doc():
 // bytes), so they land while the K loop ends; the consumers read them after the ring's
 // chunks and free each slot on tempty, like a W chunk.  Producer and consumers agree on the
 // count: chunks lslots .. lchunks-1 of every unit with kb = 0 (the one that finishes its tile).""".format(lissuer_cap()) + (
-            """
-// lrpipe: a consumer warp frees a chunk's slot (lempty or tempty) only after the next chunk's
-// wgmmas are issued (wait_group 1), and the last chunk's after wait_group 0; every chunk of a
-// tile has its own slot, so holding one never keeps the next from landing, and the chunks'
-// wgmmas run back to back.""" if K.LRPIPE else "")
+            LRPIPE_DOC if K.LRPIPE else "")
     return f"""// {lissuer_cap()} requests a tile's first chunks when the tile starts (they land during the
 // K loop) and each later chunk as soon as a slot frees (ranks beyond the ring stream)."""
 
@@ -454,7 +452,7 @@ def lissuer():
         return "lane 0 of warp 2 (lraff)"
     if K.LRW_ON:
         return "the W producer (thread 32; lrw)"
-    return "thread 64 (lrprod)" if K.LRPROD_ON else f"thread 0 of {CWG0}"
+    return "thread 64 (lrprod)" if K.LRP64_ON else f"thread 0 of {CWG0}"
 
 
 def lissuer_cap():
@@ -464,7 +462,7 @@ def lissuer_cap():
 
 def lrprod_role():
     """lrprod: thread 64's role, in the W producer's note of the header's warp roles."""
-    if not K.LRPROD_ON:
+    if not K.LRP64_ON:
         return ""
     if K.LRAFF_ON:
         return """Warp 2 (lraff) copies a tile's

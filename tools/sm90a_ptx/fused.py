@@ -458,7 +458,7 @@ L_lr_ring_free:""")
     if K.LTAIL:
         # the ring carries chunks 0 .. lslots-1 only, all requested when the tile starts
         e("L_lr_next:")
-    elif not K.LRPROD_ON:   # lrprod: thread 64 refills the slot (wprepared.emit_lowrank_producer)
+    elif not K.LRP64_ON:   # lrprod: thread 64 refills the slot (wprepared.emit_lowrank_producer)
         lora_issue(e, "stream")
     e("""\tadd.u32 %r53, %r53, 1;
 \tbra L_lr_chunk;
