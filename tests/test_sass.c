@@ -81,3 +81,26 @@ Test(sass, k_loop_out_of_uniform_registers_is_caught, .timeout = 120)
                           "ptxas -arch=sm_90a -o $d/k.cubin $d/$k.ptx && ptxas -arch=sm_90a -o $d/ok.cubin ptx/sm90a/$k.ptx",
                           "", "K loop not uniform: 32 R2UR");
 }
+
+/* A timing-only build in which nothing reads the accumulators: no epilogue and no stream-K
+ * partial stores (FP4LR_GEN_EXPERIMENT=noepi,sknofix).  ptxas deletes 14 of the dense kernel's
+ * 16 wgmmas; measured as a "ceiling" on 2026-12-06, it ran about twice as fast as any kernel
+ * can.  sass_check must say so (the planted PTX lies beside its cubin), and
+ * tools/experiment_build.sh must refuse the build. */
+Test(sass, deleted_wgmmas_are_caught, .timeout = 180)
+{
+    expect_planted_caught("k=fp4lr_sm90a_nvfp4_dense_m128n256k128_c1_s4_x4 && "
+                          "FP4LR_GEN_EXPERIMENT=noepi,sknofix python3 tools/gen_sm90a.py --outdir $d >/dev/null && "
+                          "cp $d/$k.ptx $d/k.ptx && ptxas -arch=sm_90a -o $d/k.cubin $d/k.ptx && "
+                          "ptxas -arch=sm_90a -o $d/ok.cubin ptx/sm90a/$k.ptx",
+                          "", "ptxas removed wgmmas: 2 HGMMA for the PTX's 16 wgmma.mma_async");
+    char out[8192];
+    int rc = tsupport_run_capture("d=$(mktemp -d) && sh tools/experiment_build.sh noepi,sknofix $d/x "
+                                  "'*nvfp4_dense_m128n256k128_c1_s4_x4.ptx' 2>&1; rc=$?; "
+                                  "rm -rf $d; exit $rc",
+                                  out, sizeof out);
+    if (strstr(out, "no nvdisasm"))
+        cr_skip_test("no nvdisasm: %s", out);
+    cr_expect_eq(rc, 1, "experiment_build must refuse the build: %s", out);
+    cr_expect(strstr(out, "ptxas deleted wgmmas") != NULL, "%s", out);
+}

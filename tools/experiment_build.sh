@@ -11,7 +11,10 @@
 # fp4lr-tests, tools/ab_kernels.sh); a variant that changes the launch (tw4: 384 threads) also
 # needs its own host build, as its comment in tools/sm90a_ptx/flags.py says.  Exit status: 0; 1 when
 # the generator or a gate fails; 2 for bad arguments or a PATTERN matching nothing.  PTXAS as
-# in ptxas_gate.sh.
+# in ptxas_gate.sh.  Where nvdisasm is found, tools/sass_check.py then reads the SASS: a kernel
+# in which ptxas deleted wgmmas (their accumulators read by nothing: noepi,sknofix did that, and
+# ran twice as fast as any kernel can) fails the build; its other findings (R2UR in the K loop,
+# serialised wgmma) are printed as warnings, since a variant may be measured with them.
 set -eu
 usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -eq 2 ] || [ $# -eq 3 ] || usage
@@ -38,4 +41,16 @@ if [ "$n" -eq 0 ]; then
     echo "experiment_build: no kernel of '$flags' matches '$pattern'" >&2
     exit 2
 fi
+rc=0
+report=$(python3 "$here/sass_check.py" --quiet "$out"/sm90a/*.cubin 2>&1) || rc=$?
+case $rc in
+0) ;;
+3) echo "experiment_build: no nvdisasm: the SASS was not read (sass_check.py)" >&2;;
+*) if printf '%s\n' "$report" | grep -q 'ptxas removed wgmmas'; then
+       printf '%s\n' "$report" >&2
+       echo "experiment_build: ptxas deleted wgmmas in the kernels above: their timings would not be the kernel's" >&2
+       exit 1
+   fi
+   printf '%s\n' "$report" | sed 's/^/experiment_build: warning: /' >&2;;
+esac
 echo "experiment_build: $n kernels of '$flags' in $out/sm90a"

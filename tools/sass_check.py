@@ -5,8 +5,12 @@
 
 Disassembles each cubin with nvdisasm and checks, per kernel:
   - no local memory: no LDL / STL (spills) in the code;
-  - wgmma kept and pipelined: a kernel whose PTX issues wgmma must hold HGMMA instructions, and
-    at most half as many WARPGROUP.ARRIVE as HGMMA.  ptxas serialises wgmma when it lacks the
+  - wgmma kept and pipelined: a kernel whose PTX issues wgmma must hold as many HGMMA
+    instructions as its PTX has wgmma.mma_async (every committed kernel does), and at most half
+    as many WARPGROUP.ARRIVE as HGMMA.  Fewer HGMMA means ptxas deleted wgmmas whose
+    accumulators nothing reads: a timing-only build with neither an epilogue nor stream-K's
+    partial stores (noepi,sknofix) kept 2 of 16 and ran twice as fast as the kernel it was to
+    time (2026-12-06, bench/results/experiments/README.md, "The ceiling that was not one").  ptxas serialises wgmma when it lacks the
     registers (warning C7511 / C7512): every HGMMA then gets its own arrive and a wait for zero
     groups, one in flight (the fused ping-pong kernels at 216 registers: 30 HGMMA, 30 arrives;
     committed, 30 and 5).
@@ -58,6 +62,7 @@ def find_nvdisasm():
 
 
 HGMMA = re.compile(r"\bHGMMA\b")
+WGMMA_PTX = re.compile(r"^\s*(@!?%\w+\s+)?wgmma\.mma_async", re.M)   # an instruction, not a comment
 UTCMMA = re.compile(r"\bUTC[A-Z]*MMA\b")
 ARRIVE = re.compile(r"\bWARPGROUP\.ARRIVE\b")
 LOCAL = re.compile(r"\b(LDL|STL)\b")
@@ -111,8 +116,11 @@ def check(nvdisasm, path):
             with open(cand) as f:
                 ptx_text = f.read()
             break
-    if "wgmma.mma_async" in ptx_text and h == 0:
+    w = len(WGMMA_PTX.findall(ptx_text))
+    if w and h == 0:
         bad.append("its PTX issues wgmma but the SASS has no HGMMA")
+    elif h < w:
+        bad.append(f"ptxas removed wgmmas: {h} HGMMA for the PTX's {w} wgmma.mma_async (accumulators never read?)")
     u = sum(1 for ln in code if UTCMMA.search(ln))
     if "tcgen05.mma" in ptx_text and u == 0:
         bad.append("its PTX issues tcgen05.mma but the SASS has no UTC*MMA")
