@@ -10,10 +10,10 @@ Disassembles each cubin with nvdisasm and checks, per kernel:
     as many WARPGROUP.ARRIVE as HGMMA.  Fewer HGMMA means ptxas deleted wgmmas whose
     accumulators nothing reads: a timing-only build with neither an epilogue nor stream-K's
     partial stores (noepi,sknofix) kept 2 of 16 and ran twice as fast as the kernel it was to
-    time (2026-12-06, bench/results/experiments/README.md, "The ceiling that was not one").  ptxas serialises wgmma when it lacks the
-    registers (warning C7511 / C7512): every HGMMA then gets its own arrive and a wait for zero
-    groups, one in flight (the fused ping-pong kernels at 216 registers: 30 HGMMA, 30 arrives;
-    committed, 30 and 5).
+    time (2026-12-06, bench/results/experiments/README.md, "The ceiling that was not one").
+    ptxas serialises wgmma when it lacks the registers (warning C7511 / C7512): every HGMMA
+    then gets its own arrive and a wait for zero groups, one in flight (the fused ping-pong
+    kernels at 216 registers: 30 HGMMA, 30 arrives; committed, 30 and 5).
   - sm_90a K loop uniform: in the shortest loop that holds 16 or more HGMMA (the consumers' K
     loop) no R2UR: ptxas kept the wgmma descriptors and the ring cursors in uniform registers.
     A branch that one consumer thread takes (the fused kernels' low-rank issue before
